@@ -1,0 +1,71 @@
+//! Errors a user can fix, each naming the bad value, the allowed range and the fix, and
+//! the documented exit codes.
+
+use thiserror::Error;
+
+/// Success.
+pub const EXIT_OK: i32 = 0;
+/// A runtime failure (I/O, the kernel refused something unexpected).
+pub const EXIT_FAILURE: i32 = 1;
+/// Bad input: an option value, a file, a combination of options.
+pub const EXIT_USAGE: i32 = 2;
+/// A `--fail-above` limit or a compare verdict failed.
+pub const EXIT_THRESHOLD: i32 = 3;
+/// Missing permission (capability, root) for what was asked.
+pub const EXIT_PERMISSION: i32 = 4;
+/// Interrupted by Ctrl-C/SIGTERM; results up to then were reported and saved.
+pub const EXIT_INTERRUPTED: i32 = 130;
+/// A second Ctrl-C: aborted at once after restoring the system.
+pub const EXIT_ABORTED: i32 = 130;
+
+#[derive(Debug, Error)]
+pub enum UserError {
+    #[error("invalid {option} '{value}': {reason}")]
+    InvalidValue {
+        option: String,
+        value: String,
+        reason: String,
+    },
+    #[error("{option} '{value}' is out of range: allowed {range}")]
+    OutOfRange {
+        option: String,
+        value: String,
+        range: String,
+    },
+    #[error("CPU {cpu} is not online (online CPUs: {online}); choose from those with --cpus")]
+    CpuNotOnline { cpu: usize, online: String },
+    #[error(
+        "{what} needs {capability}; run as root, grant it (setcap cap_sys_nice+ep), or use {fix}"
+    )]
+    Permission {
+        what: String,
+        capability: String,
+        fix: String,
+    },
+    #[error("cannot write {path}: {reason}; choose a writable path (checked before measuring)")]
+    Unwritable { path: String, reason: String },
+    #[error("refusing {what}: {why}; {fix}")]
+    Unsafe {
+        what: String,
+        why: String,
+        fix: String,
+    },
+    #[error("{path}: {reason}")]
+    BadInputFile { path: String, reason: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+impl UserError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            UserError::Permission { .. } => EXIT_PERMISSION,
+            _ => EXIT_USAGE,
+        }
+    }
+}
+
+/// Raised when a `--fail-above` limit or a compare rule fails; the message is the verdict.
+#[derive(Debug, Error)]
+#[error("{0}")]
+pub struct ThresholdFailed(pub String);

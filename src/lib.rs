@@ -1,0 +1,18 @@
+//! latscope: measures how late real-time tasks wake up on Linux, under which load, and
+//! why. The library holds everything; `main.rs` only parses, runs and exits, so tests
+//! and benches reach the internals.
+
+pub mod cli;
+pub mod commands;
+pub mod error;
+pub mod interrupt;
+pub mod plan;
+pub mod probe;
+pub mod progress;
+pub mod report;
+pub mod result;
+pub mod runner;
+pub mod stats;
+pub mod sys;
+pub mod sysinfo;
+pub mod units;

@@ -1,0 +1,26 @@
+//! Entry point: parse the command line, run, print errors once with their context, and
+//! exit with the documented code.
+
+use clap::Parser;
+use latscope::error::{ThresholdFailed, UserError, EXIT_FAILURE, EXIT_THRESHOLD};
+
+fn main() {
+    let command_line: Vec<String> = std::env::args().collect();
+    let cli = latscope::cli::Cli::parse();
+    let code = match latscope::commands::dispatch(cli, command_line) {
+        Ok(code) => code,
+        Err(err) => {
+            if let Some(user) = err.downcast_ref::<UserError>() {
+                eprintln!("latscope: error: {user}");
+                user.exit_code()
+            } else if let Some(t) = err.downcast_ref::<ThresholdFailed>() {
+                eprintln!("latscope: FAIL: {t}");
+                EXIT_THRESHOLD
+            } else {
+                eprintln!("latscope: error: {err:#}");
+                EXIT_FAILURE
+            }
+        }
+    };
+    std::process::exit(code);
+}

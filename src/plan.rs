@@ -1,0 +1,337 @@
+//! From what the user typed to a validated Plan: every range checked and every value
+//! resolved against this machine (online CPUs, permissions, RT throttling) before
+//! anything is measured, so a long run never fails at its end.
+
+use crate::cli::{CommonArgs, OutputArgs, TimerArgs};
+use crate::error::UserError;
+use crate::probe::timer::{Method, TimerProbe};
+use crate::probe::{CommonSettings, Probe, MAX_RAW_SAMPLES};
+use crate::result::Warning;
+use crate::sys::sched::{self, Policy};
+use crate::units;
+use std::path::PathBuf;
+
+/// Shortest period accepted.
+pub const MIN_PERIOD_NS: u64 = 10_000;
+/// Longest period accepted.
+pub const MAX_PERIOD_NS: u64 = 10_000_000_000;
+/// Longest run accepted.
+pub const MAX_DURATION_NS: u64 = 7 * 24 * 3600 * 1_000_000_000;
+/// Default run length when neither --samples nor --duration is given.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+/// Default real-time priority (cyclictest users' habit for the measuring thread).
+pub const DEFAULT_RT_PRIORITY: i32 = 95;
+
+/// One scenario to run.
+pub struct ScenarioPlan {
+    pub probe: Box<dyn Probe>,
+    pub settings: CommonSettings,
+    pub dma_latency_us: Option<i32>,
+    pub loads: Vec<String>,
+    pub isolate: Vec<usize>,
+}
+
+/// Where the results go.
+#[derive(Debug, Clone, Default)]
+pub struct OutputSettings {
+    pub export_json: Option<PathBuf>,
+    pub raw: Option<PathBuf>,
+    pub quiet: bool,
+    pub ns: bool,
+}
+
+/// A validated run.
+pub struct Plan {
+    pub scenarios: Vec<ScenarioPlan>,
+    pub output: OutputSettings,
+    /// Warnings found while resolving the options (e.g. SCHED_OTHER fallback).
+    pub warnings: Vec<Warning>,
+}
+
+fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
+    UserError::InvalidValue {
+        option: option.into(),
+        value: value.into(),
+        reason: reason.into(),
+    }
+}
+
+fn out_of_range(option: &str, value: &str, range: &str) -> UserError {
+    UserError::OutOfRange {
+        option: option.into(),
+        value: value.into(),
+        range: range.into(),
+    }
+}
+
+/// Parses a duration option and checks it against an inclusive range.
+pub fn duration_in_range(
+    option: &str,
+    text: &str,
+    bare_unit_ns: u64,
+    min_ns: u64,
+    max_ns: u64,
+) -> Result<u64, UserError> {
+    let ns = units::parse_duration_ns_with_default(text, bare_unit_ns)
+        .map_err(|reason| invalid(option, text, reason))?;
+    if ns < min_ns || ns > max_ns {
+        return Err(out_of_range(
+            option,
+            text,
+            &format!("{} to {}", units::human_ns(min_ns), units::human_ns(max_ns)),
+        ));
+    }
+    Ok(ns)
+}
+
+/// Resolves the options every probe shares.
+pub fn resolve_common(
+    args: &CommonArgs,
+    default_cpus: &[usize],
+) -> Result<(CommonSettings, Option<i32>, Vec<Warning>), UserError> {
+    let online = crate::sys::affinity::online_cpus();
+    let mut warnings = Vec::new();
+    let cpus = match &args.cpus {
+        Some(text) => {
+            units::parse_cpu_list(text, &online).map_err(|r| invalid("--cpus", text, r))?
+        }
+        None => default_cpus.to_vec(),
+    };
+    for &cpu in &cpus {
+        if !online.contains(&cpu) {
+            return Err(UserError::CpuNotOnline {
+                cpu,
+                online: units::format_cpu_list(&online),
+            });
+        }
+    }
+    let (policy, priority) = resolve_policy(args.policy, args.priority, &mut warnings)?;
+    let samples = match args.samples {
+        Some(0) => return Err(out_of_range("--samples", "0", "1 or more")),
+        s => s,
+    };
+    let duration_ns = match &args.duration {
+        Some(t) => Some(duration_in_range(
+            "--duration",
+            t,
+            1_000_000_000,
+            1_000_000,
+            MAX_DURATION_NS,
+        )?),
+        None if samples.is_none() => Some(DEFAULT_DURATION_NS),
+        None => None,
+    };
+    let warmup_ns = duration_in_range(
+        "--warmup",
+        &args.warmup,
+        1_000_000_000,
+        0,
+        3_600_000_000_000,
+    )?;
+    if let Some(us) = args.dma_latency {
+        if us < 0 {
+            return Err(out_of_range(
+                "--dma-latency",
+                &us.to_string(),
+                "0 to 2000000000 µs",
+            ));
+        }
+        if std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/cpu_dma_latency")
+            .is_err()
+        {
+            return Err(UserError::Permission {
+                what: "--dma-latency (writing /dev/cpu_dma_latency)".into(),
+                capability: "root".into(),
+                fix: "no --dma-latency".into(),
+            });
+        }
+    }
+    let settings = CommonSettings {
+        cpus,
+        policy,
+        priority,
+        warmup_ns,
+        samples,
+        duration_ns,
+        keep_raw: args.raw.is_some(),
+    };
+    Ok((settings, args.dma_latency, warnings))
+}
+
+/// Resolves policy and priority: FIFO 95 by default when permitted, otherwise
+/// SCHED_OTHER with a warning; an explicit RT policy without permission is an error.
+pub fn resolve_policy(
+    policy: Option<Policy>,
+    priority: Option<i32>,
+    warnings: &mut Vec<Warning>,
+) -> Result<(Policy, i32), UserError> {
+    let permitted = sched::can_use_realtime();
+    let policy = match policy {
+        Some(p) if p.is_realtime() && !permitted => {
+            return Err(UserError::Permission {
+                what: format!("--policy {p}"),
+                capability: "CAP_SYS_NICE (or an RLIMIT_RTPRIO allowance)".into(),
+                fix: "--policy other".into(),
+            })
+        }
+        Some(p) => p,
+        None if priority == Some(0) => Policy::Other,
+        None if permitted => Policy::Fifo,
+        None => {
+            warnings.push(Warning {
+                code: "sched_other".into(),
+                message: "measuring at SCHED_OTHER: real-time policies need CAP_SYS_NICE (run as root for SCHED_FIFO 95); results include time-sharing delays".into(),
+            });
+            Policy::Other
+        }
+    };
+    let (min, max) = policy.priority_range();
+    let priority = priority.unwrap_or(if policy.is_realtime() {
+        DEFAULT_RT_PRIORITY
+    } else {
+        0
+    });
+    if priority < min || priority > max {
+        return Err(out_of_range(
+            "--priority",
+            &priority.to_string(),
+            &format!("{min}-{max} for --policy {policy}"),
+        ));
+    }
+    if policy == Policy::Other && permitted {
+        warnings.push(Warning {
+            code: "sched_other".into(),
+            message: "measuring at SCHED_OTHER as asked: results include time-sharing delays"
+                .into(),
+        });
+    }
+    Ok((policy, priority))
+}
+
+/// Checks an output path before measuring.
+pub fn check_output_path(option: &str, path: &Option<PathBuf>) -> Result<(), UserError> {
+    if let Some(p) = path {
+        crate::result::check_writable(p).map_err(|e| UserError::Unwritable {
+            path: format!("{} ({option})", p.display()),
+            reason: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// Validates output options.
+pub fn resolve_output(
+    out: &OutputArgs,
+    raw: &Option<PathBuf>,
+) -> Result<OutputSettings, UserError> {
+    check_output_path("--export-json", &out.export_json)?;
+    check_output_path("--raw", raw)?;
+    Ok(OutputSettings {
+        export_json: out.export_json.clone(),
+        raw: raw.clone(),
+        quiet: out.quiet,
+        ns: out.ns,
+    })
+}
+
+/// Refuses RT busy-waiting where it could stall the machine, and warns about RT
+/// throttling where it will show up as latency.
+pub fn check_busy_safety(
+    settings: &CommonSettings,
+    force: bool,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), UserError> {
+    if !settings.policy.is_realtime() {
+        return Ok(());
+    }
+    let online = crate::sys::affinity::online_cpus();
+    let throttling = sched::rt_throttling();
+    let throttling_off = throttling.is_some_and(|(runtime, _)| runtime < 0);
+    if !force && online.len() <= 1 {
+        return Err(UserError::Unsafe {
+            what: format!(
+                "busy-waiting at {} {} on the only online CPU",
+                settings.policy, settings.priority
+            ),
+            why: "nothing else could run on this machine while it spins".into(),
+            fix: "use --policy other, another method, or --force if you accept the stall".into(),
+        });
+    }
+    if !force && throttling_off {
+        return Err(UserError::Unsafe {
+            what: format!("busy-waiting at {} {}", settings.policy, settings.priority),
+            why: "RT throttling is off (sched_rt_runtime_us = -1), so a spinning RT thread owns its CPU completely and can starve kernel threads".into(),
+            fix: "use --policy other, re-enable throttling (echo 950000 > /proc/sys/kernel/sched_rt_runtime_us), or --force".into(),
+        });
+    }
+    if let Some((runtime, period)) = throttling {
+        if runtime >= 0 && runtime < period {
+            warnings.push(Warning {
+                code: "busy_rt_throttled".into(),
+                message: format!(
+                    "busy-waiting at {}: RT throttling will stop the spinning thread for {} every {}, which shows up as latency",
+                    settings.policy,
+                    units::human_ns((period - runtime) as u64 * 1000),
+                    units::human_ns(period as u64 * 1000)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Builds the plan of `latscope timer`.
+pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
+    let methods =
+        Method::parse_list(&args.method).map_err(|r| invalid("--method", &args.method, r))?;
+    let period_ns = match (&args.period, &args.interval_us) {
+        (Some(p), _) => duration_in_range("--period", p, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)?,
+        (None, Some(i)) => duration_in_range("--interval", i, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)?,
+        (None, None) => 1_000_000,
+    };
+    let deadline_ns = match &args.deadline {
+        Some(d) => duration_in_range("--deadline", d, 1_000, 1, 60_000_000_000)?,
+        None => period_ns,
+    };
+    let online = crate::sys::affinity::online_cpus();
+    let (settings, dma, mut warnings) = resolve_common(&args.common, &online)?;
+    if settings.keep_raw {
+        let needed = settings.raw_capacity(period_ns);
+        let asked = settings
+            .samples
+            .unwrap_or(0)
+            .max(settings.duration_ns.map_or(0, |d| d / period_ns));
+        if asked > MAX_RAW_SAMPLES {
+            return Err(out_of_range(
+                "--raw",
+                &format!("{asked} samples per thread"),
+                &format!("at most {MAX_RAW_SAMPLES} (8 bytes each, preallocated); shorten --duration or --samples (now {needed})"),
+            ));
+        }
+    }
+    if methods.contains(&Method::Busy) {
+        check_busy_safety(&settings, args.common.force, &mut warnings)?;
+    }
+    let output = resolve_output(&args.output, &args.common.raw)?;
+    let scenarios = methods
+        .into_iter()
+        .map(|method| ScenarioPlan {
+            probe: Box::new(TimerProbe {
+                method,
+                period_ns,
+                deadline_ns,
+            }) as Box<dyn Probe>,
+            settings: settings.clone(),
+            dma_latency_us: dma,
+            loads: Vec::new(),
+            isolate: Vec::new(),
+        })
+        .collect();
+    Ok(Plan {
+        scenarios,
+        output,
+        warnings,
+    })
+}

@@ -1,0 +1,115 @@
+//! Probes: each measures one kind of latency with its own measuring loops. This module
+//! holds what they share: the Probe trait, the settings every probe takes, and what a
+//! probe hands back to the runner.
+
+pub mod harness;
+pub mod timer;
+
+use crate::result::{ThreadResult, Warning};
+use crate::sys::sched::Policy;
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// What every probe is told, validated by `plan`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommonSettings {
+    /// Measured CPUs (one measuring thread each, unless the probe says otherwise).
+    pub cpus: Vec<usize>,
+    pub policy: Policy,
+    pub priority: i32,
+    pub warmup_ns: u64,
+    /// Sample target; None = bounded by duration only.
+    pub samples: Option<u64>,
+    /// Duration bound; None = bounded by samples only.
+    pub duration_ns: Option<u64>,
+    /// Keep every sample in order for `--raw`.
+    pub keep_raw: bool,
+}
+
+impl CommonSettings {
+    /// Seconds of per-second maxima to preallocate for a run at `period_ns`.
+    pub fn series_seconds(&self, period_ns: u64) -> usize {
+        let by_duration = self.duration_ns.map(|d| d / 1_000_000_000 + 2);
+        let by_samples = self
+            .samples
+            .map(|s| (s.saturating_mul(period_ns.max(1)) / 1_000_000_000).saturating_mul(2) + 10);
+        let secs = match (by_duration, by_samples) {
+            (Some(d), Some(s)) => d.min(s),
+            (Some(d), None) => d,
+            (None, Some(s)) => s,
+            (None, None) => 12,
+        };
+        secs.min(7 * 24 * 3600) as usize
+    }
+
+    /// Samples to preallocate for `--raw` at `period_ns` (0 when not asked for).
+    pub fn raw_capacity(&self, period_ns: u64) -> usize {
+        if !self.keep_raw {
+            return 0;
+        }
+        let by_duration = self.duration_ns.map(|d| d / period_ns.max(1) + 1);
+        match (self.samples, by_duration) {
+            (Some(s), Some(d)) => s.min(d),
+            (Some(s), None) => s,
+            (None, Some(d)) => d,
+            (None, None) => 0,
+        }
+        .min(MAX_RAW_SAMPLES) as usize
+    }
+}
+
+/// The most samples `--raw` keeps per thread (8 bytes each: 800 MB).
+pub const MAX_RAW_SAMPLES: u64 = 100_000_000;
+
+/// What the runner hands a probe besides its settings.
+#[derive(Clone)]
+pub struct ProbeContext {
+    /// Set by Ctrl-C/SIGTERM: measuring loops stop at their next wake-up.
+    pub stop: Arc<AtomicBool>,
+    /// Show a live progress line (a TTY and not `--quiet`).
+    pub progress: bool,
+    /// Label for the progress line.
+    pub label: String,
+}
+
+/// One series kept in order for `--raw`.
+#[derive(Debug, Clone)]
+pub struct RawSeries {
+    pub cpu: usize,
+    pub method: String,
+    pub metric: String,
+    /// Columns of each row, for probes whose rows have several values (wake: t0, t1).
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<u64>>,
+}
+
+/// What a probe measured in one scenario.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeOutput {
+    pub threads: Vec<ThreadResult>,
+    pub elapsed_ns: u64,
+    pub interrupted: bool,
+    pub warnings: Vec<Warning>,
+    pub raw: Vec<RawSeries>,
+    /// Probe-specific parameters to record in the scenario.
+    pub extra_params: BTreeMap<String, serde_json::Value>,
+}
+
+/// A measurement the runner can execute as a scenario.
+pub trait Probe: Send + Sync {
+    /// `timer`, `wake`, `net` or `noise`.
+    fn kind(&self) -> &'static str;
+    /// The method or mechanism measured.
+    fn method(&self) -> String;
+    /// The period or interval in ns (0 where it does not apply).
+    fn period_ns(&self) -> u64;
+    /// The latency above which a sample counts as an overrun.
+    fn deadline_ns(&self) -> u64;
+    /// Probe-specific parameters for the result file.
+    fn extra_params(&self) -> BTreeMap<String, serde_json::Value> {
+        BTreeMap::new()
+    }
+    /// Runs the measurement.
+    fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput>;
+}

@@ -1,0 +1,392 @@
+//! `latscope timer`: how late a periodic task wakes up. One measuring thread per CPU
+//! waits for absolute deadlines start + k × period with the chosen method and records
+//! latency = (clock right after waking) − deadline. Missed periods are counted, never
+//! hidden: the schedule stays absolute and skipped deadlines add to `missed`.
+
+use super::harness::{run_measuring_threads, ThreadPlacement};
+use super::{CommonSettings, Probe, ProbeContext, ProbeOutput, RawSeries};
+use crate::result::{ThreadResult, Warning};
+use crate::stats::{LiveStats, Recorder, RecorderConfig};
+use crate::sys::{clock, posix_timer::PosixTimer, sched, signals::SignalSet, timerfd::TimerFd};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// How the measuring thread waits for its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Method {
+    ClockNanosleep,
+    Nanosleep,
+    Timerfd,
+    PosixTimer,
+    Busy,
+}
+
+impl Method {
+    pub const ALL: [Method; 5] = [
+        Method::ClockNanosleep,
+        Method::Nanosleep,
+        Method::Timerfd,
+        Method::PosixTimer,
+        Method::Busy,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::ClockNanosleep => "clock-nanosleep",
+            Method::Nanosleep => "nanosleep",
+            Method::Timerfd => "timerfd",
+            Method::PosixTimer => "posix-timer",
+            Method::Busy => "busy",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.name() == text)
+    }
+
+    /// Parses a comma list of methods, `all` meaning every method in turn.
+    pub fn parse_list(text: &str) -> Result<Vec<Method>, String> {
+        let mut out = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            if part == "all" {
+                out.extend(Method::ALL);
+                continue;
+            }
+            out.push(Method::parse(part).ok_or_else(|| {
+                format!(
+                    "unknown method '{part}'; choose from {} or all",
+                    Method::ALL.map(|m| m.name()).join(", ")
+                )
+            })?);
+        }
+        if out.is_empty() {
+            return Err("no method given; e.g. --method clock-nanosleep".into());
+        }
+        out.dedup();
+        Ok(out)
+    }
+}
+
+/// The timer probe for one method.
+#[derive(Debug, Clone)]
+pub struct TimerProbe {
+    pub method: Method,
+    pub period_ns: u64,
+    pub deadline_ns: u64,
+}
+
+/// When a measuring phase ends: whichever comes first.
+#[derive(Debug, Clone, Copy)]
+pub struct PhaseEnd {
+    /// Stop once the next deadline is at or past this time.
+    pub until_ns: u64,
+    /// Stop once this many samples are recorded.
+    pub samples: u64,
+}
+
+/// What a waiter saw when it woke.
+pub struct Woke {
+    pub now_ns: u64,
+    /// Expirations the kernel counted since the last wake-up (timerfd, posix-timer);
+    /// None when the method has no such count and skipped periods follow from latency.
+    pub expirations: Option<u64>,
+}
+
+/// One wake-up method. Each implementation is a few lines; the loop is generic, so
+/// every method gets its own monomorphized loop with no method dispatch inside.
+pub trait Waiter {
+    fn wait(&mut self, deadline_ns: u64) -> Woke;
+}
+
+/// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) — the cyclictest way.
+pub struct ClockNanosleepWaiter;
+impl Waiter for ClockNanosleepWaiter {
+    #[inline(always)]
+    fn wait(&mut self, deadline_ns: u64) -> Woke {
+        clock::sleep_until_ns(deadline_ns);
+        Woke {
+            now_ns: clock::monotonic_ns(),
+            expirations: None,
+        }
+    }
+}
+
+/// Relative nanosleep for the time left, computed just before the call.
+pub struct NanosleepWaiter;
+impl Waiter for NanosleepWaiter {
+    #[inline(always)]
+    fn wait(&mut self, deadline_ns: u64) -> Woke {
+        let before = clock::monotonic_ns();
+        if deadline_ns > before {
+            clock::sleep_for_ns(deadline_ns - before);
+        }
+        Woke {
+            now_ns: clock::monotonic_ns(),
+            expirations: None,
+        }
+    }
+}
+
+/// A periodic timerfd read with a blocking read(); the kernel keeps the schedule.
+pub struct TimerfdWaiter(pub TimerFd);
+impl Waiter for TimerfdWaiter {
+    #[inline(always)]
+    fn wait(&mut self, _deadline_ns: u64) -> Woke {
+        let expirations = self.0.wait();
+        Woke {
+            now_ns: clock::monotonic_ns(),
+            expirations: Some(expirations),
+        }
+    }
+}
+
+/// A POSIX timer signalling this thread (SIGEV_THREAD_ID), taken with sigwaitinfo.
+pub struct PosixTimerWaiter {
+    pub timer: PosixTimer,
+    pub signals: SignalSet,
+}
+impl Waiter for PosixTimerWaiter {
+    #[inline(always)]
+    fn wait(&mut self, _deadline_ns: u64) -> Woke {
+        let (_sig, overrun) = self.signals.wait();
+        Woke {
+            now_ns: clock::monotonic_ns(),
+            expirations: Some(1 + overrun.max(0) as u64),
+        }
+    }
+}
+
+/// Spins on the clock until the deadline: the floor of what the machine can deliver.
+pub struct BusyWaiter;
+impl Waiter for BusyWaiter {
+    #[inline(always)]
+    fn wait(&mut self, deadline_ns: u64) -> Woke {
+        loop {
+            let now = clock::monotonic_ns();
+            if now >= deadline_ns {
+                return Woke {
+                    now_ns: now,
+                    expirations: None,
+                };
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// The measuring loop: wait, read the clock, record. Returns the next deadline so a
+/// warm-up phase and the measured phase share one absolute schedule.
+#[inline(never)]
+pub fn measure_phase<W: Waiter>(
+    waiter: &mut W,
+    rec: &mut Recorder,
+    first_deadline_ns: u64,
+    period_ns: u64,
+    end: PhaseEnd,
+    stop: &AtomicBool,
+) -> u64 {
+    let mut deadline = first_deadline_ns;
+    while deadline < end.until_ns && rec.count() < end.samples && !stop.load(Ordering::Relaxed) {
+        let woke = waiter.wait(deadline);
+        let latency = woke.now_ns.saturating_sub(deadline);
+        rec.record(woke.now_ns, latency);
+        let consumed = match woke.expirations {
+            Some(n) => n.max(1),
+            None => 1 + latency / period_ns,
+        };
+        if consumed > 1 {
+            rec.add_missed(consumed - 1);
+        }
+        deadline += consumed * period_ns;
+    }
+    deadline
+}
+
+/// Signal offset from SIGRTMIN used by the posix-timer method.
+const TIMER_SIGNAL_OFFSET: i32 = 1;
+
+/// The signal the posix-timer method waits for; blocked process-wide before threads start.
+pub fn timer_signal() -> libc::c_int {
+    crate::sys::signals::realtime_signal(TIMER_SIGNAL_OFFSET)
+}
+
+/// Runs warm-up then measurement with one waiter, on the calling (measuring) thread.
+fn warm_up_then_measure<W: Waiter>(
+    waiter: &mut W,
+    rec: &mut Recorder,
+    start_ns: u64,
+    period_ns: u64,
+    settings: &CommonSettings,
+    stop: &AtomicBool,
+) -> (u64, u64) {
+    let warm_end = start_ns + settings.warmup_ns;
+    let mut next = start_ns;
+    if settings.warmup_ns > 0 {
+        next = measure_phase(
+            waiter,
+            rec,
+            start_ns,
+            period_ns,
+            PhaseEnd {
+                until_ns: warm_end,
+                samples: u64::MAX,
+            },
+            stop,
+        );
+    }
+    let measure_start = clock::monotonic_ns();
+    rec.restart(measure_start);
+    let end = PhaseEnd {
+        until_ns: settings
+            .duration_ns
+            .map_or(u64::MAX, |d| next.saturating_add(d)),
+        samples: settings.samples.unwrap_or(u64::MAX),
+    };
+    measure_phase(waiter, rec, next, period_ns, end, stop);
+    (measure_start, clock::monotonic_ns())
+}
+
+/// What a measuring thread hands back.
+struct ThreadOutcome {
+    recorder: Recorder,
+    started_ns: u64,
+    ended_ns: u64,
+}
+
+impl TimerProbe {
+    fn measure_on_this_thread(
+        &self,
+        mut rec: Recorder,
+        start_ns: u64,
+        settings: &CommonSettings,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<ThreadOutcome> {
+        let p = self.period_ns;
+        let (started_ns, ended_ns) = match self.method {
+            Method::ClockNanosleep => warm_up_then_measure(
+                &mut ClockNanosleepWaiter,
+                &mut rec,
+                start_ns,
+                p,
+                settings,
+                stop,
+            ),
+            Method::Nanosleep => {
+                warm_up_then_measure(&mut NanosleepWaiter, &mut rec, start_ns, p, settings, stop)
+            }
+            Method::Busy => {
+                warm_up_then_measure(&mut BusyWaiter, &mut rec, start_ns, p, settings, stop)
+            }
+            Method::Timerfd => {
+                let mut w = TimerfdWaiter(TimerFd::periodic(start_ns, p)?);
+                warm_up_then_measure(&mut w, &mut rec, start_ns, p, settings, stop)
+            }
+            Method::PosixTimer => {
+                let signals = SignalSet::of(&[timer_signal()]);
+                signals.block_in_current_thread()?;
+                let timer =
+                    PosixTimer::periodic_to_thread(sched::gettid(), timer_signal(), start_ns, p)?;
+                let mut w = PosixTimerWaiter { timer, signals };
+                warm_up_then_measure(&mut w, &mut rec, start_ns, p, settings, stop)
+            }
+        };
+        Ok(ThreadOutcome {
+            recorder: rec,
+            started_ns,
+            ended_ns,
+        })
+    }
+}
+
+impl Probe for TimerProbe {
+    fn kind(&self) -> &'static str {
+        "timer"
+    }
+    fn method(&self) -> String {
+        self.method.name().to_string()
+    }
+    fn period_ns(&self) -> u64 {
+        self.period_ns
+    }
+    fn deadline_ns(&self) -> u64 {
+        self.deadline_ns
+    }
+
+    fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput> {
+        let placements: Vec<ThreadPlacement> = settings
+            .cpus
+            .iter()
+            .map(|&cpu| ThreadPlacement {
+                cpu,
+                policy: settings.policy,
+                priority: settings.priority,
+            })
+            .collect();
+        let config = RecorderConfig {
+            deadline_ns: self.deadline_ns,
+            series_seconds: settings.series_seconds(self.period_ns),
+            raw_capacity: settings.raw_capacity(self.period_ns),
+        };
+        let lives: Vec<Arc<LiveStats>> = placements.iter().map(|_| Arc::default()).collect();
+        let progress = crate::progress::Progress::start(
+            ctx,
+            settings.cpus.clone(),
+            lives.clone(),
+            settings.samples,
+            settings.duration_ns.map(|d| d + settings.warmup_ns),
+        );
+        let stop = &*ctx.stop;
+        let outcomes = run_measuring_threads(
+            &placements,
+            |i| Ok(Recorder::new(&config, lives[i].clone())),
+            |_, rec, start_ns| self.measure_on_this_thread(rec, start_ns, settings, stop),
+        );
+        progress.finish();
+        let outcomes = outcomes?
+            .into_iter()
+            .collect::<anyhow::Result<Vec<ThreadOutcome>>>()?;
+
+        let mut out = ProbeOutput {
+            interrupted: stop.load(Ordering::Relaxed),
+            ..Default::default()
+        };
+        let method = self.method.name();
+        let mut started = u64::MAX;
+        let mut ended = 0;
+        for (cpu, o) in settings.cpus.iter().copied().zip(outcomes) {
+            started = started.min(o.started_ns);
+            ended = ended.max(o.ended_ns);
+            let mut tr = ThreadResult::from_recorder(cpu, method, "latency", &o.recorder);
+            if o.recorder.series().truncated() {
+                tr.extra.insert("per_second_truncated".into(), true.into());
+            }
+            if o.recorder.raw_dropped() > 0 {
+                tr.extra
+                    .insert("raw_dropped".into(), o.recorder.raw_dropped().into());
+                out.warnings.push(Warning {
+                    code: "raw_dropped".into(),
+                    message: format!(
+                        "CPU {cpu}: {} samples did not fit the --raw buffer and are missing from the raw file (they are in every statistic)",
+                        o.recorder.raw_dropped()
+                    ),
+                });
+            }
+            if settings.keep_raw {
+                out.raw.push(RawSeries {
+                    cpu,
+                    method: method.to_string(),
+                    metric: "latency".into(),
+                    columns: vec!["latency_ns".into()],
+                    rows: o.recorder.raw().iter().map(|&v| vec![v]).collect(),
+                });
+            }
+            out.threads.push(tr);
+        }
+        out.elapsed_ns = ended.saturating_sub(started);
+        let mut extra = BTreeMap::new();
+        extra.insert("method".into(), method.into());
+        out.extra_params = extra;
+        Ok(out)
+    }
+}

@@ -1,0 +1,13 @@
+//! Renderers: each turns a Run into bytes and never touches files itself; the caller
+//! decides where the bytes go.
+
+pub mod json;
+pub mod raw;
+pub mod table;
+
+use crate::result::Run;
+
+/// Renders a Run in one format.
+pub trait Reporter {
+    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>>;
+}

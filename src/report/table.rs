@@ -1,0 +1,91 @@
+//! The terminal table: one row per scenario × thread, latencies in µs with two decimals
+//! (or ns), followed by the run's warnings.
+
+use super::Reporter;
+use crate::result::Run;
+use crate::units::latency_cell;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+
+pub struct TableReporter {
+    pub in_ns: bool,
+}
+
+impl TableReporter {
+    pub fn table(&self, run: &Run) -> Table {
+        let unit = if self.in_ns { "ns" } else { "µs" };
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        let multi = run.scenarios.len() > 1;
+        let mut header: Vec<String> = Vec::new();
+        if multi {
+            header.push("scenario".into());
+        }
+        header.extend(["cpu", "method", "samples"].map(String::from));
+        for s in ["min", "avg", "p50", "p99", "p99.9", "max", "stddev"] {
+            header.push(format!("{s} ({unit})"));
+        }
+        header.extend(["overruns", "missed"].map(String::from));
+        t.set_header(header);
+        for sc in &run.scenarios {
+            for th in &sc.threads {
+                let s = &th.summary;
+                let mut row: Vec<String> = Vec::new();
+                if multi {
+                    row.push(sc.name.clone());
+                }
+                let method = if th.metric == "latency" {
+                    th.method.clone()
+                } else {
+                    format!("{} {}", th.method, th.metric)
+                };
+                row.extend([th.cpu.to_string(), method, s.samples.to_string()]);
+                for v in [
+                    s.min_ns,
+                    s.mean_ns.round() as u64,
+                    s.p50_ns,
+                    s.p99_ns,
+                    s.p999_ns,
+                    s.max_ns,
+                    s.stddev_ns.round() as u64,
+                ] {
+                    row.push(latency_cell(v, self.in_ns));
+                }
+                row.push(s.overruns.to_string());
+                row.push(s.missed.to_string());
+                t.add_row(row);
+            }
+        }
+        let first_numeric = if multi { 3 } else { 2 };
+        for i in first_numeric..t.column_count() {
+            if let Some(c) = t.column_mut(i) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        t
+    }
+}
+
+impl Reporter for TableReporter {
+    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        let mut out = self.table(run).to_string();
+        out.push('\n');
+        if run.interrupted {
+            out.push_str("interrupted: the statistics cover what was measured until then\n");
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+/// The run's warnings as lines for stderr, scenario warnings first.
+pub fn warning_lines(run: &Run) -> String {
+    let mut out = String::new();
+    for sc in &run.scenarios {
+        for w in &sc.warnings {
+            out.push_str(&format!("warning [{}]: {}\n", sc.name, w.message));
+        }
+    }
+    for w in &run.warnings {
+        out.push_str(&format!("warning: {}\n", w.message));
+    }
+    out
+}

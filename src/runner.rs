@@ -1,0 +1,169 @@
+//! Executes a Plan: for each scenario it sets up the system guards, runs the probe,
+//! collects the result and writes the JSON file atomically right away, so a later
+//! failure or an interruption loses nothing that was measured.
+
+use crate::plan::{Plan, ScenarioPlan};
+use crate::probe::{ProbeContext, RawSeries};
+use crate::result::{Run, Scenario, ScenarioParams, Warning};
+use crate::sys::{dma_latency::DmaLatencyGuard, memlock};
+use crate::sysinfo::SystemInfo;
+use anyhow::Context;
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A finished (or interrupted) run and the raw series it kept.
+pub struct RunOutcome {
+    pub run: Run,
+    pub raw: Vec<(String, RawSeries)>,
+}
+
+/// The label of a scenario in tables and progress lines.
+pub fn scenario_name(sp: &ScenarioPlan) -> String {
+    let mut name = format!("{} {}", sp.probe.kind(), sp.probe.method());
+    if sp.probe.period_ns() > 0 {
+        name.push(' ');
+        name.push_str(&crate::units::human_ns(sp.probe.period_ns()).replace(' ', ""));
+    }
+    if !sp.loads.is_empty() {
+        name.push_str(&format!(" load={}", sp.loads.join("+")));
+    }
+    if !sp.isolate.is_empty() {
+        name.push_str(&format!(
+            " isolated={}",
+            crate::units::format_cpu_list(&sp.isolate)
+        ));
+    }
+    if sp.settings.policy != crate::sys::sched::Policy::Fifo
+        || sp.settings.priority != crate::plan::DEFAULT_RT_PRIORITY
+    {
+        name.push_str(&format!(" {}{}", sp.settings.policy, sp.settings.priority));
+    }
+    name
+}
+
+fn params_of(sp: &ScenarioPlan) -> ScenarioParams {
+    ScenarioParams {
+        method: sp.probe.method(),
+        period_ns: sp.probe.period_ns(),
+        policy: sp.settings.policy.name().into(),
+        priority: sp.settings.priority,
+        deadline_ns: sp.probe.deadline_ns(),
+        warmup_ns: sp.settings.warmup_ns,
+        samples: sp.settings.samples.unwrap_or(0),
+        duration_ns: sp.settings.duration_ns.unwrap_or(0),
+        cpus: sp.settings.cpus.clone(),
+        dma_latency_us: sp.dma_latency_us,
+        loads: sp.loads.clone(),
+        isolate: sp.isolate.clone(),
+        extra: sp.probe.extra_params(),
+    }
+}
+
+/// Runs every scenario of `plan` in order; stops early (marking the run interrupted)
+/// when `stop` is set.
+pub fn execute(
+    plan: &Plan,
+    command_line: Vec<String>,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<RunOutcome> {
+    let system = SystemInfo::collect();
+    let mut run = Run::new(system.clone(), command_line);
+    run.warnings.extend(system.warnings());
+    run.warnings.extend(plan.warnings.iter().cloned());
+    if let Err(e) = memlock::lock_all_memory() {
+        run.warnings.push(Warning {
+            code: "mlockall".into(),
+            message: format!("mlockall failed ({e}): page faults may show up as latency; run as root or raise ulimit -l"),
+        });
+    }
+    // The posix-timer method takes its signal with sigwaitinfo: block it everywhere.
+    crate::sys::signals::SignalSet::of(&[crate::probe::timer::timer_signal()])
+        .block_in_current_thread()
+        .context("blocking the timer signal")?;
+    if plan.scenarios.iter().all(|s| s.dma_latency_us.is_none()) {
+        if let Some(v) = system.cpu_dma_latency_us {
+            let what = if v >= 2_000_000_000 {
+                "no limit".to_string()
+            } else {
+                format!("{v} µs")
+            };
+            run.warnings.push(Warning {
+                code: "dma_latency_untouched".into(),
+                message: format!("/dev/cpu_dma_latency left as the system had it ({what}); cyclictest holds it at 0 by default, so compare with --dma-latency 0"),
+            });
+        }
+    }
+    let show_progress = !plan.output.quiet && std::io::stderr().is_terminal();
+    let mut raw = Vec::new();
+    let total = plan.scenarios.len();
+    for (index, sp) in plan.scenarios.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            run.interrupted = true;
+            break;
+        }
+        let name = scenario_name(sp);
+        let ctx = ProbeContext {
+            stop: stop.clone(),
+            progress: show_progress,
+            label: if total > 1 {
+                format!("[{}/{}] {name}", index + 1, total)
+            } else {
+                name.clone()
+            },
+        };
+        let started_at = crate::result::rfc3339_now();
+        let _dma = match sp.dma_latency_us {
+            Some(us) => Some(DmaLatencyGuard::hold(us).context("holding /dev/cpu_dma_latency")?),
+            None => None,
+        };
+        let output = sp
+            .probe
+            .run(&sp.settings, &ctx)
+            .with_context(|| format!("scenario '{name}'"))?;
+        drop(_dma);
+        let mut params = params_of(sp);
+        params.extra.extend(output.extra_params);
+        let scenario = Scenario {
+            name: name.clone(),
+            probe: sp.probe.kind().into(),
+            params,
+            interrupted: output.interrupted,
+            started_at,
+            elapsed_ns: output.elapsed_ns,
+            threads: output.threads,
+            loads: Vec::new(),
+            isolation: None,
+            warnings: output.warnings,
+        };
+        run.interrupted |= scenario.interrupted;
+        run.scenarios.push(scenario);
+        run.finished_at = crate::result::rfc3339_now();
+        raw.extend(output.raw.into_iter().map(|r| (name.clone(), r)));
+        save(plan, &run, &raw)?;
+    }
+    if stop.load(Ordering::Relaxed) {
+        run.interrupted = true;
+        save(plan, &run, &raw)?;
+    }
+    memlock::unlock_all_memory();
+    Ok(RunOutcome { run, raw })
+}
+
+/// Writes the JSON result and the raw file (atomically) as they are now.
+fn save(plan: &Plan, run: &Run, raw: &[(String, RawSeries)]) -> anyhow::Result<()> {
+    if let Some(path) = &plan.output.export_json {
+        if path.as_os_str() != "-" {
+            let bytes = crate::report::json::JsonReporter.render(run)?;
+            crate::result::write_atomically(path, &bytes)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    if let Some(path) = &plan.output.raw {
+        crate::result::write_atomically(path, &crate::report::raw::render_raw(raw))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+use crate::report::Reporter;

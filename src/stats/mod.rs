@@ -1,0 +1,9 @@
+//! Statistics: the hot-path Recorder, the per-second maximum series, and the summary
+//! (percentiles, mean, standard deviation) computed once a run has ended.
+
+pub mod recorder;
+pub mod series;
+pub mod summary;
+
+pub use recorder::{LiveStats, Recorder, RecorderConfig};
+pub use summary::Summary;

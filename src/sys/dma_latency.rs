@@ -1,0 +1,34 @@
+//! /dev/cpu_dma_latency: reading the system's PM QoS latency limit and holding a request
+//! open for the length of a run (the kernel drops the request when the file is closed).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+
+const DEVICE: &str = "/dev/cpu_dma_latency";
+
+/// The current aggregate cpu_dma_latency value in µs, if the device is readable.
+pub fn current_us() -> Option<i32> {
+    let mut f = File::open(DEVICE).ok()?;
+    let mut buf = [0u8; 4];
+    f.read_exact(&mut buf).ok()?;
+    Some(i32::from_ne_bytes(buf))
+}
+
+/// Holds `/dev/cpu_dma_latency` at a value while alive; dropping it closes the file,
+/// which removes the request and restores the system's own setting.
+#[derive(Debug)]
+pub struct DmaLatencyGuard {
+    _file: File,
+    pub value_us: i32,
+}
+
+impl DmaLatencyGuard {
+    pub fn hold(value_us: i32) -> io::Result<Self> {
+        let mut file = OpenOptions::new().write(true).open(DEVICE)?;
+        file.write_all(&value_us.to_ne_bytes())?;
+        Ok(Self {
+            _file: file,
+            value_us,
+        })
+    }
+}

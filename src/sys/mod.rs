@@ -1,0 +1,16 @@
+//! The only place with libc calls and `unsafe`: thin, safe wrappers around the kernel
+//! interfaces latscope needs, each `unsafe` block carrying a SAFETY comment.
+
+pub mod affinity;
+pub mod clock;
+pub mod dma_latency;
+pub mod memlock;
+pub mod posix_timer;
+pub mod sched;
+pub mod signals;
+pub mod timerfd;
+
+/// The last OS error as an `std::io::Error`, for wrappers that return `-1`.
+pub(crate) fn last_os_error() -> std::io::Error {
+    std::io::Error::last_os_error()
+}

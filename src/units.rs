@@ -1,0 +1,184 @@
+//! Parsing what users type: durations with units (`300us`, `1ms`, `10s`, `5m`), sizes
+//! (`64M`) and CPU lists (`0-3,6`, `all`). Formatting of nanoseconds for humans.
+
+/// Parses a duration with a unit into nanoseconds. A bare number is taken in
+/// `bare_unit_ns` (µs for cyclictest's `-i`, seconds for `-D`).
+pub fn parse_duration_ns_with_default(text: &str, bare_unit_ns: u64) -> Result<u64, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("empty duration".into());
+    }
+    if t.starts_with('-') {
+        return Err(format!(
+            "'{t}' is negative; give a positive duration like 1ms"
+        ));
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a duration; write e.g. 300us, 1ms, 10s or 5m"))?;
+    let scale: f64 = match unit.trim() {
+        "" => bare_unit_ns as f64,
+        "ns" => 1.0,
+        "us" | "µs" | "usec" => 1e3,
+        "ms" | "msec" => 1e6,
+        "s" | "sec" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        other => {
+            return Err(format!(
+                "unknown unit '{other}' in '{t}'; use ns, us, ms, s, m or h"
+            ))
+        }
+    };
+    let ns = value * scale;
+    if !ns.is_finite() || ns > u64::MAX as f64 / 2.0 {
+        return Err(format!("'{t}' is too large"));
+    }
+    Ok(ns.round() as u64)
+}
+
+/// Parses a duration whose bare numbers are seconds.
+pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    parse_duration_ns_with_default(text, 1_000_000_000)
+}
+
+/// Parses a byte size like `4096`, `64K`, `64M`, `1G` (binary multiples).
+pub fn parse_size_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: u64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a size; write e.g. 4096, 64K, 64M or 1G"))?;
+    let mult = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        other => {
+            return Err(format!(
+                "unknown size unit '{other}' in '{t}'; use K, M or G"
+            ))
+        }
+    };
+    value
+        .checked_mul(mult)
+        .ok_or_else(|| format!("'{t}' is too large"))
+}
+
+/// Parses a CPU list such as `1`, `0-3,6`, without `all`.
+pub fn parse_cpu_list_plain(text: &str) -> Result<Vec<usize>, String> {
+    let mut cpus = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || format!("'{part}' in CPU list '{text}' is not a CPU number or range like 0-3");
+        if let Some((a, b)) = part.split_once('-') {
+            let a: usize = a.trim().parse().map_err(|_| bad())?;
+            let b: usize = b.trim().parse().map_err(|_| bad())?;
+            if b < a {
+                return Err(format!("range '{part}' runs backwards; write {b}-{a}"));
+            }
+            cpus.extend(a..=b);
+        } else {
+            cpus.push(part.parse().map_err(|_| bad())?);
+        }
+    }
+    if cpus.is_empty() {
+        return Err(format!("CPU list '{text}' names no CPU"));
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// Parses a CPU list, where `all` means every CPU in `online`.
+pub fn parse_cpu_list(text: &str, online: &[usize]) -> Result<Vec<usize>, String> {
+    if text.trim() == "all" {
+        return Ok(online.to_vec());
+    }
+    parse_cpu_list_plain(text)
+}
+
+/// Formats a CPU list compactly (`0-3,6`).
+pub fn format_cpu_list(cpus: &[usize]) -> String {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let start = cpus[i];
+        let mut end = start;
+        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
+            i += 1;
+            end = cpus[i];
+        }
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(",")
+}
+
+/// Formats nanoseconds as a human duration with a unit (`1.50 ms`, `250 µs`).
+pub fn human_ns(ns: u64) -> String {
+    if ns >= 1_000_000_000 {
+        format!("{:.2} s", ns as f64 / 1e9)
+    } else if ns >= 1_000_000 {
+        format!("{:.2} ms", ns as f64 / 1e6)
+    } else if ns >= 1_000 {
+        format!("{:.2} µs", ns as f64 / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+/// Formats nanoseconds as µs with two decimals, or as ns when `in_ns`.
+pub fn latency_cell(ns: u64, in_ns: bool) -> String {
+    if in_ns {
+        ns.to_string()
+    } else {
+        format!("{:.2}", ns as f64 / 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ns("300us").unwrap(), 300_000);
+        assert_eq!(parse_duration_ns("1ms").unwrap(), 1_000_000);
+        assert_eq!(parse_duration_ns("10s").unwrap(), 10_000_000_000);
+        assert_eq!(parse_duration_ns("5m").unwrap(), 300_000_000_000);
+        assert_eq!(parse_duration_ns("2").unwrap(), 2_000_000_000);
+        assert_eq!(parse_duration_ns("1.5ms").unwrap(), 1_500_000);
+        assert_eq!(
+            parse_duration_ns_with_default("1000", 1000).unwrap(),
+            1_000_000
+        );
+        assert!(parse_duration_ns("-1ms").is_err());
+        assert!(parse_duration_ns("1 parsec").is_err());
+        assert!(parse_duration_ns("").is_err());
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list_plain("0-3,6").unwrap(), vec![0, 1, 2, 3, 6]);
+        assert_eq!(parse_cpu_list("all", &[0, 1]).unwrap(), vec![0, 1]);
+        assert!(parse_cpu_list_plain("3-1").is_err());
+        assert!(parse_cpu_list_plain("x").is_err());
+        assert_eq!(format_cpu_list(&[0, 1, 2, 3, 6]), "0-3,6");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size_bytes("64M").unwrap(), 64 << 20);
+        assert_eq!(parse_size_bytes("4096").unwrap(), 4096);
+        assert!(parse_size_bytes("64Q").is_err());
+    }
+}
