@@ -6,6 +6,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod interrupt;
+pub mod load;
 pub mod plan;
 pub mod probe;
 pub mod progress;

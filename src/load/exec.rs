@@ -1,0 +1,89 @@
+//! The `exec` load: any external command (stress-ng, iperf3, a user's own program),
+//! run from argv without a shell, in its own process group on the load CPUs, dying with
+//! latscope (PR_SET_PDEATHSIG) and killed as a group when the scenario ends.
+
+use super::engine::{summarize, ActiveLoad};
+use super::LoadSpec;
+use crate::result::LoadResult;
+use crate::sys::{clock, process};
+use anyhow::Context;
+use std::process::Child;
+
+/// How long a command gets to exit after SIGTERM before the group is killed.
+const TERM_GRACE_NS: u64 = 1_000_000_000;
+
+pub struct ExecLoad {
+    spec: LoadSpec,
+    cpus: Vec<usize>,
+    child: Child,
+    pgid: i32,
+    started_ns: u64,
+    restorer: u64,
+}
+
+impl ExecLoad {
+    /// Starts the command. Call from a long-lived thread (see `spawn_in_own_group`).
+    pub fn start(spec: &LoadSpec, cpus: &[usize]) -> anyhow::Result<Self> {
+        let child = process::spawn_in_own_group(&spec.command, cpus)
+            .with_context(|| format!("starting load '{}' ({:?})", spec.text, spec.command))?;
+        let pgid = child.id() as i32;
+        let restorer = crate::interrupt::register_restorer(move || {
+            let _ = process::signal_group(pgid, libc::SIGKILL);
+        });
+        Ok(Self {
+            spec: spec.clone(),
+            cpus: cpus.to_vec(),
+            child,
+            pgid,
+            started_ns: clock::monotonic_ns(),
+            restorer,
+        })
+    }
+
+    /// The process id of the command (also its process group id).
+    pub fn pid(&self) -> i32 {
+        self.pgid
+    }
+}
+
+impl ActiveLoad for ExecLoad {
+    fn halt(&self) {}
+
+    fn finish(mut self: Box<Self>) -> LoadResult {
+        let elapsed_ns = clock::monotonic_ns().saturating_sub(self.started_ns);
+        // Measure before stopping: the group's processes vanish once killed.
+        let (cpu_ns, processes) = super::proc_stat::group_cpu_ns(self.pgid);
+        let exited_early = matches!(self.child.try_wait(), Ok(Some(_)));
+        let _ = process::signal_group(self.pgid, libc::SIGTERM);
+        let deadline = clock::monotonic_ns() + TERM_GRACE_NS;
+        let mut status = None;
+        while clock::monotonic_ns() < deadline {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                status = Some(s);
+                break;
+            }
+            clock::sleep_for_ns(10_000_000);
+        }
+        // Whatever is left of the group (helpers that ignored SIGTERM) is killed.
+        let _ = process::signal_group(self.pgid, libc::SIGKILL);
+        if status.is_none() {
+            status = self.child.wait().ok();
+        }
+        crate::interrupt::unregister_restorer(self.restorer);
+        let mut result = summarize(&self.spec, &self.cpus, 0.0, cpu_ns, elapsed_ns);
+        result.extra.insert("pid".into(), self.pgid.into());
+        result
+            .extra
+            .insert("processes_at_stop".into(), processes.into());
+        result
+            .extra
+            .insert("command".into(), self.spec.command.clone().into());
+        if exited_early {
+            result.extra.insert(
+                "exited_early".into(),
+                format!("{}", status.map(|s| s.to_string()).unwrap_or_default()).into(),
+            );
+        }
+        result
+    }
+}

@@ -1,0 +1,115 @@
+//! The `net` load: a TCP stream over loopback from a sender to a receiver thread on the
+//! same CPU — the network stack and its softirqs, reported as MB/s received.
+
+use super::{Counters, Load, Step, Worker};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::Mutex;
+
+/// Bytes per write and per read buffer.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+pub struct NetLoad {
+    cpus: Vec<usize>,
+    pairs: usize,
+    /// Each worker's connection end: 2k sends, 2k+1 receives.
+    ends: Mutex<Vec<Option<TcpStream>>>,
+    wakers: Vec<TcpStream>,
+}
+
+impl NetLoad {
+    pub fn new(cpus: &[usize], pairs: usize) -> anyhow::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let mut ends = Vec::with_capacity(pairs * 2);
+        let mut wakers = Vec::with_capacity(pairs * 2);
+        for _ in 0..pairs {
+            let sender = TcpStream::connect(addr)?;
+            let (receiver, _) = listener.accept()?;
+            wakers.push(sender.try_clone()?);
+            wakers.push(receiver.try_clone()?);
+            ends.push(Some(sender));
+            ends.push(Some(receiver));
+        }
+        Ok(Self {
+            cpus: cpus.to_vec(),
+            pairs,
+            ends: Mutex::new(ends),
+            wakers,
+        })
+    }
+}
+
+struct NetWorker {
+    stream: TcpStream,
+    sending: bool,
+    buffer: Vec<u8>,
+    bytes: u64,
+}
+
+impl Worker for NetWorker {
+    fn step(&mut self) -> anyhow::Result<Step> {
+        if self.sending {
+            match self.stream.write_all(&self.buffer) {
+                Ok(()) => {
+                    self.bytes += self.buffer.len() as u64;
+                    // The receiver counts the throughput.
+                    Ok(Step::Did(0))
+                }
+                // Stopping shuts the sockets down under a blocked write.
+                Err(_) => Ok(Step::Finished),
+            }
+        } else {
+            match self.stream.read(&mut self.buffer) {
+                Ok(0) | Err(_) => Ok(Step::Finished),
+                Ok(n) => {
+                    self.bytes += n as u64;
+                    Ok(Step::Did(n as u64))
+                }
+            }
+        }
+    }
+
+    fn counters(&self) -> Counters {
+        let key = if self.sending {
+            "bytes_sent"
+        } else {
+            "bytes_received"
+        };
+        Counters::from([(key, self.bytes)])
+    }
+}
+
+impl Load for NetLoad {
+    fn workers(&self) -> usize {
+        self.pairs * 2
+    }
+    fn cpu_of(&self, index: usize) -> usize {
+        self.cpus[(index / 2) % self.cpus.len()]
+    }
+    fn follows_duty(&self, index: usize) -> bool {
+        index % 2 == 0
+    }
+    fn worker(&self, index: usize) -> anyhow::Result<Box<dyn Worker>> {
+        let stream = self
+            .ends
+            .lock()
+            .map_err(|_| anyhow::anyhow!("net load state poisoned"))?[index]
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("net worker {index} built twice"))?;
+        Ok(Box::new(NetWorker {
+            stream,
+            sending: index % 2 == 0,
+            buffer: vec![0x5a; CHUNK_BYTES],
+            bytes: 0,
+        }))
+    }
+    fn units_per_reported(&self) -> f64 {
+        1e6
+    }
+    fn shutdown(&self) {
+        for w in &self.wakers {
+            let _ = w.shutdown(Shutdown::Both);
+        }
+    }
+}
