@@ -23,10 +23,14 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once; boxing buys nothing
 pub enum Command {
     /// Periodic wake-up latency: how late a task that sleeps until absolute deadlines
     /// wakes up (clock_nanosleep, nanosleep, timerfd, posix-timer, busy).
     Timer(TimerArgs),
+    /// Runs load generators alone and reports their throughput and CPU share
+    /// (`--list` documents every kind).
+    Load(LoadArgs),
 }
 
 /// Options of `latscope timer`.
@@ -95,6 +99,12 @@ pub struct CommonArgs {
     /// the only CPU, or with RT throttling off).
     #[arg(long)]
     pub force: bool,
+    /// Run a load beside the measurement (repeatable), e.g. `cpu:50%`,
+    /// `mem-churn:100%,size=64M`, `sleepers:16`, `exec:"stress-ng --cpu 1"`. Loads run at
+    /// SCHED_OTHER on the CPUs not measured unless `cpus=` says otherwise; see
+    /// `latscope load --list`.
+    #[arg(long = "load", value_name = "SPEC")]
+    pub loads: Vec<String>,
 }
 
 /// Where results go and how they are judged.
@@ -109,4 +119,26 @@ pub struct OutputArgs {
     /// Show latencies in ns instead of µs with two decimals.
     #[arg(long)]
     pub ns: bool,
+}
+
+/// Options of `latscope load`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  latscope load --list\n  latscope load cpu:50% -D 5s\n  \
+latscope load mem-churn:100%,size=64M,cpus=0 switch:cpus=1 -D 10s\n  \
+latscope load 'exec:\"stress-ng --cpu 1\"' -D 5s"
+)]
+pub struct LoadArgs {
+    /// Load specs, KIND[:FIELD,...] (see --list).
+    #[arg(value_name = "SPEC", required_unless_present = "list")]
+    pub specs: Vec<String>,
+    /// How long the loads run (bare numbers are seconds).
+    #[arg(short = 'D', long, value_name = "DURATION", default_value = "10s")]
+    pub duration: String,
+    /// Document every load kind, its fields and its unit, and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Print the results as JSON (a list of load results) instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }

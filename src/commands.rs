@@ -15,7 +15,55 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
             let plan = crate::plan::timer_plan(&args)?;
             run_plan(&plan, command_line)
         }
+        Command::Load(args) => run_loads(&args),
     }
+}
+
+/// `latscope load`: runs loads alone for a while and reports what they achieved.
+pub fn run_loads(args: &crate::cli::LoadArgs) -> anyhow::Result<i32> {
+    if args.list {
+        print!("{}", crate::load::list_text());
+        return Ok(EXIT_OK);
+    }
+    let texts = crate::plan::resolve_loads(&args.specs)?;
+    let duration_ns = crate::plan::duration_in_range(
+        "--duration",
+        &args.duration,
+        1_000_000_000,
+        10_000_000,
+        crate::plan::MAX_DURATION_NS,
+    )?;
+    let specs = crate::load::parse_specs(&texts)?;
+    let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
+    let running = crate::load::start(&specs, &[], stop.clone())?;
+    let deadline = crate::sys::clock::monotonic_ns() + duration_ns;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let now = crate::sys::clock::monotonic_ns();
+        if now >= deadline {
+            break;
+        }
+        crate::sys::clock::sleep_for_ns((deadline - now).min(50_000_000));
+    }
+    let warnings = running.warnings.clone();
+    let results = running.stop();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+    } else {
+        print!("{}", crate::report::loads::loads_table(&[("", &results)]));
+    }
+    for w in warnings {
+        eprintln!("warning: {}", w.message);
+    }
+    for r in &results {
+        if let Some(e) = r.extra.get("error") {
+            eprintln!("warning: load '{}' stopped early: {e}", r.spec);
+        }
+    }
+    Ok(if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        EXIT_INTERRUPTED
+    } else {
+        EXIT_OK
+    })
 }
 
 /// Executes a plan, prints the table and warnings, writes the exports.

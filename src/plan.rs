@@ -297,6 +297,7 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
     };
     let online = crate::sys::affinity::online_cpus();
     let (settings, dma, mut warnings) = resolve_common(&args.common, &online)?;
+    let loads = resolve_loads(&args.common.loads)?;
     if settings.keep_raw {
         let needed = settings.raw_capacity(period_ns);
         let asked = settings
@@ -325,7 +326,7 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
             }) as Box<dyn Probe>,
             settings: settings.clone(),
             dma_latency_us: dma,
-            loads: Vec::new(),
+            loads: loads.clone(),
             isolate: Vec::new(),
         })
         .collect();
@@ -334,4 +335,12 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
         output,
         warnings,
     })
+}
+
+/// Validates `--load` specs (syntax, fields, CPUs online) before anything runs; the
+/// runner starts them from the same texts.
+pub fn resolve_loads(texts: &[String]) -> Result<Vec<String>, UserError> {
+    let specs = crate::load::parse_specs(texts)?;
+    crate::load::engine::check_cpus(&specs, &crate::sys::affinity::online_cpus())?;
+    Ok(specs.into_iter().map(|s| s.text).collect())
 }

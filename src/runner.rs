@@ -117,10 +117,19 @@ pub fn execute(
             Some(us) => Some(DmaLatencyGuard::hold(us).context("holding /dev/cpu_dma_latency")?),
             None => None,
         };
+        let loads = start_loads(sp, &stop).with_context(|| format!("scenario '{name}'"))?;
+        // On a probe error, `loads` is dropped here, which stops every load.
         let output = sp
             .probe
             .run(&sp.settings, &ctx)
             .with_context(|| format!("scenario '{name}'"))?;
+        let (load_results, load_warnings) = match loads {
+            Some(running) => {
+                let warnings = running.warnings.clone();
+                (running.stop(), warnings)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
         drop(_dma);
         let mut params = params_of(sp);
         params.extra.extend(output.extra_params);
@@ -132,9 +141,9 @@ pub fn execute(
             started_at,
             elapsed_ns: output.elapsed_ns,
             threads: output.threads,
-            loads: Vec::new(),
+            loads: load_results,
             isolation: None,
-            warnings: output.warnings,
+            warnings: output.warnings.into_iter().chain(load_warnings).collect(),
         };
         run.interrupted |= scenario.interrupted;
         run.scenarios.push(scenario);
@@ -148,6 +157,23 @@ pub fn execute(
     }
     memlock::unlock_all_memory();
     Ok(RunOutcome { run, raw })
+}
+
+/// How long loads run before the probe starts, so they are at speed when it measures.
+pub const LOAD_LEAD_NS: u64 = 200_000_000;
+
+/// Starts the scenario's loads (none: None) and lets them come up to speed.
+fn start_loads(
+    sp: &ScenarioPlan,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<Option<crate::load::RunningLoads>> {
+    if sp.loads.is_empty() {
+        return Ok(None);
+    }
+    let specs = crate::load::parse_specs(&sp.loads)?;
+    let running = crate::load::start(&specs, &sp.settings.cpus, stop.clone())?;
+    crate::sys::clock::sleep_for_ns(LOAD_LEAD_NS);
+    Ok(Some(running))
 }
 
 /// Writes the JSON result and the raw file (atomically) as they are now.

@@ -351,6 +351,8 @@ fn worker_main(
             match worker.step() {
                 Ok(Step::Did(n)) => report.units += n,
                 Ok(Step::Finished) => break 'run,
+                // Stopping shuts pairs' sockets down under them: not an error.
+                Err(_) if !running() => break 'run,
                 Err(e) => {
                     report.error = Some(format!("{e:#}"));
                     // Stop the whole load: a pair's partner must not wait forever.

@@ -81,7 +81,7 @@ impl ActiveLoad for ExecLoad {
         if exited_early {
             result.extra.insert(
                 "exited_early".into(),
-                format!("{}", status.map(|s| s.to_string()).unwrap_or_default()).into(),
+                status.map(|s| s.to_string()).unwrap_or_default().into(),
             );
         }
         result

@@ -32,7 +32,9 @@ impl IoLoad {
         size_bytes: Option<u64>,
         dir: Option<&Path>,
     ) -> anyhow::Result<Self> {
-        let parent = dir.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+        let parent = dir
+            .map(Path::to_path_buf)
+            .unwrap_or_else(std::env::temp_dir);
         let dir = tempfile::Builder::new()
             .prefix("latscope-io-")
             .tempdir_in(&parent)

@@ -475,11 +475,9 @@ pub fn build(spec: &LoadSpec, cpus: &[usize]) -> anyhow::Result<Box<dyn Load>> {
     let per_cpu = spec.count.unwrap_or(cpus.len());
     Ok(match spec.kind {
         LoadKind::Cpu => Box::new(cpu::CpuLoad::new(cpus, per_cpu)),
-        LoadKind::MemChurn => Box::new(mem_churn::MemChurnLoad::new(
-            cpus,
-            per_cpu,
-            spec.size_bytes,
-        )),
+        LoadKind::MemChurn => {
+            Box::new(mem_churn::MemChurnLoad::new(cpus, per_cpu, spec.size_bytes))
+        }
         LoadKind::ProtFault => Box::new(prot_fault::ProtFaultLoad::new(
             cpus,
             per_cpu,
@@ -588,7 +586,10 @@ mod tests {
     #[test]
     fn bad_specs_name_the_field_and_the_allowed_ones() {
         let e = one("cpux:50%").unwrap_err().to_string();
-        assert!(e.contains("unknown load kind 'cpux'") && e.contains("mem-churn"), "{e}");
+        assert!(
+            e.contains("unknown load kind 'cpux'") && e.contains("mem-churn"),
+            "{e}"
+        );
         let e = one("cpu:150%").unwrap_err().to_string();
         assert!(e.contains("150%") && e.contains("1% to 100%"), "{e}");
         let e = one("cpu:size=64M").unwrap_err().to_string();

@@ -73,6 +73,9 @@ impl Load for ProtFaultLoad {
         // SIGSEGVs the handler resolved while this load ran (process-wide counter, so
         // it includes other prot-fault loads running at the same time).
         let start = self.handled_at_start.load(Ordering::Relaxed);
-        Counters::from([("sigsegv_handled", handled_prot_faults().saturating_sub(start))])
+        Counters::from([(
+            "sigsegv_handled",
+            handled_prot_faults().saturating_sub(start),
+        )])
     }
 }

@@ -2,6 +2,7 @@
 //! decides where the bytes go.
 
 pub mod json;
+pub mod loads;
 pub mod raw;
 pub mod table;
 

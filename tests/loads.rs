@@ -1,0 +1,362 @@
+//! Each load runs about a second and shows its effect on a counter it does not control
+//! (getrusage, /proc/self/io, /proc/net/dev, the SIGSEGV handler's count, /proc CPU
+//! time); loads stop on request, on Ctrl-C and with the probe, leaving nothing behind.
+
+use assert_cmd::Command;
+use latscope::load::{self, RunningLoads};
+use latscope::result::LoadResult;
+use latscope::sys::process;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Loads compete for the same two CPUs: run these tests one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn start(spec: &str) -> RunningLoads {
+    let specs = load::parse_specs(&[spec.to_string()]).expect("valid spec");
+    load::start(&specs, &[], Arc::new(AtomicBool::new(false))).expect("load starts")
+}
+
+/// Runs one load for `ms` and returns its result.
+fn run_for(spec: &str, ms: u64) -> LoadResult {
+    let running = start(spec);
+    std::thread::sleep(Duration::from_millis(ms));
+    let mut results = running.stop();
+    assert_eq!(results.len(), 1);
+    let r = results.remove(0);
+    assert!(!r.extra.contains_key("error"), "{spec}: {:?}", r.extra);
+    r
+}
+
+fn extra(r: &LoadResult, key: &str) -> u64 {
+    r.extra
+        .get(key)
+        .and_then(|v| v.as_u64())
+        .unwrap_or_else(|| panic!("{} has no counter {key}: {:?}", r.spec, r.extra))
+}
+
+fn elapsed_s(r: &LoadResult) -> f64 {
+    extra(r, "elapsed_ns") as f64 / 1e9
+}
+
+/// Load threads of this process still alive (named `ld-…`).
+fn load_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .map(|c| c.starts_with("ld-"))
+                .unwrap_or(false)
+        })
+        .count()
+}
+
+fn proc_io_write_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("write_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap()
+}
+
+fn loopback_rx_bytes() -> u64 {
+    std::fs::read_to_string("/proc/net/dev")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("lo:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("loopback in /proc/net/dev")
+}
+
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[test]
+fn mem_churn_raises_minor_faults() {
+    let _s = serial();
+    let before = process::usage_self().unwrap();
+    let r = run_for("mem-churn:100%,size=16M,cpus=0", 1000);
+    let after = process::usage_self().unwrap();
+    let faults = after.minor_faults - before.minor_faults;
+    let pages = (r.throughput * elapsed_s(&r)) as u64;
+    assert!(pages > 4096, "mem-churn touched only {pages} pages");
+    assert!(
+        faults as f64 >= pages as f64 * 0.9,
+        "{pages} pages written but only {faults} minor faults"
+    );
+    assert_eq!(r.unit, "faults/s");
+}
+
+#[test]
+fn prot_fault_raises_the_sigsegv_count() {
+    let _s = serial();
+    let segv_before = latscope::sys::memory::handled_prot_faults();
+    let usage_before = process::usage_self().unwrap();
+    let r = run_for("prot-fault:100%,size=4M,cpus=0", 1000);
+    let segv = latscope::sys::memory::handled_prot_faults() - segv_before;
+    let faults = process::usage_self().unwrap().minor_faults - usage_before.minor_faults;
+    assert!(segv > 1000, "only {segv} SIGSEGVs handled");
+    assert_eq!(segv, extra(&r, "sigsegv_handled"));
+    // Every handled SIGSEGV is followed by a minor fault when the write is retried.
+    assert!(
+        faults as f64 >= segv as f64 * 0.9,
+        "{segv} SIGSEGVs, {faults} faults"
+    );
+    let pages = (r.throughput * elapsed_s(&r)).round() as u64;
+    assert!(pages.abs_diff(segv) <= segv / 100 + 2, "{pages} vs {segv}");
+}
+
+#[test]
+fn switch_raises_voluntary_context_switches() {
+    let _s = serial();
+    let before = process::usage_self().unwrap();
+    let r = run_for("switch:1,cpus=0", 1000);
+    let after = process::usage_self().unwrap();
+    let switches = after.voluntary_switches - before.voluntary_switches;
+    let reported = (r.throughput * elapsed_s(&r)) as u64;
+    assert!(reported > 1000, "only {reported} switches reported");
+    assert!(
+        switches as f64 >= reported as f64 * 0.5,
+        "{reported} switches reported, {switches} voluntary switches counted"
+    );
+}
+
+#[test]
+fn io_writes_and_fsyncs_and_cleans_up() {
+    let _s = serial();
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let before = proc_io_write_bytes();
+    let r = run_for(
+        &format!("io:100%,size=4M,cpus=0,dir={}", dir.path().display()),
+        1000,
+    );
+    let written_to_disk = proc_io_write_bytes() - before;
+    let written = extra(&r, "bytes_written");
+    assert!(written >= 4 << 20, "only {written} bytes written");
+    assert!(extra(&r, "fsyncs") >= 1);
+    assert!(
+        written_to_disk as f64 >= written as f64 * 0.5,
+        "{written} bytes written, /proc/self/io write_bytes rose by {written_to_disk}"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "the io load left files behind"
+    );
+}
+
+#[test]
+fn net_moves_bytes_over_loopback() {
+    let _s = serial();
+    let before = loopback_rx_bytes();
+    let r = run_for("net:1,cpus=0", 1000);
+    let on_wire = loopback_rx_bytes() - before;
+    let received = extra(&r, "bytes_received");
+    assert!(received > 1 << 20, "only {received} bytes received");
+    assert!(received <= extra(&r, "bytes_sent"));
+    assert!(
+        on_wire >= received,
+        "{received} bytes received, loopback counted {on_wire}"
+    );
+    assert_eq!(r.unit, "MB/s");
+}
+
+#[test]
+fn cpu_at_half_duty_uses_half_a_cpu() {
+    let _s = serial();
+    let before = process::usage_self().unwrap();
+    let r = run_for("cpu:50%,cpus=0", 1500);
+    let after = process::usage_self().unwrap();
+    let used_ns = (after.user_ns + after.system_ns) - (before.user_ns + before.system_ns);
+    let share = used_ns as f64 / (elapsed_s(&r) * 1e9) * 100.0;
+    let cpus = latscope::sys::affinity::online_cpus().len() as f64;
+    // On a machine already busier than its CPUs, a SCHED_OTHER thread cannot get its
+    // half; then only the upper bound is meaningful.
+    let lower = if load_average() < cpus { 40.0 } else { 15.0 };
+    assert!(
+        (lower..=60.0).contains(&share),
+        "cpu:50% used {share:.1}% of a CPU (getrusage; load average {})",
+        load_average()
+    );
+    assert!(
+        (r.cpu_percent - share).abs() < 10.0,
+        "load's own /proc figure {:.1}% vs getrusage {share:.1}%",
+        r.cpu_percent
+    );
+}
+
+#[test]
+fn the_other_loads_run_and_report() {
+    let _s = serial();
+    for (spec, unit) in [
+        ("mem-access:100%,size=8M,cpus=0", "MB/s"),
+        ("sleepers:4,cpus=0", "wakeups/s"),
+        ("syscall:cpus=0", "syscalls/s"),
+        ("fork:cpus=0", "forks/s"),
+    ] {
+        let r = run_for(spec, 400);
+        assert_eq!(r.unit, unit);
+        assert!(r.throughput > 0.0, "{spec}: {r:?}");
+        assert!(r.cpu_percent > 0.0, "{spec}: {r:?}");
+        if spec.starts_with("syscall") {
+            assert!(extra(&r, "signals_handled") > 0);
+        }
+    }
+}
+
+#[test]
+fn loads_stop_on_request_and_on_ctrl_c_leaving_no_thread() {
+    let _s = serial();
+    let baseline = load_threads();
+    let running = start("switch:1,cpus=0");
+    assert_eq!(load_threads(), baseline + 2);
+    drop(running);
+    assert_eq!(load_threads(), baseline);
+
+    // The stop flag (set by Ctrl-C) ends every worker, pairs included.
+    let stop = Arc::new(AtomicBool::new(false));
+    let specs = load::parse_specs(&["cpu:cpus=0".into(), "net:1,cpus=0".into()]).unwrap();
+    let running = load::start(&specs, &[], stop.clone()).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    stop.store(true, Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while load_threads() > baseline && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(load_threads(), baseline, "workers still running after stop");
+    assert_eq!(running.stop().len(), 2);
+}
+
+#[test]
+fn exec_child_is_killed_when_the_load_stops() {
+    let _s = serial();
+    let running = start("exec:\"sleep 100\",cpus=0");
+    std::thread::sleep(Duration::from_millis(200));
+    let results = running.stop();
+    let pid = extra(&results[0], "pid") as i32;
+    assert!(
+        !process::process_exists(pid),
+        "sleep 100 (pid {pid}) still runs"
+    );
+    assert_eq!(extra(&results[0], "processes_at_stop"), 1);
+}
+
+#[test]
+fn timer_with_a_load_records_it_and_leaves_nothing_behind() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    Command::cargo_bin("latscope")
+        .unwrap()
+        .args([
+            "timer",
+            "--load",
+            "cpu:100%",
+            "--load",
+            "exec:\"sleep 100\"",
+        ])
+        .args([
+            "--cpus",
+            "1",
+            "-D",
+            "2",
+            "--warmup",
+            "0",
+            "-q",
+            "--export-json",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let loads = run["scenarios"][0]["loads"].as_array().unwrap();
+    assert_eq!(loads.len(), 2);
+    assert_eq!(loads[0]["spec"], "cpu:100%");
+    assert_eq!(loads[0]["cpus"], serde_json::json!([0]));
+    assert!(loads[0]["throughput"].as_f64().unwrap() > 0.0);
+    assert!(loads[0]["cpu_percent"].as_f64().unwrap() > 0.0);
+    let pid = loads[1]["extra"]["pid"].as_i64().unwrap() as i32;
+    assert!(
+        !process::process_exists(pid),
+        "the exec child outlived latscope"
+    );
+    // The loads ran beside the measurement, not after it.
+    let elapsed = loads[0]["extra"]["elapsed_ns"].as_u64().unwrap();
+    assert!(elapsed >= 2_000_000_000, "load ran {elapsed} ns");
+}
+
+#[test]
+fn ctrl_c_stops_latscope_load_and_its_child() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("pid");
+    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    // The child writes its pid, then sleeps; SIGINT to latscope must end both.
+    let script = format!("echo $$ > {} && exec sleep 100", marker.display());
+    let mut latscope = std::process::Command::new(bin)
+        .args(["load", "-D", "30", "--json"])
+        .arg(format!("exec:\"sh -c '{script}'\""))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !marker.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let child: i32 = std::fs::read_to_string(&marker)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(process::process_exists(child));
+    std::process::Command::new("kill")
+        .args(["-INT", &latscope.id().to_string()])
+        .status()
+        .unwrap();
+    let status = latscope.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(!process::process_exists(child), "sleep survived Ctrl-C");
+}
+
+#[test]
+fn load_command_lists_kinds_and_rejects_bad_specs() {
+    let out = Command::cargo_bin("latscope")
+        .unwrap()
+        .args(["load", "--list"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for kind in load::KINDS {
+        assert!(text.contains(kind.name), "--list misses {}", kind.name);
+    }
+    let out = Command::cargo_bin("latscope")
+        .unwrap()
+        .args(["timer", "--load", "mem-churn:size=lots", "-D", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("mem-churn:size=lots") && err.contains("size"),
+        "{err}"
+    );
+    let out = Command::cargo_bin("latscope")
+        .unwrap()
+        .args(["load", "cpu:cpus=4096"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
