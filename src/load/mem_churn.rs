@@ -10,6 +10,8 @@ pub const DEFAULT_SIZE_BYTES: u64 = 64 << 20;
 const PAGES_PER_STEP: usize = 64;
 
 pub struct MemChurnLoad {
+    /// Process minor faults when the load was built (to show they are real faults).
+    faults_at_start: u64,
     cpus: Vec<usize>,
     workers: usize,
     size_bytes: usize,
@@ -18,6 +20,7 @@ pub struct MemChurnLoad {
 impl MemChurnLoad {
     pub fn new(cpus: &[usize], workers: usize, size_bytes: Option<u64>) -> Self {
         Self {
+            faults_at_start: minor_faults(),
             cpus: cpus.to_vec(),
             workers,
             size_bytes: size_bytes.unwrap_or(DEFAULT_SIZE_BYTES) as usize,
@@ -65,6 +68,12 @@ impl Load for MemChurnLoad {
     fn cpu_of(&self, index: usize) -> usize {
         round_robin(&self.cpus, index)
     }
+    fn counters_after(&self) -> Counters {
+        Counters::from([(
+            "process_minor_faults",
+            minor_faults().saturating_sub(self.faults_at_start),
+        )])
+    }
     fn worker(&self, _index: usize) -> anyhow::Result<Box<dyn Worker>> {
         Ok(Box::new(MemChurnWorker {
             size_bytes: self.size_bytes,
@@ -73,4 +82,11 @@ impl Load for MemChurnLoad {
             maps: 0,
         }))
     }
+}
+
+/// The process's minor faults so far (all threads; 0 if getrusage fails).
+pub(crate) fn minor_faults() -> u64 {
+    crate::sys::process::usage_self()
+        .map(|u| u.minor_faults)
+        .unwrap_or(0)
 }
