@@ -322,10 +322,8 @@ fn ctrl_c_stops_latscope_load_and_its_child() {
         .parse()
         .unwrap();
     assert!(process::process_exists(child));
-    std::process::Command::new("kill")
-        .args(["-INT", &latscope.id().to_string()])
-        .status()
-        .unwrap();
+    const SIGINT: i32 = 2; // as Ctrl-C sends it
+    process::signal_process(latscope.id() as i32, SIGINT).unwrap();
     let status = latscope.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(!process::process_exists(child), "sleep survived Ctrl-C");

@@ -148,6 +148,21 @@ pub fn signal_group(pgid: libc::pid_t, sig: libc::c_int) -> io::Result<()> {
     Ok(())
 }
 
+/// Sends `sig` to process `pid` (> 0).
+pub fn signal_process(pid: libc::pid_t, sig: libc::c_int) -> io::Result<()> {
+    if pid <= 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "refusing to signal pid <= 0",
+        ));
+    }
+    // SAFETY: kill takes plain integers; pid > 0 names exactly one process.
+    if unsafe { libc::kill(pid, sig) } != 0 {
+        return Err(super::last_os_error());
+    }
+    Ok(())
+}
+
 /// Whether process `pid` still exists (signal 0 probe; a zombie counts as existing).
 pub fn process_exists(pid: libc::pid_t) -> bool {
     // SAFETY: kill with signal 0 only checks existence and permission.
