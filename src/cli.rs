@@ -48,13 +48,23 @@ pub struct TimerArgs {
     )]
     pub method: String,
     /// Period between deadlines (units: ns, us, ms, s). [default: 1ms]
-    #[arg(long, value_name = "DURATION", conflicts_with = "interval_us")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        conflicts_with = "interval_us",
+        allow_hyphen_values = true
+    )]
     pub period: Option<String>,
     /// The period in µs, as cyclictest's -i.
-    #[arg(short = 'i', long = "interval", value_name = "US")]
+    #[arg(
+        short = 'i',
+        long = "interval",
+        value_name = "US",
+        allow_hyphen_values = true
+    )]
     pub interval_us: Option<String>,
     /// Latency above which a sample counts as an overrun. [default: one period]
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub deadline: Option<String>,
     #[command(flatten)]
     pub common: CommonArgs,
@@ -79,14 +89,19 @@ pub struct CommonArgs {
     pub samples: Option<u64>,
     /// Stop after this long (bare numbers are seconds; as cyclictest's -D). Whichever of
     /// --samples and --duration comes first ends the run. [default: 10s when neither is given]
-    #[arg(short = 'D', long, value_name = "DURATION")]
+    #[arg(short = 'D', long, value_name = "DURATION", allow_hyphen_values = true)]
     pub duration: Option<String>,
     /// Time measured and discarded before recording starts.
-    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1s",
+        allow_hyphen_values = true
+    )]
     pub warmup: String,
     /// Hold /dev/cpu_dma_latency at this many µs during the run (0 keeps CPUs out of deep
     /// idle states, as cyclictest does by default). [default: leave the system as it is]
-    #[arg(long = "dma-latency", value_name = "US")]
+    #[arg(long = "dma-latency", value_name = "US", allow_negative_numbers = true)]
     pub dma_latency: Option<i32>,
     /// Write every sample in order to this CSV file (preallocated, for per-iteration listings).
     #[arg(long, value_name = "FILE")]

@@ -23,7 +23,7 @@ pub fn scenario_name(sp: &ScenarioPlan) -> String {
     let mut name = format!("{} {}", sp.probe.kind(), sp.probe.method());
     if sp.probe.period_ns() > 0 {
         name.push(' ');
-        name.push_str(&crate::units::human_ns(sp.probe.period_ns()).replace(' ', ""));
+        name.push_str(&crate::units::compact_ns(sp.probe.period_ns()));
     }
     if !sp.loads.is_empty() {
         name.push_str(&format!(" load={}", sp.loads.join("+")));
