@@ -18,7 +18,7 @@ fn ctrl_c_saves_what_was_measured_marked_interrupted() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.json");
     let bin = assert_cmd::cargo::cargo_bin("latscope");
-    let mut child = Command::new(bin)
+    let child = Command::new(bin)
         .args([
             "timer",
             "--method",
