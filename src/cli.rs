@@ -27,6 +27,41 @@ pub enum Command {
     /// Periodic wake-up latency: how late a task that sleeps until absolute deadlines
     /// wakes up (clock_nanosleep, nanosleep, timerfd, posix-timer, busy).
     Timer(TimerArgs),
+    /// Run a matrix of scenarios (method × period × load × isolation × policy) from a
+    /// study preset or a TOML plan, and print one combined table.
+    Suite(SuiteArgs),
+}
+
+/// Options of `latscope suite`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Presets (the published studies, 100 000 samples per scenario):\n  \
+memory-load   clock_nanosleep at 300/500/1000 µs under cpu, mem-churn, prot-fault and\n                \
+mem-access loads at 50/100 % on the measured CPU: avg, max, std-dev, overruns\n  \
+wake-methods  clock_nanosleep, timerfd, busy at 1 ms, isolated and not, idle and under\n                \
+a mixed load on the other CPUs: max, min, avg\n  \
+quick         a one-minute health check (default)\n\n\
+Examples:\n  latscope suite --preset memory-load --export-json mem.json\n  \
+latscope suite --preset wake-methods --samples 10000          # scaled down\n  \
+latscope suite --plan my-suite.toml --export-json my.json\n  \
+latscope suite --plan my-suite.toml --export-json my.json --resume   # continue after Ctrl-C\n\n\
+The plan format is documented in docs/suite-plan.md; every preset is an example of it."
+)]
+pub struct SuiteArgs {
+    /// A study preset: memory-load, wake-methods or quick.
+    #[arg(long, value_name = "NAME", conflicts_with = "plan")]
+    pub preset: Option<String>,
+    /// A TOML plan file describing your own matrix.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Continue the run saved in --export-json: scenarios already complete there are kept
+    /// and skipped, the rest run and are appended.
+    #[arg(long, requires = "export_json")]
+    pub resume: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Options of `latscope timer`.

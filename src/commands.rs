@@ -4,7 +4,8 @@
 use crate::cli::{Cli, Command};
 use crate::error::{EXIT_INTERRUPTED, EXIT_OK};
 use crate::plan::Plan;
-use crate::report::{table::TableReporter, Reporter};
+use crate::report::{study::StudyTableReporter, table::TableReporter, Reporter};
+use crate::result::Run;
 use anyhow::Context;
 use std::io::Write;
 
@@ -13,15 +14,38 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
     match cli.command {
         Command::Timer(args) => {
             let plan = crate::plan::timer_plan(&args)?;
-            run_plan(&plan, command_line)
+            let table = TableReporter {
+                in_ns: plan.output.ns,
+            };
+            run_plan(&plan, command_line, None, &table)
         }
+        Command::Suite(args) => suite(args, command_line),
     }
 }
 
+fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Result<i32> {
+    let (plan, spec) = crate::suite::suite_plan(&args)?;
+    let previous = match (&args.resume, &plan.output.export_json) {
+        (true, Some(path)) if path.exists() => Some(Run::load(path)?),
+        _ => None,
+    };
+    let table = StudyTableReporter {
+        title: spec.title.clone(),
+        columns: spec.columns.clone(),
+        in_ns: plan.output.ns,
+    };
+    run_plan(&plan, command_line, previous, &table)
+}
+
 /// Executes a plan, prints the table and warnings, writes the exports.
-pub fn run_plan(plan: &Plan, command_line: Vec<String>) -> anyhow::Result<i32> {
+pub fn run_plan(
+    plan: &Plan,
+    command_line: Vec<String>,
+    previous: Option<Run>,
+    table: &dyn Reporter,
+) -> anyhow::Result<i32> {
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
-    let outcome = crate::runner::execute(plan, command_line, stop)?;
+    let outcome = crate::runner::execute(plan, command_line, stop, previous)?;
     let run = &outcome.run;
     let json_to_stdout = plan
         .output
@@ -29,14 +53,11 @@ pub fn run_plan(plan: &Plan, command_line: Vec<String>) -> anyhow::Result<i32> {
         .as_ref()
         .is_some_and(|p| p.as_os_str() == "-");
     if !plan.output.quiet {
-        let table = TableReporter {
-            in_ns: plan.output.ns,
-        }
-        .render(run)?;
+        let bytes = table.render(run)?;
         if json_to_stdout {
-            std::io::stderr().write_all(&table)?;
+            std::io::stderr().write_all(&bytes)?;
         } else {
-            std::io::stdout().write_all(&table)?;
+            std::io::stdout().write_all(&bytes)?;
         }
     }
     eprint!("{}", crate::report::table::warning_lines(run));

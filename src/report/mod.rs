@@ -3,6 +3,7 @@
 
 pub mod json;
 pub mod raw;
+pub mod study;
 pub mod table;
 
 use crate::result::Run;
