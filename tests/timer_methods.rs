@@ -114,3 +114,23 @@ fn json_file_is_written_and_other_policy_warns() {
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(leftovers.len(), 1);
 }
+
+#[test]
+fn dma_latency_is_held_during_the_run_and_released_after() {
+    let Some(before) = latscope::sys::dma_latency::current_us() else {
+        eprintln!("skipped: /dev/cpu_dma_latency not readable");
+        return;
+    };
+    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let child = std::process::Command::new(bin)
+        .args(["timer", "-a", "0", "-D", "2s", "--warmup", "0", "-q", "--dma-latency", "0"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let during = latscope::sys::dma_latency::current_us();
+    let status = child.wait_with_output().unwrap().status;
+    assert!(status.success());
+    assert_eq!(during, Some(0), "not held at 0 during the run");
+    assert_eq!(latscope::sys::dma_latency::current_us(), Some(before), "not released");
+}
