@@ -394,13 +394,25 @@ impl Probe for NetProbe {
         ] {
             let mut tr = ThreadResult::from_recorder(cpu, &method, metric, rec);
             tr.extra = extra.clone();
+            if rec.raw_dropped() > 0 {
+                tr.extra
+                    .insert("raw_dropped".into(), rec.raw_dropped().into());
+                out.warnings.push(Warning {
+                    code: "raw_dropped".into(),
+                    message: format!(
+                        "{method} {metric}: {} samples did not fit the --raw buffer and are missing from the raw file (they are in every statistic)",
+                        rec.raw_dropped()
+                    ),
+                });
+            }
             out.threads.push(tr);
             if settings.keep_raw {
                 out.raw.push(RawSeries {
                     cpu,
                     method: method.clone(),
                     metric: metric.into(),
-                    columns: vec![format!("{metric}_ns")],
+                    // One value column under the name the timer uses; `metric` tells them apart.
+                    columns: vec!["latency_ns".into()],
                     rows: rec.raw().iter().map(|&v| vec![v]).collect(),
                 });
             }
