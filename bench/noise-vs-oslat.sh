@@ -31,6 +31,6 @@ jq -r '
   | "latscope noise\t\($t.cpu)\t\($d * 1000 | round / 1000)\t\($t.extra.gaps_per_second | floor)\t\($ge32 / $d | floor)\t\($t.max_ns / 1000 | floor)\t\($t.extra.noise_percent)"' \
   "$OUT/latscope.json" >> "$OUT/rows.tsv"
 
-printf 'tool\tcpu\tseconds\tgaps>1us/s\tgaps>=32us/s\tmax (us)\ttime lost (%%)\n'
+printf 'tool\tcpu\tseconds\tgaps>1us/s\tgaps>=32us/s (oslat: >=31us)\tmax (us)\ttime lost (%%)\n'
 cat "$OUT/rows.tsv"
 echo "results: $OUT"
