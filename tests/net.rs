@@ -79,7 +79,19 @@ fn run_json(args: &[&str]) -> Value {
 
 #[test]
 fn loopback_with_in_process_reflector() {
-    let run = run_json(&["net", "-D", "2", "--warmup", "0.2", "--size", "64,8192"]);
+    // A 2 s timeout: on this shared VM a reply may wait behind other RT work, but
+    // nothing on loopback may be lost.
+    let run = run_json(&[
+        "net",
+        "-D",
+        "2",
+        "--warmup",
+        "0.2",
+        "--size",
+        "64,8192",
+        "--timeout",
+        "2s",
+    ]);
     let scenarios = run["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), 2, "one scenario per size");
     assert_eq!(scenarios[1]["params"]["extra"]["size_bytes"], 8192);
@@ -291,7 +303,17 @@ fn veth_pair_between_two_namespaces() {
     let out = std::process::Command::new("ip")
         .args(["netns", "exec", &pair.client_ns])
         .arg(latscope_path())
-        .args(["net", "--target", &addr, "-D", "2", "--warmup", "0.2"])
+        .args([
+            "net",
+            "--target",
+            &addr,
+            "-D",
+            "2",
+            "--warmup",
+            "0.2",
+            "--timeout",
+            "2s",
+        ])
         .args(["--size", "64,4000", "-q", "--export-json", "-"])
         .output()
         .unwrap();

@@ -31,6 +31,14 @@ fn stall_injector(cpu: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<
     })
 }
 
+/// Sets the flag on drop, so the injector stops even when the test fails.
+struct StopOnDrop(Arc<AtomicBool>);
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Gaps at or above `ns` in a result thread's histogram.
 fn gaps_at_or_above(thread: &serde_json::Value, ns: u64) -> u64 {
     thread["histogram"]
@@ -56,6 +64,7 @@ fn noise_finds_an_injected_fifo_stall() {
     let cpu = *online.last().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let injector = stall_injector(cpu, stop.clone());
+    let _stop_injector = StopOnDrop(stop.clone());
     let out = Command::cargo_bin("latscope")
         .unwrap()
         .args([
