@@ -199,7 +199,16 @@ fn separate_server_process_ignores_malformed_datagrams() {
     assert_eq!(&buf[..n], &valid[..]);
 
     let run = run_json(&[
-        "net", "--target", &addr, "--flood", "-D", "1", "--warmup", "0.1",
+        "net",
+        "--target",
+        &addr,
+        "--flood",
+        "-D",
+        "1",
+        "--warmup",
+        "0.1",
+        "--timeout",
+        "2s",
     ]);
     let sc = &run["scenarios"][0];
     check_scenario(sc, 0);
