@@ -30,6 +30,12 @@ pub enum Command {
     /// Run a matrix of scenarios (method × period × load × isolation × policy) from a
     /// study preset or a TOML plan, and print one combined table.
     Suite(SuiteArgs),
+    /// OS noise on a busy core (oslat/sysjitter style): a thread per CPU reads the clock
+    /// in a tight loop and records every gap the OS steals above --threshold.
+    Noise(NoiseArgs),
+    /// UDP round-trip latency (like ping -f) through a reflector, split with kernel
+    /// receive timestamps into network+kernel and kernel-to-user wake-up time.
+    Net(NetArgs),
 }
 
 /// Options of `latscope suite`.
@@ -101,6 +107,76 @@ pub struct TimerArgs {
     /// Latency above which a sample counts as an overrun. [default: one period]
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub deadline: Option<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Options of `latscope noise`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  latscope noise                          \
+# FIFO 95, every CPU but the first, 10 s\n  latscope noise --cpus 1 -D 60s          \
+# as oslat --cpu-list 1 --duration 60 --rtprio 95\n  latscope noise --threshold 5us --export-json noise.json\n\n\
+A spinning real-time thread is stopped by RT throttling (sched_rt_runtime_us) for the \
+rest of every period: with 950000/1000000 that is a ~50 ms gap each second. It is real \
+and latscope warns about it; use --policy other to measure without it.")]
+pub struct NoiseArgs {
+    /// Gaps at or below this (after subtracting the loop's own cost) are not noise
+    /// (units: ns, us, ms; bare numbers are µs).
+    #[arg(long, value_name = "DURATION", default_value = "1us")]
+    pub threshold: String,
+    /// Gaps longer than this count as overruns (bare numbers are µs).
+    #[arg(long, value_name = "DURATION", default_value = "100us")]
+    pub deadline: String,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Options of `latscope net`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  latscope net                                    \
+# 64 B every 1 ms through an in-process reflector on 127.0.0.1\n  \
+latscope net --flood --size 64,4000,8192 -D 5s   # like ping -f, three sizes in turn\n  \
+latscope net --serve 0.0.0.0:9750               # reflector only (on the other machine)\n  \
+latscope net --target 192.0.2.7:9750            # measure through that reflector\n\n\
+The split uses SO_TIMESTAMPNS kernel receive stamps (CLOCK_REALTIME): kernel_to_user = \
+realtime read right after recvmsg - kernel stamp; network = round_trip - kernel_to_user \
+(it includes both kernels' stacks and the reflector)."
+)]
+pub struct NetArgs {
+    /// UDP payload sizes in bytes (24-65507, header included); each size is a scenario.
+    #[arg(long, value_name = "LIST", default_value = "64")]
+    pub size: String,
+    /// Time between sends (bare numbers are µs). [default: 1ms]
+    #[arg(short = 'i', long, value_name = "DURATION", conflicts_with = "flood")]
+    pub interval: Option<String>,
+    /// Send the next packet as soon as the reply arrives (like ping -f).
+    #[arg(long)]
+    pub flood: bool,
+    /// No reply within this counts the packet lost (bare numbers are ms). [default: 100ms
+    /// or ten intervals, whichever is longer]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Round trips longer than this count as overruns (bare numbers are µs). [default: the
+    /// interval; 1ms with --flood]
+    #[arg(long, value_name = "DURATION")]
+    pub deadline: Option<String>,
+    /// Measure through an external reflector (`latscope net --serve` elsewhere) instead of
+    /// an in-process one on 127.0.0.1.
+    #[arg(long, value_name = "ADDR:PORT", conflicts_with = "serve")]
+    pub target: Option<String>,
+    /// Only reflect, on ADDR:PORT (port 0 picks one; the address is printed on stderr),
+    /// until Ctrl-C or --duration. [default address: 127.0.0.1:9750]
+    #[arg(long, value_name = "ADDR:PORT", num_args = 0..=1, default_missing_value = "127.0.0.1:9750")]
+    pub serve: Option<String>,
+    /// CPU of the in-process reflector thread. [default: another CPU than the sender's when
+    /// there is one]
+    #[arg(long, value_name = "CPU")]
+    pub reflector_cpu: Option<usize>,
     #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]

@@ -14,12 +14,14 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
     match cli.command {
         Command::Timer(args) => {
             let plan = crate::plan::timer_plan(&args)?;
-            let table = TableReporter {
-                in_ns: plan.output.ns,
-            };
-            run_plan(&plan, command_line, None, &table)
+            run_with_plain_table(&plan, command_line)
         }
         Command::Suite(args) => suite(args, command_line),
+        Command::Noise(args) => {
+            let plan = crate::plan::noise_plan(&args)?;
+            run_with_plain_table(&plan, command_line)
+        }
+        Command::Net(args) => run_net(&args, command_line),
     }
 }
 
@@ -35,6 +37,14 @@ fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Resu
         in_ns: plan.output.ns,
     };
     run_plan(&plan, command_line, previous, &table)
+}
+
+/// Executes a plan and prints the plain per-thread table.
+fn run_with_plain_table(plan: &Plan, command_line: Vec<String>) -> anyhow::Result<i32> {
+    let table = TableReporter {
+        in_ns: plan.output.ns,
+    };
+    run_plan(plan, command_line, None, &table)
 }
 
 /// Executes a plan, prints the table and warnings, writes the exports.
@@ -70,4 +80,52 @@ pub fn run_plan(
     } else {
         EXIT_OK
     })
+}
+
+/// `latscope net`: either the reflector alone (--serve) or a measuring plan.
+fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Result<i32> {
+    let Some(addr) = &args.serve else {
+        let plan = crate::plan::net_plan(args)?;
+        return run_with_plain_table(&plan, command_line);
+    };
+    let addr = crate::plan::socket_addr("--serve", addr)?;
+    let mut warnings = Vec::new();
+    let placement = match &args.common.cpus {
+        Some(_) => {
+            let (settings, _, w) = crate::plan::resolve_common(&args.common, &[])?;
+            warnings = w;
+            settings
+                .cpus
+                .first()
+                .map(|&cpu| crate::probe::harness::ThreadPlacement {
+                    cpu,
+                    policy: settings.policy,
+                    priority: settings.priority,
+                })
+        }
+        None => None,
+    };
+    let duration_ns = match &args.common.duration {
+        Some(d) => Some(crate::plan::duration_in_range(
+            "--duration",
+            d,
+            1_000_000_000,
+            1_000_000,
+            crate::plan::MAX_DURATION_NS,
+        )?),
+        None => None,
+    };
+    for w in &warnings {
+        eprintln!("warning: {}", w.message);
+    }
+    let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
+    let counts = crate::probe::net::serve(addr, placement, duration_ns, stop)?;
+    use std::sync::atomic::Ordering::Relaxed;
+    eprintln!(
+        "latscope net: reflected {} datagrams, ignored {} malformed, {} send errors",
+        counts.reflected.load(Relaxed),
+        counts.malformed.load(Relaxed),
+        counts.send_errors.load(Relaxed)
+    );
+    Ok(EXIT_OK)
 }

@@ -123,7 +123,18 @@ fn dma_latency_is_held_during_the_run_and_released_after() {
     };
     let bin = assert_cmd::cargo::cargo_bin("latscope");
     let child = std::process::Command::new(bin)
-        .args(["timer", "-a", "0", "-D", "2s", "--warmup", "0", "-q", "--dma-latency", "0"])
+        .args([
+            "timer",
+            "-a",
+            "0",
+            "-D",
+            "2s",
+            "--warmup",
+            "0",
+            "-q",
+            "--dma-latency",
+            "0",
+        ])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
@@ -132,5 +143,9 @@ fn dma_latency_is_held_during_the_run_and_released_after() {
     let status = child.wait_with_output().unwrap().status;
     assert!(status.success());
     assert_eq!(during, Some(0), "not held at 0 during the run");
-    assert_eq!(latscope::sys::dma_latency::current_us(), Some(before), "not released");
+    assert_eq!(
+        latscope::sys::dma_latency::current_us(),
+        Some(before),
+        "not released"
+    );
 }

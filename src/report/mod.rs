@@ -1,6 +1,7 @@
 //! Renderers: each turns a Run into bytes and never touches files itself; the caller
 //! decides where the bytes go.
 
+pub mod extras;
 pub mod json;
 pub mod raw;
 pub mod study;
