@@ -28,9 +28,50 @@ pub enum Command {
     /// Periodic wake-up latency: how late a task that sleeps until absolute deadlines
     /// wakes up (clock_nanosleep, nanosleep, timerfd, posix-timer, busy).
     Timer(TimerArgs),
+    /// Run a matrix of scenarios (method × period × load × isolation × policy) from a
+    /// study preset or a TOML plan, and print one combined table.
+    Suite(SuiteArgs),
+    /// OS noise on a busy core (oslat/sysjitter style): a thread per CPU reads the clock
+    /// in a tight loop and records every gap the OS steals above --threshold.
+    Noise(NoiseArgs),
+    /// UDP round-trip latency (like ping -f) through a reflector, split with kernel
+    /// receive timestamps into network+kernel and kernel-to-user wake-up time.
+    Net(NetArgs),
     /// Runs load generators alone and reports their throughput and CPU share
     /// (`--list` documents every kind).
     Load(LoadArgs),
+}
+
+/// Options of `latscope suite`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Presets (the published studies, 100 000 samples per scenario):\n  \
+memory-load   clock_nanosleep at 300/500/1000 µs under cpu, mem-churn, prot-fault and\n                \
+mem-access loads at 50/100 % on the measured CPU: avg, max, std-dev, overruns\n  \
+wake-methods  clock_nanosleep, timerfd, busy at 1 ms, isolated and not, idle and under\n                \
+a mixed load on the other CPUs: max, min, avg\n  \
+quick         a one-minute health check (default)\n\n\
+Examples:\n  latscope suite --preset memory-load --export-json mem.json\n  \
+latscope suite --preset wake-methods --samples 10000          # scaled down\n  \
+latscope suite --plan my-suite.toml --export-json my.json\n  \
+latscope suite --plan my-suite.toml --export-json my.json --resume   # continue after Ctrl-C\n\n\
+The plan format is documented in docs/suite-plan.md; every preset is an example of it."
+)]
+pub struct SuiteArgs {
+    /// A study preset: memory-load, wake-methods or quick.
+    #[arg(long, value_name = "NAME", conflicts_with = "plan")]
+    pub preset: Option<String>,
+    /// A TOML plan file describing your own matrix.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Continue the run saved in --export-json: scenarios already complete there are kept
+    /// and skipped, the rest run and are appended.
+    #[arg(long, requires = "export_json")]
+    pub resume: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Options of `latscope timer`.
@@ -52,14 +93,94 @@ pub struct TimerArgs {
     )]
     pub method: String,
     /// Period between deadlines (units: ns, us, ms, s). [default: 1ms]
-    #[arg(long, value_name = "DURATION", conflicts_with = "interval_us")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        conflicts_with = "interval_us",
+        allow_hyphen_values = true
+    )]
     pub period: Option<String>,
     /// The period in µs, as cyclictest's -i.
-    #[arg(short = 'i', long = "interval", value_name = "US")]
+    #[arg(
+        short = 'i',
+        long = "interval",
+        value_name = "US",
+        allow_hyphen_values = true
+    )]
     pub interval_us: Option<String>,
     /// Latency above which a sample counts as an overrun. [default: one period]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub deadline: Option<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Options of `latscope noise`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  latscope noise                          \
+# FIFO 95, every CPU but the first, 10 s\n  latscope noise --cpus 1 -D 60s          \
+# as oslat --cpu-list 1 --duration 60 --rtprio 95\n  latscope noise --threshold 5us --export-json noise.json\n\n\
+A spinning real-time thread is stopped by RT throttling (sched_rt_runtime_us) for the \
+rest of every period: with 950000/1000000 that is a ~50 ms gap each second. It is real \
+and latscope warns about it; use --policy other to measure without it.")]
+pub struct NoiseArgs {
+    /// Gaps at or below this (after subtracting the loop's own cost) are not noise
+    /// (units: ns, us, ms; bare numbers are µs).
+    #[arg(long, value_name = "DURATION", default_value = "1us")]
+    pub threshold: String,
+    /// Gaps longer than this count as overruns (bare numbers are µs).
+    #[arg(long, value_name = "DURATION", default_value = "100us")]
+    pub deadline: String,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Options of `latscope net`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  latscope net                                    \
+# 64 B every 1 ms through an in-process reflector on 127.0.0.1\n  \
+latscope net --flood --size 64,4000,8192 -D 5s   # like ping -f, three sizes in turn\n  \
+latscope net --serve 0.0.0.0:9750               # reflector only (on the other machine)\n  \
+latscope net --target 192.0.2.7:9750            # measure through that reflector\n\n\
+The split uses SO_TIMESTAMPNS kernel receive stamps (CLOCK_REALTIME): kernel_to_user = \
+realtime read right after recvmsg - kernel stamp; network = round_trip - kernel_to_user \
+(it includes both kernels' stacks and the reflector)."
+)]
+pub struct NetArgs {
+    /// UDP payload sizes in bytes (24-65507, header included); each size is a scenario.
+    #[arg(long, value_name = "LIST", default_value = "64")]
+    pub size: String,
+    /// Time between sends (bare numbers are µs). [default: 1ms]
+    #[arg(short = 'i', long, value_name = "DURATION", conflicts_with = "flood")]
+    pub interval: Option<String>,
+    /// Send the next packet as soon as the reply arrives (like ping -f).
+    #[arg(long)]
+    pub flood: bool,
+    /// No reply within this counts the packet lost (bare numbers are ms). [default: 100ms
+    /// or ten intervals, whichever is longer]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Round trips longer than this count as overruns (bare numbers are µs). [default: the
+    /// interval; 1ms with --flood]
     #[arg(long, value_name = "DURATION")]
     pub deadline: Option<String>,
+    /// Measure through an external reflector (`latscope net --serve` elsewhere) instead of
+    /// an in-process one on 127.0.0.1.
+    #[arg(long, value_name = "ADDR:PORT", conflicts_with = "serve")]
+    pub target: Option<String>,
+    /// Only reflect, on ADDR:PORT (port 0 picks one; the address is printed on stderr),
+    /// until Ctrl-C or --duration. [default address: 127.0.0.1:9750]
+    #[arg(long, value_name = "ADDR:PORT", num_args = 0..=1, default_missing_value = "127.0.0.1:9750")]
+    pub serve: Option<String>,
+    /// CPU of the in-process reflector thread. [default: another CPU than the sender's when
+    /// there is one]
+    #[arg(long, value_name = "CPU")]
+    pub reflector_cpu: Option<usize>,
     #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]
@@ -83,14 +204,19 @@ pub struct CommonArgs {
     pub samples: Option<u64>,
     /// Stop after this long (bare numbers are seconds; as cyclictest's -D). Whichever of
     /// --samples and --duration comes first ends the run. [default: 10s when neither is given]
-    #[arg(short = 'D', long, value_name = "DURATION")]
+    #[arg(short = 'D', long, value_name = "DURATION", allow_hyphen_values = true)]
     pub duration: Option<String>,
     /// Time measured and discarded before recording starts.
-    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1s",
+        allow_hyphen_values = true
+    )]
     pub warmup: String,
     /// Hold /dev/cpu_dma_latency at this many µs during the run (0 keeps CPUs out of deep
     /// idle states, as cyclictest does by default). [default: leave the system as it is]
-    #[arg(long = "dma-latency", value_name = "US")]
+    #[arg(long = "dma-latency", value_name = "US", allow_negative_numbers = true)]
     pub dma_latency: Option<i32>,
     /// Write every sample in order to this CSV file (preallocated, for per-iteration listings).
     #[arg(long, value_name = "FILE")]

@@ -4,7 +4,8 @@
 use crate::cli::{Cli, Command};
 use crate::error::{EXIT_INTERRUPTED, EXIT_OK};
 use crate::plan::Plan;
-use crate::report::{table::TableReporter, Reporter};
+use crate::report::{study::StudyTableReporter, table::TableReporter, Reporter};
+use crate::result::Run;
 use anyhow::Context;
 use std::io::Write;
 
@@ -13,10 +14,38 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
     match cli.command {
         Command::Timer(args) => {
             let plan = crate::plan::timer_plan(&args)?;
-            run_plan(&plan, command_line)
+            run_with_plain_table(&plan, command_line)
         }
+        Command::Suite(args) => suite(args, command_line),
+        Command::Noise(args) => {
+            let plan = crate::plan::noise_plan(&args)?;
+            run_with_plain_table(&plan, command_line)
+        }
+        Command::Net(args) => run_net(&args, command_line),
         Command::Load(args) => run_loads(&args),
     }
+}
+
+fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Result<i32> {
+    let (plan, spec) = crate::suite::suite_plan(&args)?;
+    let previous = match (&args.resume, &plan.output.export_json) {
+        (true, Some(path)) if path.exists() => Some(Run::load(path)?),
+        _ => None,
+    };
+    let table = StudyTableReporter {
+        title: spec.title.clone(),
+        columns: spec.columns.clone(),
+        in_ns: plan.output.ns,
+    };
+    run_plan(&plan, command_line, previous, &table)
+}
+
+/// Executes a plan and prints the plain per-thread table.
+fn run_with_plain_table(plan: &Plan, command_line: Vec<String>) -> anyhow::Result<i32> {
+    let table = TableReporter {
+        in_ns: plan.output.ns,
+    };
+    run_plan(plan, command_line, None, &table)
 }
 
 /// `latscope load`: runs loads alone for a while and reports what they achieved.
@@ -67,9 +96,14 @@ pub fn run_loads(args: &crate::cli::LoadArgs) -> anyhow::Result<i32> {
 }
 
 /// Executes a plan, prints the table and warnings, writes the exports.
-pub fn run_plan(plan: &Plan, command_line: Vec<String>) -> anyhow::Result<i32> {
+pub fn run_plan(
+    plan: &Plan,
+    command_line: Vec<String>,
+    previous: Option<Run>,
+    table: &dyn Reporter,
+) -> anyhow::Result<i32> {
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
-    let outcome = crate::runner::execute(plan, command_line, stop)?;
+    let outcome = crate::runner::execute(plan, command_line, stop, previous)?;
     let run = &outcome.run;
     let json_to_stdout = plan
         .output
@@ -77,14 +111,11 @@ pub fn run_plan(plan: &Plan, command_line: Vec<String>) -> anyhow::Result<i32> {
         .as_ref()
         .is_some_and(|p| p.as_os_str() == "-");
     if !plan.output.quiet {
-        let table = TableReporter {
-            in_ns: plan.output.ns,
-        }
-        .render(run)?;
+        let bytes = table.render(run)?;
         if json_to_stdout {
-            std::io::stderr().write_all(&table)?;
+            std::io::stderr().write_all(&bytes)?;
         } else {
-            std::io::stdout().write_all(&table)?;
+            std::io::stdout().write_all(&bytes)?;
         }
     }
     eprint!("{}", crate::report::table::warning_lines(run));
@@ -97,4 +128,52 @@ pub fn run_plan(plan: &Plan, command_line: Vec<String>) -> anyhow::Result<i32> {
     } else {
         EXIT_OK
     })
+}
+
+/// `latscope net`: either the reflector alone (--serve) or a measuring plan.
+fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Result<i32> {
+    let Some(addr) = &args.serve else {
+        let plan = crate::plan::net_plan(args)?;
+        return run_with_plain_table(&plan, command_line);
+    };
+    let addr = crate::plan::socket_addr("--serve", addr)?;
+    let mut warnings = Vec::new();
+    let placement = match &args.common.cpus {
+        Some(_) => {
+            let (settings, _, w) = crate::plan::resolve_common(&args.common, &[])?;
+            warnings = w;
+            settings
+                .cpus
+                .first()
+                .map(|&cpu| crate::probe::harness::ThreadPlacement {
+                    cpu,
+                    policy: settings.policy,
+                    priority: settings.priority,
+                })
+        }
+        None => None,
+    };
+    let duration_ns = match &args.common.duration {
+        Some(d) => Some(crate::plan::duration_in_range(
+            "--duration",
+            d,
+            1_000_000_000,
+            1_000_000,
+            crate::plan::MAX_DURATION_NS,
+        )?),
+        None => None,
+    };
+    for w in &warnings {
+        eprintln!("warning: {}", w.message);
+    }
+    let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
+    let counts = crate::probe::net::serve(addr, placement, duration_ns, stop)?;
+    use std::sync::atomic::Ordering::Relaxed;
+    eprintln!(
+        "latscope net: reflected {} datagrams, ignored {} malformed, {} send errors",
+        counts.reflected.load(Relaxed),
+        counts.malformed.load(Relaxed),
+        counts.send_errors.load(Relaxed)
+    );
+    Ok(EXIT_OK)
 }

@@ -14,6 +14,7 @@ pub mod report;
 pub mod result;
 pub mod runner;
 pub mod stats;
+pub mod suite;
 pub mod sys;
 pub mod sysinfo;
 pub mod units;

@@ -2,8 +2,10 @@
 //! resolved against this machine (online CPUs, permissions, RT throttling) before
 //! anything is measured, so a long run never fails at its end.
 
-use crate::cli::{CommonArgs, OutputArgs, TimerArgs};
+use crate::cli::{CommonArgs, NetArgs, NoiseArgs, OutputArgs, TimerArgs};
 use crate::error::UserError;
+use crate::probe::net::{packet, NetProbe};
+use crate::probe::noise::NoiseProbe;
 use crate::probe::timer::{Method, TimerProbe};
 use crate::probe::{CommonSettings, Probe, MAX_RAW_SAMPLES};
 use crate::result::Warning;
@@ -323,6 +325,148 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
                 method,
                 period_ns,
                 deadline_ns,
+            }) as Box<dyn Probe>,
+            settings: settings.clone(),
+            dma_latency_us: dma,
+            loads: loads.clone(),
+            isolate: Vec::new(),
+        })
+        .collect();
+    Ok(Plan {
+        scenarios,
+        output,
+        warnings,
+    })
+}
+
+/// Builds the plan of `latscope noise`: every online CPU but the first by default (it
+/// keeps the machine's housekeeping), busy at the chosen policy like the timer's busy
+/// method, so the same RT safety checks apply.
+pub fn noise_plan(args: &NoiseArgs) -> Result<Plan, UserError> {
+    let threshold_ns = duration_in_range("--threshold", &args.threshold, 1_000, 0, 1_000_000_000)?;
+    let deadline_ns = duration_in_range("--deadline", &args.deadline, 1_000, 1, 60_000_000_000)?;
+    let online = crate::sys::affinity::online_cpus();
+    let default_cpus: Vec<usize> = if online.len() > 1 {
+        online[1..].to_vec()
+    } else {
+        online.clone()
+    };
+    let (settings, dma, mut warnings) = resolve_common(&args.common, &default_cpus)?;
+    check_busy_safety(&settings, args.common.force, &mut warnings)?;
+    let output = resolve_output(&args.output, &args.common.raw)?;
+    Ok(Plan {
+        scenarios: vec![ScenarioPlan {
+            probe: Box::new(NoiseProbe {
+                threshold_ns,
+                deadline_ns,
+            }),
+            settings,
+            dma_latency_us: dma,
+            loads: resolve_loads(&args.common.loads)?,
+            isolate: Vec::new(),
+        }],
+        output,
+        warnings,
+    })
+}
+
+/// Parses `ADDR:PORT` for --target/--serve, naming the option when it is not one.
+pub fn socket_addr(option: &str, text: &str) -> Result<std::net::SocketAddr, UserError> {
+    text.parse().map_err(|_| {
+        invalid(
+            option,
+            text,
+            "expected ADDR:PORT, e.g. 127.0.0.1:9750 or [::1]:9750",
+        )
+    })
+}
+
+/// Parses the --size list of `latscope net`.
+pub fn net_sizes(text: &str) -> Result<Vec<usize>, UserError> {
+    let mut sizes = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let n = units::parse_size_bytes(part).map_err(|r| invalid("--size", part, r))?;
+        if n < packet::MIN_SIZE as u64 || n > packet::MAX_SIZE as u64 {
+            return Err(out_of_range(
+                "--size",
+                part,
+                &format!(
+                    "{} to {} bytes (UDP payload, header included)",
+                    packet::MIN_SIZE,
+                    packet::MAX_SIZE
+                ),
+            ));
+        }
+        if !sizes.contains(&(n as usize)) {
+            sizes.push(n as usize);
+        }
+    }
+    if sizes.is_empty() {
+        return Err(invalid(
+            "--size",
+            text,
+            "no size given; e.g. --size 64,4000,8192",
+        ));
+    }
+    Ok(sizes)
+}
+
+/// Builds the plan of `latscope net` (not --serve): one scenario per payload size; the
+/// sender runs on the first CPU of --cpus (default: the last online CPU) and the
+/// in-process reflector on another CPU when there is one.
+pub fn net_plan(args: &NetArgs) -> Result<Plan, UserError> {
+    let sizes = net_sizes(&args.size)?;
+    let interval_ns = match (&args.interval, args.flood) {
+        (_, true) => 0,
+        (Some(i), false) => {
+            duration_in_range("--interval", i, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)?
+        }
+        (None, false) => 1_000_000,
+    };
+    let timeout_ns = match &args.timeout {
+        Some(t) => duration_in_range("--timeout", t, 1_000_000, 100_000, 60_000_000_000)?,
+        None => (interval_ns * 10).max(100_000_000),
+    };
+    let deadline_ns = match &args.deadline {
+        Some(d) => duration_in_range("--deadline", d, 1_000, 1, 60_000_000_000)?,
+        None if interval_ns > 0 => interval_ns,
+        None => 1_000_000,
+    };
+    let target = match &args.target {
+        Some(t) => Some(socket_addr("--target", t)?),
+        None => None,
+    };
+    let online = crate::sys::affinity::online_cpus();
+    let last = *online.last().unwrap_or(&0);
+    let (mut settings, dma, warnings) = resolve_common(&args.common, &[last])?;
+    settings.cpus.truncate(1);
+    let sender_cpu = settings.cpus[0];
+    let reflector_cpu = match args.reflector_cpu {
+        Some(c) if online.contains(&c) => c,
+        Some(c) => {
+            return Err(UserError::CpuNotOnline {
+                cpu: c,
+                online: units::format_cpu_list(&online),
+            })
+        }
+        None => online
+            .iter()
+            .copied()
+            .find(|&c| c != sender_cpu)
+            .unwrap_or(sender_cpu),
+    };
+    let output = resolve_output(&args.output, &args.common.raw)?;
+    let loads = resolve_loads(&args.common.loads)?;
+    let scenarios = sizes
+        .into_iter()
+        .map(|size| ScenarioPlan {
+            probe: Box::new(NetProbe {
+                size,
+                interval_ns,
+                timeout_ns,
+                deadline_ns,
+                target,
+                reflector_cpu,
             }) as Box<dyn Probe>,
             settings: settings.clone(),
             dma_latency_us: dma,

@@ -23,7 +23,7 @@ pub fn scenario_name(sp: &ScenarioPlan) -> String {
     let mut name = format!("{} {}", sp.probe.kind(), sp.probe.method());
     if sp.probe.period_ns() > 0 {
         name.push(' ');
-        name.push_str(&crate::units::human_ns(sp.probe.period_ns()).replace(' ', ""));
+        name.push_str(&crate::units::compact_ns(sp.probe.period_ns()));
     }
     if !sp.loads.is_empty() {
         name.push_str(&format!(" load={}", sp.loads.join("+")));
@@ -66,9 +66,21 @@ pub fn execute(
     plan: &Plan,
     command_line: Vec<String>,
     stop: Arc<AtomicBool>,
+    previous: Option<Run>,
 ) -> anyhow::Result<RunOutcome> {
     let system = SystemInfo::collect();
     let mut run = Run::new(system.clone(), command_line);
+    // Resuming: keep the previous run's complete scenarios; interrupted ones run again.
+    let mut done: Vec<String> = Vec::new();
+    if let Some(prev) = previous {
+        run.started_at = prev.started_at;
+        run.scenarios = prev
+            .scenarios
+            .into_iter()
+            .filter(|s| !s.interrupted)
+            .collect();
+        done = run.scenarios.iter().map(|s| s.name.clone()).collect();
+    }
     run.warnings.extend(system.warnings());
     run.warnings.extend(plan.warnings.iter().cloned());
     if let Err(e) = memlock::lock_all_memory() {
@@ -103,6 +115,9 @@ pub fn execute(
             break;
         }
         let name = scenario_name(sp);
+        if done.contains(&name) {
+            continue;
+        }
         let ctx = ProbeContext {
             stop: stop.clone(),
             progress: show_progress,

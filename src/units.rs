@@ -136,6 +136,23 @@ pub fn human_ns(ns: u64) -> String {
     }
 }
 
+/// Formats nanoseconds compactly for labels, in the unit syntax users type (`1ms`,
+/// `300us`, `1.5ms`, `10s`).
+pub fn compact_ns(ns: u64) -> String {
+    let (value, unit) = if ns >= 1_000_000_000 {
+        (ns as f64 / 1e9, "s")
+    } else if ns >= 1_000_000 {
+        (ns as f64 / 1e6, "ms")
+    } else if ns >= 1_000 {
+        (ns as f64 / 1e3, "us")
+    } else {
+        (ns as f64, "ns")
+    };
+    let text = format!("{value:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}{unit}")
+}
+
 /// Formats nanoseconds as µs with two decimals, or as ns when `in_ns`.
 pub fn latency_cell(ns: u64, in_ns: bool) -> String {
     if in_ns {
@@ -173,6 +190,10 @@ mod tests {
         assert!(parse_cpu_list_plain("3-1").is_err());
         assert!(parse_cpu_list_plain("x").is_err());
         assert_eq!(format_cpu_list(&[0, 1, 2, 3, 6]), "0-3,6");
+        assert_eq!(compact_ns(1_000_000), "1ms");
+        assert_eq!(compact_ns(300_000), "300us");
+        assert_eq!(compact_ns(1_500_000), "1.5ms");
+        assert_eq!(compact_ns(750), "750ns");
     }
 
     #[test]

@@ -87,8 +87,15 @@ where
 
 /// Pins the calling thread and sets its scheduling, naming what failed.
 pub fn place_current_thread(p: &ThreadPlacement) -> anyhow::Result<()> {
-    affinity::pin_current_thread(p.cpu)
-        .with_context(|| format!("pinning a measuring thread to CPU {}", p.cpu))?;
+    affinity::pin_current_thread(p.cpu).with_context(|| {
+        let allowed = affinity::get_affinity(0).unwrap_or_default();
+        format!(
+            "pinning a measuring thread to CPU {} (this process may use CPUs {}: is CPU {} in another cpuset, e.g. isolated by another run?)",
+            p.cpu,
+            crate::units::format_cpu_list(&allowed),
+            p.cpu
+        )
+    })?;
     sched::set_current_thread(p.policy, p.priority).with_context(|| {
         format!(
             "setting {} priority {} on CPU {}",

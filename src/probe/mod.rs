@@ -3,6 +3,8 @@
 //! probe hands back to the runner.
 
 pub mod harness;
+pub mod net;
+pub mod noise;
 pub mod timer;
 
 use crate::result::{ThreadResult, Warning};

@@ -1,9 +1,11 @@
 //! Renderers: each turns a Run into bytes and never touches files itself; the caller
 //! decides where the bytes go.
 
+pub mod extras;
 pub mod json;
 pub mod loads;
 pub mod raw;
+pub mod study;
 pub mod table;
 
 use crate::result::Run;

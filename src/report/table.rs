@@ -69,6 +69,7 @@ impl Reporter for TableReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         let mut out = self.table(run).to_string();
         out.push('\n');
+        out.push_str(&super::extras::extra_lines(run));
         out.push_str(&super::loads::run_loads_table(run));
         if run.interrupted {
             out.push_str("interrupted: the statistics cover what was measured until then\n");

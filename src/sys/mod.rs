@@ -11,6 +11,7 @@ pub mod process;
 pub mod sched;
 pub mod signals;
 pub mod timerfd;
+pub mod udp_timestamps;
 
 /// The last OS error as an `std::io::Error`, for wrappers that return `-1`.
 pub(crate) fn last_os_error() -> std::io::Error {

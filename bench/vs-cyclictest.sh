@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# latscope timer --method clock-nanosleep beside cyclictest, alternately on the same CPU:
+# FIFO 95, 1 ms, 20 000 loops, five pairs, both holding /dev/cpu_dma_latency at 0.
+# Prints the median of each tool's avg, p99 and max, their ratios, peak RSS and CPU time.
+# Usage: bench/vs-cyclictest.sh [CPU] [PAIRS] [LOOPS]   (as root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CPU=${1:-1}
+PAIRS=${2:-5}
+LOOPS=${3:-20000}
+command -v cyclictest >/dev/null || { apt-get update -qq && apt-get install -y -qq rt-tests; }
+cargo build --release -q
+LATSCOPE=$PWD/target/release/latscope
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+
+# Runs a command, records its peak RSS (KiB) and CPU time (s) from wait4's rusage.
+measure() {
+  local tag=$1; shift
+  python3 - "$OUT/$tag.rusage" "$@" <<'PY'
+import os, resource, subprocess, sys
+out, cmd = sys.argv[1], sys.argv[2:]
+p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+open(out, "w").write(f"{ru.ru_maxrss} {ru.ru_utime + ru.ru_stime:.3f} {os.waitstatus_to_exitcode(status)}\n")
+PY
+}
+
+for i in $(seq 1 "$PAIRS"); do
+  echo "pair $i/$PAIRS: cyclictest" >&2
+  measure "c$i" cyclictest -m -q -l "$LOOPS" -i 1000 -p 95 -a "$CPU" -t 1 -h 100000 --json="$OUT/c$i.json"
+  echo "pair $i/$PAIRS: latscope" >&2
+  measure "l$i" "$LATSCOPE" timer --method clock-nanosleep -i 1000 -l "$LOOPS" -p 95 -a "$CPU" \
+    --dma-latency 0 --warmup 0 -q --export-json "$OUT/l$i.json"
+done
+
+python3 - "$OUT" "$PAIRS" <<'PY'
+import json, statistics, sys
+out, pairs = sys.argv[1], int(sys.argv[2])
+def cyc(i):
+    t = json.load(open(f"{out}/c{i}.json"))["thread"]["0"]
+    hist = sorted((int(k), v) for k, v in t["histogram"].items())
+    total, seen, p99 = sum(v for _, v in hist), 0, None
+    for us, v in hist:
+        seen += v
+        if p99 is None and seen >= 0.99 * total:
+            p99 = us
+    return t["avg"], p99, t["max"]
+def lat(i):
+    t = json.load(open(f"{out}/l{i}.json"))["scenarios"][0]["threads"][0]
+    return t["mean_ns"] / 1e3, t["p99_ns"] / 1e3, t["max_ns"] / 1e3
+def rusage(tag):
+    rss, cpu, rc = open(f"{out}/{tag}.rusage").read().split()
+    return int(rss), float(cpu)
+rows = {"cyclictest": [cyc(i) for i in range(1, pairs + 1)],
+        "latscope": [lat(i) for i in range(1, pairs + 1)]}
+ru = {"cyclictest": [rusage(f"c{i}") for i in range(1, pairs + 1)],
+      "latscope": [rusage(f"l{i}") for i in range(1, pairs + 1)]}
+med = {k: [statistics.median(r[j] for r in v) for j in range(3)] for k, v in rows.items()}
+print(f"{'tool':<11} {'avg µs':>8} {'p99 µs':>8} {'max µs':>9} {'peak RSS KiB':>13} {'CPU s':>7}")
+for k in rows:
+    rss = max(r[0] for r in ru[k]); cpu = statistics.median(r[1] for r in ru[k])
+    print(f"{k:<11} {med[k][0]:>8.2f} {med[k][1]:>8.2f} {med[k][2]:>9.2f} {rss:>13} {cpu:>7.3f}")
+c, l = med["cyclictest"], med["latscope"]
+print(f"ratio latscope/cyclictest: avg {l[0]/c[0]:.3f}  p99 {l[1]/c[1]:.3f}  max {l[2]/c[2]:.3f}")
+print("per pair (avg/p99/max µs):")
+for i in range(pairs):
+    print(f"  {i+1}: cyclictest {rows['cyclictest'][i][0]:.1f}/{rows['cyclictest'][i][1]}/{rows['cyclictest'][i][2]}"
+          f"  latscope {rows['latscope'][i][0]:.1f}/{rows['latscope'][i][1]:.1f}/{rows['latscope'][i][2]:.1f}")
+PY

@@ -1,0 +1,488 @@
+//! `latscope net`: UDP round-trip latency like `ping -f`, through a reflector (an
+//! in-process thread or `latscope net --serve` elsewhere). Each reply is split with the
+//! kernel's receive timestamp into network+kernel time and kernel-to-user wake-up time.
+//! Lost, late (reordered), duplicated and malformed replies are counted, never hidden.
+
+pub mod packet;
+pub mod reflector;
+
+use super::harness::{run_measuring_threads, ThreadPlacement};
+use super::{CommonSettings, Probe, ProbeContext, ProbeOutput, RawSeries};
+use crate::result::{ThreadResult, Warning};
+use crate::stats::{LiveStats, Recorder, RecorderConfig};
+use crate::sys::clock;
+use crate::sys::udp_timestamps::{self, ControlBuffer};
+use anyhow::Context;
+use std::collections::BTreeMap;
+use std::io::ErrorKind;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Replies remembered to tell duplicates from late replies (a ring by sequence number).
+const SEEN_RING: usize = 4096;
+/// Where the in-process reflector listens.
+pub const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+/// The net probe for one payload size.
+#[derive(Debug, Clone)]
+pub struct NetProbe {
+    /// UDP payload bytes per datagram (header included).
+    pub size: usize,
+    /// Time between sends; 0 = flood (next send as soon as the reply arrives).
+    pub interval_ns: u64,
+    /// A reply later than this counts its packet lost.
+    pub timeout_ns: u64,
+    /// Round trips longer than this count as overruns.
+    pub deadline_ns: u64,
+    /// An external reflector; None = start one in-process on loopback.
+    pub target: Option<SocketAddr>,
+    /// CPU of the in-process reflector thread.
+    pub reflector_cpu: usize,
+}
+
+/// What the sender counted besides latencies.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct NetCounts {
+    pub sent: u64,
+    pub received: u64,
+    /// No reply within the timeout.
+    pub lost: u64,
+    /// A reply for an older packet that arrived while waiting for a newer one.
+    pub reordered: u64,
+    pub duplicated: u64,
+    /// Replies that are not well-formed latscope datagrams or carry a sequence never sent.
+    pub malformed: u64,
+    /// Replies without a kernel receive timestamp (not split, round trip still counted).
+    pub no_timestamp: u64,
+    pub send_errors: u64,
+    pub recv_errors: u64,
+}
+
+/// Everything the sender touches while measuring, allocated before the start barrier.
+struct Sender {
+    socket: UdpSocket,
+    send_buf: Vec<u8>,
+    recv_buf: Vec<u8>,
+    control: ControlBuffer,
+    seen: Vec<u64>,
+    seq: u64,
+    counts: NetCounts,
+    round_trip: Recorder,
+    network: Recorder,
+    kernel_to_user: Recorder,
+}
+
+impl Sender {
+    fn new(
+        probe: &NetProbe,
+        target: SocketAddr,
+        config: &RecorderConfig,
+        live: Arc<LiveStats>,
+    ) -> anyhow::Result<Self> {
+        let any: IpAddr = match target {
+            SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            SocketAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        };
+        let socket = UdpSocket::bind((any, 0)).context("binding the sender's UDP socket")?;
+        socket
+            .connect(target)
+            .with_context(|| format!("connecting the sender to {target}"))?;
+        udp_timestamps::enable_rx_timestamps(&socket)
+            .context("enabling kernel receive timestamps (SO_TIMESTAMPNS)")?;
+        socket
+            .set_read_timeout(Some(std::time::Duration::from_nanos(
+                probe.timeout_ns.max(1_000),
+            )))
+            .context("setting the reply timeout")?;
+        Ok(Self {
+            socket,
+            send_buf: packet::new_datagram(probe.size),
+            recv_buf: vec![0u8; 65_536],
+            control: ControlBuffer::default(),
+            seen: vec![u64::MAX; SEEN_RING],
+            seq: 0,
+            counts: NetCounts::default(),
+            round_trip: Recorder::new(config, live),
+            network: Recorder::standalone(config),
+            kernel_to_user: Recorder::standalone(config),
+        })
+    }
+
+    fn restart(&mut self, origin_ns: u64) {
+        self.round_trip.restart(origin_ns);
+        self.network.restart(origin_ns);
+        self.kernel_to_user.restart(origin_ns);
+        self.counts = NetCounts::default();
+    }
+
+    /// Sends one datagram and waits for its reply (or the timeout), recording the split.
+    #[inline(always)]
+    fn exchange(&mut self, timeout_ns: u64) {
+        self.seq += 1;
+        let seq = self.seq;
+        let send_ns = clock::monotonic_ns();
+        packet::stamp(&mut self.send_buf, seq, send_ns);
+        if self.socket.send(&self.send_buf).is_err() {
+            self.counts.send_errors += 1;
+        }
+        self.counts.sent += 1;
+        let give_up_ns = send_ns + timeout_ns;
+        loop {
+            let got = udp_timestamps::recv_timestamped(
+                &self.socket,
+                &mut self.recv_buf,
+                &mut self.control,
+            );
+            let user_ns = clock::monotonic_ns();
+            let user_realtime_ns = udp_timestamps::realtime_ns();
+            match got {
+                Ok(r) => match packet::parse(&self.recv_buf[..r.len]) {
+                    Some(h) if h.seq == seq => {
+                        let round_trip = user_ns.saturating_sub(h.send_ns);
+                        self.round_trip.record(user_ns, round_trip);
+                        match r.kernel_rx_realtime_ns {
+                            Some(rx) => {
+                                let to_user = user_realtime_ns.saturating_sub(rx);
+                                self.kernel_to_user.record(user_ns, to_user);
+                                self.network
+                                    .record(user_ns, round_trip.saturating_sub(to_user));
+                            }
+                            None => self.counts.no_timestamp += 1,
+                        }
+                        self.seen[(seq as usize) % SEEN_RING] = seq;
+                        self.counts.received += 1;
+                        return;
+                    }
+                    Some(h) if h.seq < seq => {
+                        let slot = &mut self.seen[(h.seq as usize) % SEEN_RING];
+                        if *slot == h.seq {
+                            self.counts.duplicated += 1;
+                        } else {
+                            *slot = h.seq;
+                            self.counts.reordered += 1;
+                        }
+                    }
+                    _ => self.counts.malformed += 1,
+                },
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    self.counts.lost += 1;
+                    return;
+                }
+                Err(_) => self.counts.recv_errors += 1,
+            }
+            if user_ns >= give_up_ns {
+                self.counts.lost += 1;
+                return;
+            }
+        }
+    }
+}
+
+/// When a phase ends: whichever comes first.
+#[derive(Debug, Clone, Copy)]
+struct PhaseEnd {
+    until_ns: u64,
+    samples: u64,
+}
+
+/// The measuring loop of the rate mode: send at start + k × interval, wait for the
+/// reply, record. Slots that pass while waiting are skipped and counted as missed.
+#[inline(never)]
+fn rate_phase(
+    s: &mut Sender,
+    first_ns: u64,
+    interval_ns: u64,
+    timeout_ns: u64,
+    end: PhaseEnd,
+    stop: &AtomicBool,
+) -> u64 {
+    let mut next = first_ns;
+    while next < end.until_ns && s.counts.sent < end.samples && !stop.load(Ordering::Relaxed) {
+        clock::sleep_until_ns(next);
+        s.exchange(timeout_ns);
+        next += interval_ns;
+        let now = clock::monotonic_ns();
+        if now >= next + interval_ns {
+            let skipped = (now - next) / interval_ns;
+            s.round_trip.add_missed(skipped);
+            next += skipped * interval_ns;
+        }
+    }
+    next
+}
+
+/// The measuring loop of the flood mode: the next send follows the reply at once.
+#[inline(never)]
+fn flood_phase(s: &mut Sender, timeout_ns: u64, end: PhaseEnd, stop: &AtomicBool) {
+    while s.counts.sent < end.samples
+        && clock::monotonic_ns() < end.until_ns
+        && !stop.load(Ordering::Relaxed)
+    {
+        s.exchange(timeout_ns);
+    }
+}
+
+impl NetProbe {
+    fn measure(
+        &self,
+        s: &mut Sender,
+        start_ns: u64,
+        settings: &CommonSettings,
+        stop: &AtomicBool,
+    ) -> (u64, u64) {
+        let warm_end = start_ns + settings.warmup_ns;
+        let forever = PhaseEnd {
+            until_ns: warm_end,
+            samples: u64::MAX,
+        };
+        let mut next = start_ns;
+        if settings.warmup_ns > 0 {
+            if self.interval_ns > 0 {
+                next = rate_phase(
+                    s,
+                    start_ns,
+                    self.interval_ns,
+                    self.timeout_ns,
+                    forever,
+                    stop,
+                );
+            } else {
+                clock::sleep_until_ns(start_ns);
+                flood_phase(s, self.timeout_ns, forever, stop);
+            }
+        }
+        let started = clock::monotonic_ns();
+        s.restart(started);
+        let begin = if self.interval_ns > 0 {
+            next.max(started)
+        } else {
+            started
+        };
+        let end = PhaseEnd {
+            until_ns: settings
+                .duration_ns
+                .map_or(u64::MAX, |d| begin.saturating_add(d)),
+            samples: settings.samples.unwrap_or(u64::MAX),
+        };
+        if self.interval_ns > 0 {
+            rate_phase(s, begin, self.interval_ns, self.timeout_ns, end, stop);
+        } else {
+            clock::sleep_until_ns(begin);
+            flood_phase(s, self.timeout_ns, end, stop);
+        }
+        (started, clock::monotonic_ns())
+    }
+
+    fn counts_extra(&self, c: &NetCounts) -> BTreeMap<String, serde_json::Value> {
+        let mut e = BTreeMap::new();
+        for (k, v) in [
+            ("sent", c.sent),
+            ("received", c.received),
+            ("lost", c.lost),
+            ("reordered", c.reordered),
+            ("duplicated", c.duplicated),
+            ("malformed", c.malformed),
+            ("no_timestamp", c.no_timestamp),
+            ("send_errors", c.send_errors),
+            ("recv_errors", c.recv_errors),
+        ] {
+            e.insert(k.to_string(), v.into());
+        }
+        e.insert("size_bytes".into(), (self.size as u64).into());
+        e
+    }
+}
+
+impl Probe for NetProbe {
+    fn kind(&self) -> &'static str {
+        "net"
+    }
+    fn method(&self) -> String {
+        format!("udp-{}B", self.size)
+    }
+    fn period_ns(&self) -> u64 {
+        self.interval_ns
+    }
+    fn deadline_ns(&self) -> u64 {
+        self.deadline_ns
+    }
+    fn extra_params(&self) -> BTreeMap<String, serde_json::Value> {
+        let mut m = BTreeMap::new();
+        m.insert("size_bytes".into(), (self.size as u64).into());
+        m.insert("flood".into(), (self.interval_ns == 0).into());
+        m.insert("timeout_ns".into(), self.timeout_ns.into());
+        m.insert(
+            "target".into(),
+            self.target
+                .map_or_else(|| "in-process".to_string(), |t| t.to_string())
+                .into(),
+        );
+        m.insert(
+            "timestamps".into(),
+            "SO_TIMESTAMPNS (kernel RX, CLOCK_REALTIME)".into(),
+        );
+        m
+    }
+
+    fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput> {
+        let cpu = settings.cpus[0];
+        let placement = ThreadPlacement {
+            cpu,
+            policy: settings.policy,
+            priority: settings.priority,
+        };
+        let reflector = match self.target {
+            Some(_) => None,
+            None => Some(reflector::ReflectorThread::start(
+                SocketAddr::new(LOOPBACK, 0),
+                ThreadPlacement {
+                    cpu: self.reflector_cpu,
+                    ..placement
+                },
+            )?),
+        };
+        let target = self
+            .target
+            .unwrap_or_else(|| reflector.as_ref().map(|r| r.addr).expect("started above"));
+        let period_guess = if self.interval_ns > 0 {
+            self.interval_ns
+        } else {
+            20_000
+        };
+        let config = RecorderConfig {
+            deadline_ns: self.deadline_ns,
+            series_seconds: settings.series_seconds(period_guess),
+            raw_capacity: settings.raw_capacity(period_guess),
+        };
+        let live: Arc<LiveStats> = Arc::default();
+        let progress = crate::progress::Progress::start(
+            ctx,
+            vec![cpu],
+            vec![live.clone()],
+            settings.samples,
+            settings.duration_ns.map(|d| d + settings.warmup_ns),
+        );
+        let stop = &*ctx.stop;
+        let outcome = run_measuring_threads(
+            &[placement],
+            |_| Sender::new(self, target, &config, live.clone()),
+            |_, mut s, start_ns| {
+                let (a, b) = self.measure(&mut s, start_ns, settings, stop);
+                (s, a, b)
+            },
+        );
+        progress.finish();
+        let reflector_counts = reflector.map(|r| {
+            let c = r.counts.clone();
+            drop(r);
+            c
+        });
+        let (s, started, ended) = outcome?.pop().expect("one sender");
+
+        let mut out = ProbeOutput {
+            interrupted: stop.load(Ordering::Relaxed),
+            elapsed_ns: ended.saturating_sub(started),
+            ..Default::default()
+        };
+        let method = self.method();
+        let extra = self.counts_extra(&s.counts);
+        for (metric, rec) in [
+            ("round_trip", &s.round_trip),
+            ("network", &s.network),
+            ("kernel_to_user", &s.kernel_to_user),
+        ] {
+            let mut tr = ThreadResult::from_recorder(cpu, &method, metric, rec);
+            tr.extra = extra.clone();
+            if rec.raw_dropped() > 0 {
+                tr.extra
+                    .insert("raw_dropped".into(), rec.raw_dropped().into());
+                out.warnings.push(Warning {
+                    code: "raw_dropped".into(),
+                    message: format!(
+                        "{method} {metric}: {} samples did not fit the --raw buffer and are missing from the raw file (they are in every statistic)",
+                        rec.raw_dropped()
+                    ),
+                });
+            }
+            out.threads.push(tr);
+            if settings.keep_raw {
+                out.raw.push(RawSeries {
+                    cpu,
+                    method: method.clone(),
+                    metric: metric.into(),
+                    // One value column under the name the timer uses; `metric` tells them apart.
+                    columns: vec!["latency_ns".into()],
+                    rows: rec.raw().iter().map(|&v| vec![v]).collect(),
+                });
+            }
+        }
+        let c = &s.counts;
+        if c.lost + c.reordered + c.duplicated + c.malformed > 0 {
+            out.warnings.push(Warning {
+                code: "net_loss".into(),
+                message: format!(
+                    "{method}: {} of {} packets lost (no reply within {}), {} reordered (late), {} duplicated, {} malformed replies",
+                    c.lost,
+                    c.sent,
+                    crate::units::human_ns(self.timeout_ns),
+                    c.reordered,
+                    c.duplicated,
+                    c.malformed
+                ),
+            });
+        }
+        if c.no_timestamp > 0 {
+            out.warnings.push(Warning {
+                code: "net_no_timestamp".into(),
+                message: format!(
+                    "{method}: {} replies came without a kernel receive timestamp; they are in round_trip only",
+                    c.no_timestamp
+                ),
+            });
+        }
+        if let Some(rc) = reflector_counts {
+            out.extra_params.insert(
+                "reflector_malformed".into(),
+                rc.malformed.load(Ordering::Relaxed).into(),
+            );
+            out.extra_params
+                .insert("reflector_cpu".into(), (self.reflector_cpu as u64).into());
+        }
+        out.extra_params
+            .insert("target".into(), target.to_string().into());
+        Ok(out)
+    }
+}
+
+/// `latscope net --serve`: reflects on `addr` until `stop` is set or `duration_ns`
+/// passes; prints the bound address on stderr first (port 0 picks a free port).
+pub fn serve(
+    addr: SocketAddr,
+    placement: Option<ThreadPlacement>,
+    duration_ns: Option<u64>,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<reflector::ReflectorCounts> {
+    if let Some(p) = placement {
+        super::harness::place_current_thread(&p)?;
+    }
+    let socket = reflector::bind(addr)?;
+    let bound = socket.local_addr().context("reading the bound address")?;
+    eprintln!("latscope net: reflecting UDP on {bound} (Ctrl-C stops)");
+    let counts = reflector::ReflectorCounts::default();
+    let timer = duration_ns.map(|d| {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let end = clock::monotonic_ns() + d;
+            while clock::monotonic_ns() < end && !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            stop.store(true, Ordering::Relaxed);
+        })
+    });
+    reflector::reflect(&socket, &stop, &counts);
+    if let Some(t) = timer {
+        let _ = t.join();
+    }
+    Ok(counts)
+}

@@ -1,0 +1,96 @@
+//! Ctrl-C stops cleanly: what was measured is printed and saved, marked interrupted, and
+//! the exit code says so; no measuring thread is left behind.
+
+mod common;
+use common::*;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn sigint(pid: u32) {
+    Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+}
+
+#[test]
+fn ctrl_c_saves_what_was_measured_marked_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let child = Command::new(bin)
+        .args([
+            "timer",
+            "--method",
+            "clock-nanosleep,timerfd",
+            "-a",
+            &test_cpu().to_string(),
+        ])
+        .args(["-D", "60s", "--warmup", "0", "--export-json"])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    sigint(child.id());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "took too long to stop"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("clock-nanosleep") && stdout.contains("interrupted"),
+        "{stdout}"
+    );
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(run["interrupted"], true);
+    let scenarios = run["scenarios"].as_array().unwrap();
+    assert_eq!(
+        scenarios.len(),
+        1,
+        "the second method must not start after Ctrl-C"
+    );
+    assert_eq!(scenarios[0]["interrupted"], true);
+    let samples = scenarios[0]["threads"][0]["samples"].as_u64().unwrap();
+    assert!(
+        (800..=1600).contains(&samples),
+        "{samples} samples in ~1.5 s"
+    );
+}
+
+#[test]
+fn second_ctrl_c_aborts_at_once() {
+    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    // A 10 s period keeps the measuring thread asleep, so the first Ctrl-C cannot finish.
+    let mut child = Command::new(bin)
+        .args([
+            "timer", "--period", "10s", "-a", "0", "-D", "60s", "--warmup", "0", "-q",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    sigint(child.id());
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "first Ctrl-C should wait for the loop"
+    );
+    let sent = Instant::now();
+    sigint(child.id());
+    let out = child.wait_with_output().unwrap();
+    assert!(sent.elapsed() < Duration::from_secs(2));
+    assert_eq!(out.status.code(), Some(130));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("aborting"));
+}

@@ -1,0 +1,199 @@
+//! `latscope suite`: both study presets run scaled down and print their full tables; an
+//! interrupted suite keeps what it measured and `--resume` completes it.
+
+mod common;
+use common::*;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Suites with `--isolate` shield CPUs: the tests of this file must not overlap.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn suite_stdout(args: &[&str], json: &std::path::Path) -> (String, serde_json::Value) {
+    let out = latscope()
+        .arg("suite")
+        .args(args)
+        .args(["--warmup", "100ms", "--export-json"])
+        .arg(json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "suite {args:?} failed: {stderr}");
+    let run = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), run)
+}
+
+#[test]
+fn memory_load_preset_prints_the_study_table() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("mem.json");
+    let (table, run) = suite_stdout(&["--preset", "memory-load", "--samples", "2000"], &json);
+    for header in [
+        "avg (µs)",
+        "max (µs)",
+        "stddev (µs)",
+        "overruns",
+        "period",
+        "load",
+    ] {
+        assert!(table.contains(header), "{header} missing:\n{table}");
+    }
+    let scenarios = run["scenarios"].as_array().unwrap();
+    assert_eq!(scenarios.len(), 3 * 9, "3 periods × 9 loads");
+    for period in ["300us", "500us", "1ms"] {
+        for load in [
+            "none",
+            "cpu:50%",
+            "cpu:100%",
+            "mem-churn:50%",
+            "prot-fault:100%",
+            "mem-access:100%",
+        ] {
+            assert!(
+                table
+                    .lines()
+                    .any(|l| l.contains(period) && l.contains(load)),
+                "no row for {period} {load}:\n{table}"
+            );
+        }
+    }
+    for s in scenarios {
+        let t = &s["threads"][0];
+        assert_eq!(t["samples"], 2000);
+        assert_summary_sane(t);
+    }
+}
+
+#[test]
+fn wake_methods_preset_prints_the_study_table() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("wake.json");
+    let (table, run) = suite_stdout(&["--preset", "wake-methods", "--samples", "2000"], &json);
+    for header in ["max (µs)", "min (µs)", "avg (µs)", "isolated"] {
+        assert!(table.contains(header), "{header} missing:\n{table}");
+    }
+    let scenarios = run["scenarios"].as_array().unwrap();
+    assert_eq!(
+        scenarios.len(),
+        3 * 2 * 2,
+        "3 methods × isolated or not × 2 loads"
+    );
+    for method in ["clock-nanosleep", "timerfd", "busy"] {
+        assert_eq!(
+            table.lines().filter(|l| l.contains(method)).count(),
+            4,
+            "{method} rows:\n{table}"
+        );
+    }
+    assert!(scenarios
+        .iter()
+        .any(|s| !s["params"]["isolate"].as_array().unwrap().is_empty()));
+}
+
+#[test]
+fn interrupted_suite_resumes_where_it_stopped() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "title = \"resume test\"\ncolumns = [\"avg\", \"max\"]\nduration = \"1s\"\n\n\
+         [[matrix]]\nmethods = [\"clock-nanosleep\", \"nanosleep\", \"timerfd\", \"posix-timer\"]\n\
+         periods = [\"1ms\"]\n",
+    )
+    .unwrap();
+    let json = dir.path().join("run.json");
+    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let common = ["--warmup", "0", "-q", "--cpus", "0"];
+    let child = Command::new(&bin)
+        .args(["suite", "--plan"])
+        .arg(&plan)
+        .args(common)
+        .arg("--export-json")
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1600));
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(130));
+    let first: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(first["interrupted"], true);
+    let kept = first["scenarios"].as_array().unwrap().len();
+    assert!(
+        (1..4).contains(&kept),
+        "{kept} scenarios before the interrupt"
+    );
+
+    latscope()
+        .args(["suite", "--plan"])
+        .arg(&plan)
+        .args(common)
+        .arg("--export-json")
+        .arg(&json)
+        .arg("--resume")
+        .assert()
+        .success();
+    let done: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(done["interrupted"], false);
+    let scenarios = done["scenarios"].as_array().unwrap();
+    let methods: Vec<&str> = scenarios
+        .iter()
+        .map(|s| s["params"]["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        methods,
+        ["clock-nanosleep", "nanosleep", "timerfd", "posix-timer"]
+    );
+    assert!(scenarios.iter().all(|s| s["interrupted"] == false));
+    // The first complete scenario is the one measured before the interrupt.
+    assert_eq!(
+        scenarios[0]["started_at"],
+        first["scenarios"][0]["started_at"]
+    );
+    assert_eq!(
+        scenarios[0]["threads"][0]["max_ns"],
+        first["scenarios"][0]["threads"][0]["max_ns"]
+    );
+}
+
+#[test]
+fn bad_plans_get_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("bad.toml");
+    std::fs::write(&plan, "[[matrix]]\nmethods = [\"sleepy\"]\n").unwrap();
+    let out = latscope()
+        .args(["suite", "--plan"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'sleepy'"));
+    std::fs::write(&plan, "[[matrix]]\nmethod = [\"busy\"]\n").unwrap();
+    let out = latscope()
+        .args(["suite", "--plan"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad.toml") && err.contains("method"), "{err}");
+    let out = latscope()
+        .args(["suite", "--preset", "nope"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("memory-load, wake-methods, quick"));
+}
