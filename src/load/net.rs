@@ -47,6 +47,14 @@ struct NetWorker {
     bytes: u64,
 }
 
+/// A finished worker shuts its socket down (not just closes its descriptor: the load
+/// keeps a clone to unblock threads on stop), so its partner sees the end at once.
+impl Drop for NetWorker {
+    fn drop(&mut self) {
+        let _ = self.stream.shutdown(Shutdown::Both);
+    }
+}
+
 impl Worker for NetWorker {
     fn step(&mut self) -> anyhow::Result<Step> {
         if self.sending {

@@ -45,6 +45,14 @@ struct SwitchWorker {
     active: bool,
 }
 
+/// A finished worker shuts its socket down (not just closes its descriptor: the load
+/// keeps a clone to unblock threads on stop), so its partner sees the end at once.
+impl Drop for SwitchWorker {
+    fn drop(&mut self) {
+        let _ = self.stream.shutdown(Shutdown::Both);
+    }
+}
+
 impl Worker for SwitchWorker {
     fn step(&mut self) -> anyhow::Result<Step> {
         let mut byte = [0u8; 1];
