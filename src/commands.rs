@@ -15,7 +15,25 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
             let plan = crate::plan::timer_plan(&args)?;
             run_plan(&plan, command_line)
         }
+        Command::Restore(args) => restore(args.force),
     }
+}
+
+/// `latscope restore`: undoes the isolation of killed runs and says what it did.
+pub fn restore(force: bool) -> anyhow::Result<i32> {
+    let outcomes = crate::sys::isolate::restore_all(force)?;
+    if outcomes.is_empty() {
+        println!("nothing to restore");
+        return Ok(EXIT_OK);
+    }
+    for o in &outcomes {
+        println!("{}", o.message);
+    }
+    Ok(if outcomes.iter().all(|o| o.ok) {
+        EXIT_OK
+    } else {
+        crate::error::EXIT_FAILURE
+    })
 }
 
 /// Executes a plan, prints the table and warnings, writes the exports.

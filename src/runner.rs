@@ -113,6 +113,17 @@ pub fn execute(
             },
         };
         let started_at = crate::result::rfc3339_now();
+        let mut isolation = match sp.isolate.is_empty() {
+            true => None,
+            false => Some(
+                crate::sys::isolate::IsolationGuard::apply(&sp.isolate).with_context(|| {
+                    format!(
+                        "isolating CPU {}",
+                        crate::units::format_cpu_list(&sp.isolate)
+                    )
+                })?,
+            ),
+        };
         let _dma = match sp.dma_latency_us {
             Some(us) => Some(DmaLatencyGuard::hold(us).context("holding /dev/cpu_dma_latency")?),
             None => None,
@@ -122,6 +133,16 @@ pub fn execute(
             .run(&sp.settings, &ctx)
             .with_context(|| format!("scenario '{name}'"))?;
         drop(_dma);
+        let isolation_report = isolation.as_ref().map(|g| g.report_json());
+        if let Some(guard) = isolation.as_mut() {
+            for problem in guard.restore() {
+                run.warnings.push(Warning {
+                    code: "isolation_not_restored".into(),
+                    message: format!("{problem}; run `latscope restore`"),
+                });
+            }
+        }
+        drop(isolation);
         let mut params = params_of(sp);
         params.extra.extend(output.extra_params);
         let scenario = Scenario {
@@ -133,7 +154,7 @@ pub fn execute(
             elapsed_ns: output.elapsed_ns,
             threads: output.threads,
             loads: Vec::new(),
-            isolation: None,
+            isolation: isolation_report,
             warnings: output.warnings,
         };
         run.interrupted |= scenario.interrupted;
