@@ -25,6 +25,8 @@ use std::sync::Mutex;
 const STATE_VERSION: u32 = 1;
 /// The CPUs unbound workqueue workers may use (a hex mask).
 const WORKQUEUE_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
+/// Attempts to remove a just-emptied cpuset (10 ms apart).
+const RMDIR_TRIES: u32 = 100;
 /// How often the root cpuset is swept for tasks forked while moving the others.
 const MOVE_PASSES: usize = 4;
 
@@ -830,6 +832,21 @@ fn move_all_out(from_file: &Path, to_file: &Path, summary: &mut RestoreSummary) 
     }
 }
 
+/// Removes a cgroup directory whose tasks were just moved out; the kernel answers EBUSY
+/// until the last of them has really left, so this retries for up to a second.
+fn remove_dir_when_empty(dir: &Path) -> std::io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match cpuset::remove_dir(dir) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < RMDIR_TRIES => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Undoes everything `state` records, idempotently: tasks back to the root (or home)
 /// cgroup, created cpusets removed, knobs and IRQ affinities written back where they
 /// differ from the original. Best effort: every failure is listed, none stops the rest.
@@ -859,7 +876,7 @@ pub fn restore_state(state: &IsolationState) -> RestoreSummary {
                 )
             }
         }
-        match cpuset::remove_dir(dir) {
+        match remove_dir_when_empty(dir) {
             Ok(()) => summary.dirs_removed += 1,
             Err(e) => summary
                 .problems
@@ -1047,7 +1064,7 @@ fn remove_orphan_cpusets(force: bool) -> Vec<RestoreOutcome> {
             CpusetMount::V2 { .. } => "cgroup.procs",
         };
         move_all_out(&dir.join(tasks_file), &root.join(tasks_file), &mut summary);
-        let removed = cpuset::remove_dir(&dir);
+        let removed = remove_dir_when_empty(&dir);
         out.push(RestoreOutcome {
             message: match &removed {
                 Ok(()) => format!(
