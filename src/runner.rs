@@ -134,6 +134,10 @@ pub fn execute(
             .with_context(|| format!("scenario '{name}'"))?;
         drop(_dma);
         let isolation_report = isolation.as_ref().map(|g| g.report_json());
+        let isolation_warnings = isolation
+            .as_ref()
+            .map(|g| g.report().warnings())
+            .unwrap_or_default();
         if let Some(guard) = isolation.as_mut() {
             for problem in guard.restore() {
                 run.warnings.push(Warning {
@@ -155,7 +159,11 @@ pub fn execute(
             threads: output.threads,
             loads: Vec::new(),
             isolation: isolation_report,
-            warnings: output.warnings,
+            warnings: output
+                .warnings
+                .into_iter()
+                .chain(isolation_warnings)
+                .collect(),
         };
         run.interrupted |= scenario.interrupted;
         run.scenarios.push(scenario);

@@ -323,3 +323,24 @@ fn refuses_all_cpus_and_offline_cpus() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn emergency_restorer_restores_while_the_guard_is_alive() {
+    let Some((mount, _cleanup)) = setup() else {
+        return;
+    };
+    let before = snapshot(&mount);
+    let guard = latscope::sys::isolate::IsolationGuard::apply(&[1]).unwrap();
+    assert_eq!(
+        latscope::sys::isolate::current_system_cpus(),
+        Some(guard.report().system_cpus.clone())
+    );
+    assert_ne!(snapshot(&mount), before);
+    // What the second Ctrl-C runs before exiting at once.
+    latscope::interrupt::run_restorers();
+    assert_same(&before, &snapshot(&mount));
+    drop(guard); // restoring again finds nothing left to undo
+    assert_same(&before, &snapshot(&mount));
+    assert_eq!(latscope::sys::isolate::current_system_cpus(), None);
+    no_leftovers(&mount);
+}

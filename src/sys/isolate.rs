@@ -153,6 +153,39 @@ pub struct IsolationReport {
     pub state_file: String,
 }
 
+impl IsolationReport {
+    /// What still reaches the isolated CPUs, as warnings for the scenario.
+    pub fn warnings(&self) -> Vec<crate::result::Warning> {
+        let mut w = Vec::new();
+        let cpus = format_cpu_list(&self.isolated_cpus);
+        if !self.unmovable_irqs.is_empty() {
+            let list: Vec<String> = self
+                .unmovable_irqs
+                .iter()
+                .map(|i| format!("{} {} ({})", i.irq, i.name, i.reason))
+                .collect();
+            w.push(crate::result::Warning {
+                code: "isolation_irqs_stay".into(),
+                message: format!(
+                    "the kernel would not move IRQ {} off CPU {cpus}; their interrupts still reach the isolated CPUs",
+                    list.join(", ")
+                ),
+            });
+        }
+        if !self.kthreads_staying.is_empty() {
+            w.push(crate::result::Warning {
+                code: "isolation_kthreads_stay".into(),
+                message: format!(
+                    "{} per-CPU kernel threads stay on isolated CPU {cpus} ({}); the kernel binds them there",
+                    self.kthreads_staying.len(),
+                    self.kthreads_staying.join(", ")
+                ),
+            });
+        }
+        w
+    }
+}
+
 /// Where the shield is, for threads that must enter or avoid it.
 #[derive(Debug, Clone)]
 struct Active {
