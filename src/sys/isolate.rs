@@ -42,6 +42,10 @@ pub struct KnobOriginal {
 pub struct IrqOriginal {
     pub irq: u32,
     pub affinity_list: String,
+    /// Where the kernel delivered it (effective_affinity_list), so restore can put it
+    /// back on the same CPU rather than wherever the kernel would pick.
+    #[serde(default)]
+    pub effective: Option<String>,
 }
 
 /// A task moved out of the root cpuset, with its affinity before the move.
@@ -59,6 +63,9 @@ pub struct IsolationState {
     /// The latscope process that made the changes, and its start time.
     pub pid: i32,
     pub pid_start_time: u64,
+    /// The boot the changes were made in; after a reboot they are gone already.
+    #[serde(default)]
+    pub boot_id: String,
     /// `cgroup-v1` or `cgroup-v2`.
     pub mechanism: String,
     pub cpuset_root: PathBuf,
@@ -253,6 +260,13 @@ pub fn state_dir() -> PathBuf {
     }
 }
 
+/// This boot's random id (/proc/sys/kernel/random/boot_id).
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
 fn state_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
@@ -403,6 +417,7 @@ impl IsolationGuard {
             version: STATE_VERSION,
             pid,
             pid_start_time,
+            boot_id: boot_id(),
             mechanism: mount.mechanism().into(),
             cpuset_root: root,
             v1_prefix,
@@ -690,6 +705,7 @@ impl IsolationGuard {
             self.state.irqs.push(IrqOriginal {
                 irq: n,
                 affinity_list: list.clone(),
+                effective: irq::effective_affinity_list(n),
             });
             plan.push((n, list, target));
         }
@@ -956,19 +972,7 @@ pub fn restore_state(state: &IsolationState) -> RestoreSummary {
             summary.affinities_reset += 1;
         }
     }
-    for orig in &state.irqs {
-        match irq::affinity_list(orig.irq) {
-            Ok(now) if now == orig.affinity_list => {}
-            Ok(_) => match irq::set_affinity_list(orig.irq, &orig.affinity_list) {
-                Ok(()) => summary.irqs_reset += 1,
-                Err(e) => summary.problems.push(format!(
-                    "cannot set IRQ {} back to {}: {e}",
-                    orig.irq, orig.affinity_list
-                )),
-            },
-            Err(_) => {} // the IRQ is gone (device removed): nothing to restore
-        }
-    }
+    restore_irqs(&state.irqs, &mut summary);
     if let Some(mask) = &state.irq_default_affinity {
         if irq::default_affinity().is_ok_and(|now| now != *mask) {
             match irq::set_default_affinity(mask) {
@@ -980,6 +984,45 @@ pub fn restore_state(state: &IsolationState) -> RestoreSummary {
         }
     }
     summary
+}
+
+/// Writes the original affinity lists back. IRQs the kernel delivered elsewhere meanwhile
+/// are first sent to their original CPU and given up to a second to get there (x86
+/// moves an IRQ when it next fires), because widening a mask keeps an IRQ on its current
+/// CPU: so they end up where they were, not where the kernel would pick.
+fn restore_irqs(irqs: &[IrqOriginal], summary: &mut RestoreSummary) {
+    let mut todo = Vec::new();
+    let mut travelling = Vec::new();
+    for orig in irqs {
+        let Ok(now) = irq::affinity_list(orig.irq) else {
+            continue; // the IRQ is gone (device removed): nothing to restore
+        };
+        let effective_moved =
+            orig.effective.is_some() && irq::effective_affinity_list(orig.irq) != orig.effective;
+        if now == orig.affinity_list && !effective_moved {
+            continue;
+        }
+        if let Some(effective) = orig.effective.as_deref().filter(|_| effective_moved) {
+            if irq::set_affinity_list(orig.irq, effective).is_ok() {
+                travelling.push(orig);
+            }
+        }
+        todo.push(orig);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1000);
+    while !travelling.is_empty() && std::time::Instant::now() < deadline {
+        travelling.retain(|o| irq::effective_affinity_list(o.irq) != o.effective);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    for orig in todo {
+        match irq::set_affinity_list(orig.irq, &orig.affinity_list) {
+            Ok(()) => summary.irqs_reset += 1,
+            Err(e) => summary.problems.push(format!(
+                "cannot set IRQ {} back to {}: {e}",
+                orig.irq, orig.affinity_list
+            )),
+        }
+    }
 }
 
 /// Reads a state file and restores it; removes the file when everything was restored.
@@ -1019,6 +1062,19 @@ pub fn restore_all(force: bool) -> anyhow::Result<Vec<RestoreOutcome>> {
                 .with_context(|| format!("reading {}", path.display()))?;
             let state: IsolationState = serde_json::from_str(&text)
                 .with_context(|| format!("parsing {}", path.display()))?;
+            if !state.boot_id.is_empty() && state.boot_id != boot_id() {
+                // A reboot undid every change; writing old values now would be wrong.
+                std::fs::remove_file(&path)
+                    .with_context(|| format!("removing {}", path.display()))?;
+                outcomes.push(RestoreOutcome {
+                    message: format!(
+                        "{} was written before the last reboot, which already undid its changes; removed it",
+                        path.display()
+                    ),
+                    ok: true,
+                });
+                continue;
+            }
             if !force && procfs::is_running_task(state.pid, state.pid_start_time) {
                 outcomes.push(RestoreOutcome {
                     message: format!(
