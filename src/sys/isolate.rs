@@ -174,7 +174,7 @@ impl IsolationReport {
             w.push(crate::result::Warning {
                 code: "isolation_irqs_stay".into(),
                 message: format!(
-                    "the kernel would not move IRQ {} off CPU {cpus}; their interrupts still reach the isolated CPUs",
+                    "the kernel would not move IRQ {} off CPU {cpus}; these interrupts still reach the isolated CPUs",
                     list.join(", ")
                 ),
             });
@@ -257,6 +257,15 @@ pub fn state_dir() -> PathBuf {
         PathBuf::from("/run/latscope")
     } else {
         PathBuf::from("/var/tmp/latscope")
+    }
+}
+
+/// An OS error without the ` (os error N)` tail, for reports people read.
+fn short_error(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
     }
 }
 
@@ -605,7 +614,7 @@ impl IsolationGuard {
                     }
                     Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
                     Err(e) => {
-                        refused.insert(tid, (stat, original, e.to_string()));
+                        refused.insert(tid, (stat, original, short_error(&e)));
                     }
                 }
             }
@@ -730,7 +739,7 @@ impl IsolationGuard {
                     irq: n,
                     name: irq::name(n),
                     affinity: from,
-                    reason: e.to_string(),
+                    reason: short_error(&e),
                 }),
             }
         }
