@@ -658,6 +658,17 @@ impl IsolationGuard {
         let rt_dir = root.join(format!("latscope-{pid}-rt"));
         self.make_dir(&rt_dir)?;
         cpuset::set(&mount.knob(&rt_dir, "cpus"), &format_cpu_list(&isolated))?;
+        // Since 6.7 exclusive CPUs take priority over siblings' cpuset.cpus when a
+        // partition forms; older kernels have no such file and use cpuset.cpus.
+        let exclusive = mount.knob(&rt_dir, "cpus.exclusive");
+        if exclusive.exists() {
+            if let Err(e) = cpuset::write_value(&exclusive, &format_cpu_list(&isolated)) {
+                self.report.notes.push(format!(
+                    "cpuset.cpus.exclusive refused ({}); partition from cpuset.cpus",
+                    short_error(&e)
+                ));
+            }
+        }
         let partition = mount.knob(&rt_dir, "cpus.partition");
         if cpuset::write_value(&partition, "isolated").is_err() {
             // Kernels before 5.15 know only `root` partitions (load-balanced).
@@ -921,6 +932,8 @@ pub fn restore_state(state: &IsolationState) -> RestoreSummary {
                 move_all_out(&dir.join("tasks"), &root.join("tasks"), &mut summary)
             }
             CpusetMount::V2 { .. } => {
+                // Give the CPUs back to the parent before the cgroup goes.
+                let _ = cpuset::write_value(&mount.knob(dir, "cpus.partition"), "member");
                 let home = state
                     .v2_home
                     .as_ref()
