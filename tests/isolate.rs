@@ -73,6 +73,8 @@ fn latscope() -> Command {
 /// Kills what a test started and undoes any isolation left, also when the test panics.
 struct Cleanup {
     children: Vec<Child>,
+    /// Cpusets a test made itself, removed after its children are gone.
+    dirs: Vec<PathBuf>,
     _lock: FileLock,
 }
 
@@ -83,6 +85,14 @@ impl Drop for Cleanup {
             let _ = c.wait();
         }
         let _ = latscope().arg("restore").output();
+        for d in self.dirs.iter().rev() {
+            for _ in 0..100 {
+                if std::fs::remove_dir(d).is_ok() || !d.exists() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
     }
 }
 
@@ -103,6 +113,7 @@ fn setup() -> Option<(CpusetMount, Cleanup)> {
         .expect("test lock");
     let cleanup = Cleanup {
         children: Vec::new(),
+        dirs: Vec::new(),
         _lock: lock,
     };
     // A previous run of these tests that was killed may have left something behind.
@@ -342,5 +353,56 @@ fn emergency_restorer_restores_while_the_guard_is_alive() {
     drop(guard); // restoring again finds nothing left to undo
     assert_same(&before, &snapshot(&mount));
     assert_eq!(latscope::sys::isolate::current_system_cpus(), None);
+    no_leftovers(&mount);
+}
+
+#[test]
+fn narrows_an_existing_cpuset_and_restores_it() {
+    let Some((mount, mut cleanup)) = setup() else {
+        return;
+    };
+    if !matches!(mount, CpusetMount::V1 { .. }) {
+        eprintln!("skipped: cgroup v1 only (v2 partitions need no narrowing)");
+        return;
+    }
+    // A cpuset someone else made, using every CPU, with a task in it.
+    let theirs = mount
+        .root()
+        .join(format!("lstest-existing-{}", std::process::id()));
+    std::fs::create_dir(&theirs).unwrap();
+    cleanup.dirs.push(theirs.clone());
+    let all = latscope::units::format_cpu_list(&latscope::sys::affinity::online_cpus());
+    let root_mems = cpuset::read_value(&mount.knob(mount.root(), "mems")).unwrap();
+    cpuset::write_value(&mount.knob(&theirs, "cpus"), &all).unwrap();
+    cpuset::write_value(&mount.knob(&theirs, "mems"), &root_mems).unwrap();
+    let sleeper = Command::new("sleep").arg("60").spawn().unwrap();
+    cpuset::move_task(&theirs.join("tasks"), sleeper.id() as i32).unwrap();
+    cleanup.children.push(sleeper);
+    let before = snapshot(&mount);
+
+    let json = tempfile::NamedTempFile::new().unwrap();
+    let run = latscope()
+        .args(["timer", "--isolate", "1", "-D", "2", "-q", "--export-json"])
+        .arg(json.path())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = run.id();
+    cleanup.children.push(run);
+    wait_until_shielded(&mount, pid, cleanup.children.last_mut().unwrap());
+    let narrowed = cpuset::read_value(&mount.knob(&theirs, "cpus")).unwrap();
+    assert!(
+        !latscope::units::parse_cpu_list_plain(&narrowed)
+            .unwrap()
+            .contains(&1),
+        "{narrowed}"
+    );
+    let status = cleanup.children.last_mut().unwrap().wait().unwrap();
+    assert!(status.success());
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(json.path()).unwrap()).unwrap();
+    let listed = run["scenarios"][0]["isolation"]["narrowed_cpusets"].to_string();
+    assert!(listed.contains("lstest-existing"), "{listed}");
+    assert_same(&before, &snapshot(&mount));
     no_leftovers(&mount);
 }
