@@ -113,16 +113,16 @@ pub fn execute(
             },
         };
         let started_at = crate::result::rfc3339_now();
-        let mut isolation = match sp.isolate.is_empty() {
-            true => None,
-            false => Some(
-                crate::sys::isolate::IsolationGuard::apply(&sp.isolate).with_context(|| {
-                    format!(
-                        "isolating CPU {}",
-                        crate::units::format_cpu_list(&sp.isolate)
-                    )
-                })?,
-            ),
+        // Isolation first, so loads see current_system_cpus() and measuring threads
+        // enter the shield; restored right after the probe, before the next scenario.
+        let mut isolation = if sp.isolate.is_empty() {
+            None
+        } else {
+            let cpus = crate::units::format_cpu_list(&sp.isolate);
+            Some(
+                crate::sys::isolate::IsolationGuard::apply(&sp.isolate)
+                    .with_context(|| format!("isolating CPU {cpus}"))?,
+            )
         };
         let _dma = match sp.dma_latency_us {
             Some(us) => Some(DmaLatencyGuard::hold(us).context("holding /dev/cpu_dma_latency")?),
