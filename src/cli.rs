@@ -23,6 +23,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once; boxing would only add noise
 pub enum Command {
     /// Periodic wake-up latency: how late a task that sleeps until absolute deadlines
     /// wakes up (clock_nanosleep, nanosleep, timerfd, posix-timer, busy).
@@ -36,6 +37,9 @@ pub enum Command {
     /// UDP round-trip latency (like ping -f) through a reflector, split with kernel
     /// receive timestamps into network+kernel and kernel-to-user wake-up time.
     Net(NetArgs),
+    /// Undo the CPU isolation (--isolate) of a run that was killed before it could
+    /// restore the system itself: cpusets, task placement and IRQ affinities.
+    Restore(RestoreArgs),
 }
 
 /// Options of `latscope suite`.
@@ -68,6 +72,14 @@ pub struct SuiteArgs {
     pub common: CommonArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// Options of `latscope restore`.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// Also restore the isolation of runs that are still running.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Options of `latscope timer`.
@@ -221,6 +233,11 @@ pub struct CommonArgs {
     /// the only CPU, or with RT throttling off).
     #[arg(long)]
     pub force: bool,
+    /// Shield these CPUs for the run without a reboot: an exclusive cpuset, every movable
+    /// task and IRQ moved to the other CPUs; everything is restored afterwards (after a
+    /// killed run: `latscope restore`). Measures on them unless --cpus says otherwise.
+    #[arg(long, value_name = "LIST")]
+    pub isolate: Option<String>,
 }
 
 /// Where results go and how they are judged.

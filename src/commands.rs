@@ -22,6 +22,7 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
             run_with_plain_table(&plan, command_line)
         }
         Command::Net(args) => run_net(&args, command_line),
+        Command::Restore(args) => restore(args.force),
     }
 }
 
@@ -45,6 +46,23 @@ fn run_with_plain_table(plan: &Plan, command_line: Vec<String>) -> anyhow::Resul
         in_ns: plan.output.ns,
     };
     run_plan(plan, command_line, None, &table)
+}
+
+/// `latscope restore`: undoes the isolation of killed runs and says what it did.
+pub fn restore(force: bool) -> anyhow::Result<i32> {
+    let outcomes = crate::sys::isolate::restore_all(force)?;
+    if outcomes.is_empty() {
+        println!("nothing to restore");
+        return Ok(EXIT_OK);
+    }
+    for o in &outcomes {
+        println!("{}", o.message);
+    }
+    Ok(if outcomes.iter().all(|o| o.ok) {
+        EXIT_OK
+    } else {
+        crate::error::EXIT_FAILURE
+    })
 }
 
 /// Executes a plan, prints the table and warnings, writes the exports.

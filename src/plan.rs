@@ -93,10 +93,12 @@ pub fn resolve_common(
 ) -> Result<(CommonSettings, Option<i32>, Vec<Warning>), UserError> {
     let online = crate::sys::affinity::online_cpus();
     let mut warnings = Vec::new();
+    let isolate = resolve_isolate(args, &mut warnings)?;
     let cpus = match &args.cpus {
         Some(text) => {
             units::parse_cpu_list(text, &online).map_err(|r| invalid("--cpus", text, r))?
         }
+        None if !isolate.is_empty() => isolate,
         None => default_cpus.to_vec(),
     };
     for &cpu in &cpus {
@@ -160,6 +162,37 @@ pub fn resolve_common(
         keep_raw: args.raw.is_some(),
     };
     Ok((settings, args.dma_latency, warnings))
+}
+
+/// Resolves `--isolate CPUS`: online CPUs only, never all of them, and a writable
+/// cpuset hierarchy; notes CPUs already isolated at boot. Empty without `--isolate`.
+pub fn resolve_isolate(
+    args: &CommonArgs,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<usize>, UserError> {
+    let Some(text) = &args.isolate else {
+        return Ok(Vec::new());
+    };
+    let online = crate::sys::affinity::online_cpus();
+    let cpus = units::parse_cpu_list(text, &online).map_err(|r| invalid("--isolate", text, r))?;
+    crate::sys::isolate::validate_cpus(&cpus, &online)?;
+    crate::sys::isolate::check_available()?;
+    let boot: Vec<usize> = std::fs::read_to_string("/sys/devices/system/cpu/isolated")
+        .ok()
+        .and_then(|s| units::parse_cpu_list_plain(s.trim()).ok())
+        .unwrap_or_default();
+    let overlap: Vec<usize> = cpus.iter().copied().filter(|c| boot.contains(c)).collect();
+    if !overlap.is_empty() {
+        warnings.push(Warning {
+            code: "isolate_overlaps_isolcpus".into(),
+            message: format!(
+                "CPU {} is already isolated at boot (isolcpus={}); --isolate adds the cpuset shield and IRQ moves on top",
+                units::format_cpu_list(&overlap),
+                units::format_cpu_list(&boot)
+            ),
+        });
+    }
+    Ok(cpus)
 }
 
 /// Resolves policy and priority: FIFO 95 by default when permitted, otherwise
@@ -299,6 +332,7 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
     };
     let online = crate::sys::affinity::online_cpus();
     let (settings, dma, mut warnings) = resolve_common(&args.common, &online)?;
+    let isolate = resolve_isolate(&args.common, &mut Vec::new())?;
     if settings.keep_raw {
         let needed = settings.raw_capacity(period_ns);
         let asked = settings
@@ -328,7 +362,7 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
             settings: settings.clone(),
             dma_latency_us: dma,
             loads: Vec::new(),
-            isolate: Vec::new(),
+            isolate: isolate.clone(),
         })
         .collect();
     Ok(Plan {

@@ -128,6 +128,17 @@ pub fn execute(
             },
         };
         let started_at = crate::result::rfc3339_now();
+        // Isolation first, so loads see current_system_cpus() and measuring threads
+        // enter the shield; restored right after the probe, before the next scenario.
+        let mut isolation = if sp.isolate.is_empty() {
+            None
+        } else {
+            let cpus = crate::units::format_cpu_list(&sp.isolate);
+            Some(
+                crate::sys::isolate::IsolationGuard::apply(&sp.isolate)
+                    .with_context(|| format!("isolating CPU {cpus}"))?,
+            )
+        };
         let _dma = match sp.dma_latency_us {
             Some(us) => Some(DmaLatencyGuard::hold(us).context("holding /dev/cpu_dma_latency")?),
             None => None,
@@ -137,6 +148,20 @@ pub fn execute(
             .run(&sp.settings, &ctx)
             .with_context(|| format!("scenario '{name}'"))?;
         drop(_dma);
+        let isolation_report = isolation.as_ref().map(|g| g.report_json());
+        let isolation_warnings = isolation
+            .as_ref()
+            .map(|g| g.report().warnings())
+            .unwrap_or_default();
+        if let Some(guard) = isolation.as_mut() {
+            for problem in guard.restore() {
+                run.warnings.push(Warning {
+                    code: "isolation_not_restored".into(),
+                    message: format!("{problem}; run `latscope restore`"),
+                });
+            }
+        }
+        drop(isolation);
         let mut params = params_of(sp);
         params.extra.extend(output.extra_params);
         let scenario = Scenario {
@@ -148,8 +173,12 @@ pub fn execute(
             elapsed_ns: output.elapsed_ns,
             threads: output.threads,
             loads: Vec::new(),
-            isolation: None,
-            warnings: output.warnings,
+            isolation: isolation_report,
+            warnings: output
+                .warnings
+                .into_iter()
+                .chain(isolation_warnings)
+                .collect(),
         };
         run.interrupted |= scenario.interrupted;
         run.scenarios.push(scenario);

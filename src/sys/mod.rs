@@ -3,9 +3,14 @@
 
 pub mod affinity;
 pub mod clock;
+pub mod cpuset;
 pub mod dma_latency;
+pub mod filelock;
+pub mod irq;
+pub mod isolate;
 pub mod memlock;
 pub mod posix_timer;
+pub mod procfs;
 pub mod sched;
 pub mod signals;
 pub mod timerfd;
