@@ -15,6 +15,10 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
             let plan = crate::plan::timer_plan(&args)?;
             run_plan(&plan, command_line)
         }
+        Command::Wake(args) => {
+            let plan = crate::plan::wake::wake_plan(&args)?;
+            run_plan(&plan, command_line)
+        }
     }
 }
 

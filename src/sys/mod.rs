@@ -4,11 +4,14 @@
 pub mod affinity;
 pub mod clock;
 pub mod dma_latency;
+pub mod futex;
 pub mod memlock;
+pub mod mqueue;
 pub mod posix_timer;
 pub mod sched;
 pub mod signals;
 pub mod timerfd;
+pub mod wake_primitives;
 
 /// The last OS error as an `std::io::Error`, for wrappers that return `-1`.
 pub(crate) fn last_os_error() -> std::io::Error {
