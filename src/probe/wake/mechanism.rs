@@ -225,12 +225,14 @@ const WAKE_SIGNAL_OFFSET: i32 = 2;
 /// tgkill fail, which is counted).
 pub struct SignalChannel {
     signal: libc::c_int,
+    pid: libc::pid_t,
     wakee_tid: AtomicI32,
 }
 impl SignalChannel {
     pub fn new() -> Self {
         Self {
             signal: signals::realtime_signal(WAKE_SIGNAL_OFFSET),
+            pid: signals::process_id(),
             wakee_tid: AtomicI32::new(0),
         }
     }
@@ -250,7 +252,8 @@ impl Channel for SignalChannel {
     }
     #[inline(always)]
     fn wake(&self) -> bool {
-        signals::send_to_thread(self.wakee_tid.load(Ordering::Relaxed), self.signal).is_ok()
+        let tid = self.wakee_tid.load(Ordering::Relaxed);
+        signals::send_to_thread_of(self.pid, tid, self.signal).is_ok()
     }
     #[inline(always)]
     fn wait(&self, set: &mut SignalSet) {
