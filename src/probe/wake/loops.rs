@@ -18,6 +18,9 @@ pub struct Shared {
     t0_ns: Box<[AtomicU64]>,
     /// Iterations posted so far (iteration i is posted as i + 1).
     posted: AtomicU64,
+    /// Index of the first measured iteration (after warm-up, never 0); u64::MAX until
+    /// the waker gets there. Stored before that iteration is posted.
+    first_measured: AtomicU64,
     /// Set by the waker after its last iteration, before the final wake-ups.
     done: AtomicBool,
     /// Set by the wakee when it has left its loop.
@@ -31,6 +34,7 @@ impl Shared {
         Self {
             t0_ns: (0..T0_RING).map(|_| AtomicU64::new(0)).collect(),
             posted: AtomicU64::new(0),
+            first_measured: AtomicU64::new(u64::MAX),
             done: AtomicBool::new(false),
             wakee_exited: AtomicBool::new(false),
             prepared: AtomicU64::new(0),
@@ -106,11 +110,15 @@ pub fn waker_loop<C: Channel>(
     {
         clock::sleep_until_ns(deadline);
         let t0 = clock::monotonic_ns();
+        let measured = i > 0 && t0 >= schedule.measure_from_ns;
+        if measured && !measuring {
+            shared.first_measured.store(i, Ordering::Relaxed);
+        }
         shared.t0_ns[(i & mask) as usize].store(t0, Ordering::Relaxed);
         shared.posted.store(i + 1, Ordering::Release);
         let delivered = channel.wake();
         let after = clock::monotonic_ns();
-        if i > 0 && t0 >= schedule.measure_from_ns {
+        if measured {
             if !measuring {
                 calls.restart(t0);
                 counts.measure_started_ns = t0;
@@ -146,7 +154,8 @@ pub fn waker_loop<C: Channel>(
 pub struct WakeeCounts {
     /// Response of iteration 0 (cold caches, first wake of the thread).
     pub first_response_ns: Option<u64>,
-    /// Measured iterations that shared a wake-up with an earlier pending one.
+    /// Measured iterations that shared a wake-up with an earlier pending one (also one
+    /// of the warm-up's), so responses + merged = measured iterations.
     pub merged: u64,
     /// Wake-ups that found no new iteration (a queued token of an already served one).
     pub stale_wakeups: u64,
@@ -188,7 +197,6 @@ pub fn wakee_loop<C: Channel>(
     shared: &Shared,
     responses: &mut Recorder,
     raw: &mut RawRows,
-    measure_from_ns: u64,
 ) -> WakeeCounts {
     let mut counts = WakeeCounts::default();
     let mask = (T0_RING - 1) as u64;
@@ -207,9 +215,11 @@ pub fn wakee_loop<C: Channel>(
             };
             let t0 = shared.t0_ns[(oldest & mask) as usize].load(Ordering::Relaxed);
             let response = t1.saturating_sub(t0);
+            let first_measured = shared.first_measured.load(Ordering::Relaxed);
             if served == 0 {
                 counts.first_response_ns = Some(response);
-            } else if t0 >= measure_from_ns {
+            }
+            if served >= first_measured {
                 if !measuring {
                     responses.restart(t1);
                     measuring = true;
@@ -217,6 +227,10 @@ pub fn wakee_loop<C: Channel>(
                 responses.record(t1, response);
                 raw.push([t0, t1, response]);
                 counts.merged += posted - served - 1;
+            } else if posted > first_measured {
+                // A warm-up (or the cold first) iteration served together with measured
+                // ones: those count as merged.
+                counts.merged += posted - first_measured;
             }
             served = posted;
         } else {

@@ -119,14 +119,8 @@ impl WakeProbe {
                         Finished::Waker(calls, counts)
                     }
                     Side::Wakee(mut rx, mut responses, mut raw) => {
-                        let counts = loops::wakee_loop(
-                            channel,
-                            &mut rx,
-                            shared,
-                            &mut responses,
-                            &mut raw,
-                            measure_from_ns,
-                        );
+                        let counts =
+                            loops::wakee_loop(channel, &mut rx, shared, &mut responses, &mut raw);
                         Finished::Wakee(responses, counts, raw)
                     }
                 })
