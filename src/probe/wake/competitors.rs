@@ -89,3 +89,31 @@ impl Drop for Competitors {
         self.halt();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn competitor_threads_of_this_process() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .map(|dir| {
+                dir.filter_map(|t| t.ok())
+                    .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+                    .filter(|comm| comm.starts_with("latscope-compet"))
+                    .count()
+            })
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn competitors_run_and_leave_nothing_behind() {
+        let cpu = crate::sys::affinity::online_cpus()[0];
+        let competitors = Competitors::start(cpu, 3).unwrap();
+        assert_eq!(competitor_threads_of_this_process(), 3);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(competitors.stop() > 0, "competitors looped");
+        assert_eq!(competitor_threads_of_this_process(), 0);
+        drop(Competitors::start(cpu, 2).unwrap());
+        assert_eq!(competitor_threads_of_this_process(), 0);
+    }
+}
