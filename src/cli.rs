@@ -40,6 +40,9 @@ pub enum Command {
     /// Undo the CPU isolation (--isolate) of a run that was killed before it could
     /// restore the system itself: cpusets, task placement and IRQ affinities.
     Restore(RestoreArgs),
+    /// Thread wake-up response: how long a thread blocked on eventfd, pipe, futex,
+    /// condvar, socket, signal or message queue takes to run after another wakes it.
+    Wake(WakeArgs),
 }
 
 /// Options of `latscope suite`.
@@ -189,6 +192,44 @@ pub struct NetArgs {
     /// there is one]
     #[arg(long, value_name = "CPU")]
     pub reflector_cpu: Option<usize>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Options of `latscope wake`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  latscope wake                                         \
+# eventfd, both threads on the last CPU, FIFO 95, 10 s\n  latscope wake --mechanism all -D 5s                   \
+# every mechanism in turn\n  latscope wake --policy rr -p 1 --competitors 0,1,2,4,8,16,32   \
+# the study's sweep\n  latscope wake --waker-cpu 0 --wakee-cpu 1 --raw iterations.csv\n\n\
+Both threads run on one CPU unless told otherwise (the study's writer and reader shared \
+one CPU). JSON: per scenario a `response` series (t1 − t0) with extra.merged, \
+extra.first_response_ns, extra.stale_wakeups, and a `call` series (the waker's call cost)."
+)]
+pub struct WakeArgs {
+    /// Wake-up mechanism(s): eventfd, pipe, futex, condvar, unix, signal, mqueue; a
+    /// comma list or `all` runs each in turn.
+    #[arg(short = 'm', long, value_name = "LIST", default_value = "eventfd")]
+    pub mechanism: String,
+    /// Time between wake-ups, on an absolute schedule (bare numbers are µs).
+    #[arg(short = 'i', long, value_name = "DURATION", default_value = "1ms")]
+    pub interval: String,
+    /// CPU of the waking thread. [default: the wakee's CPU]
+    #[arg(long, value_name = "CPU")]
+    pub waker_cpu: Option<usize>,
+    /// CPU of the woken thread (and of the competitors). [default: the last online CPU]
+    #[arg(long, value_name = "CPU")]
+    pub wakee_cpu: Option<usize>,
+    /// Competing SCHED_OTHER threads looping nanosleep(1 µs) on the wakee's CPU; a comma
+    /// list sweeps them, one scenario per value (the study: 0,1,2,4,8,16,32).
+    #[arg(long, value_name = "N[,N...]", default_value = "0")]
+    pub competitors: String,
+    /// Response above which a sample counts as an overrun. [default: one interval]
+    #[arg(long, value_name = "DURATION")]
+    pub deadline: Option<String>,
     #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]

@@ -23,6 +23,10 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
         }
         Command::Net(args) => run_net(&args, command_line),
         Command::Restore(args) => restore(args.force),
+        Command::Wake(args) => {
+            let plan = crate::plan::wake::wake_plan(&args)?;
+            run_with_plain_table(&plan, command_line)
+        }
     }
 }
 

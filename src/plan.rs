@@ -2,6 +2,8 @@
 //! resolved against this machine (online CPUs, permissions, RT throttling) before
 //! anything is measured, so a long run never fails at its end.
 
+pub mod wake;
+
 use crate::cli::{CommonArgs, NetArgs, NoiseArgs, OutputArgs, TimerArgs};
 use crate::error::UserError;
 use crate::probe::net::{packet, NetProbe};
@@ -50,7 +52,7 @@ pub struct Plan {
     pub warnings: Vec<Warning>,
 }
 
-fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
+pub(crate) fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
     UserError::InvalidValue {
         option: option.into(),
         value: value.into(),
@@ -58,7 +60,7 @@ fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
     }
 }
 
-fn out_of_range(option: &str, value: &str, range: &str) -> UserError {
+pub(crate) fn out_of_range(option: &str, value: &str, range: &str) -> UserError {
     UserError::OutOfRange {
         option: option.into(),
         value: value.into(),

@@ -25,6 +25,10 @@ pub fn scenario_name(sp: &ScenarioPlan) -> String {
         name.push(' ');
         name.push_str(&crate::units::compact_ns(sp.probe.period_ns()));
     }
+    if let Some(suffix) = sp.probe.name_suffix() {
+        name.push(' ');
+        name.push_str(&suffix);
+    }
     if !sp.loads.is_empty() {
         name.push_str(&format!(" load={}", sp.loads.join("+")));
     }
