@@ -52,7 +52,12 @@ pub fn parse_rule(text: &str) -> Result<Rule, String> {
     for s in &stats {
         super::limits::check_stat_name(s)?;
     }
-    let pct_text = parts[1].trim_end_matches('%');
+    let Some(pct_text) = parts[1].strip_suffix('%') else {
+        return Err(format!(
+            "'{}' in '{text}' is not a percentage like 10% (the % is required)",
+            parts[1]
+        ));
+    };
     let percent: f64 = pct_text
         .parse()
         .ok()
