@@ -402,6 +402,7 @@ fn suite_charts(probe: &str, scenarios: &[&Scenario]) -> anyhow::Result<String> 
             }
         }
         let svg = plots::category_svg(
+            plots::Style::Bars,
             &format!("{probe}: {stat} latency per {x_dim}"),
             x_dim,
             &format!("{stat} (µs)"),
@@ -459,6 +460,7 @@ fn wake_section(run: &Run) -> anyhow::Result<String> {
             })
             .collect();
         let svg = plots::category_svg(
+            plots::Style::Lines,
             &format!("wake {method}: response against competitors"),
             "competing tasks",
             "response (µs)",

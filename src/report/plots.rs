@@ -257,9 +257,19 @@ pub fn timeline_svg(
     })
 }
 
-/// A value per category for several series (e.g. max latency per load, one line per
+/// How a category chart draws its series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Grouped bars, for unordered categories (loads, methods).
+    Bars,
+    /// Lines with markers, for ordered categories (number of competitors).
+    Lines,
+}
+
+/// A value per category for several series (e.g. max latency per load, one bar per
 /// period; or response percentiles per number of competitors). `None`: no value.
 pub fn category_svg(
+    style: Style,
     title: &str,
     x_desc: &str,
     y_desc: &str,
@@ -271,7 +281,7 @@ pub fn category_svg(
         .iter()
         .flat_map(|s| s.1.iter().flatten().copied())
         .fold(1.0f64, f64::max)
-        * 1.15;
+        * if style == Style::Bars { 1.3 } else { 1.15 };
     with_svg(|root| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 18))
@@ -295,6 +305,7 @@ pub fn category_svg(
             .y_desc(y_desc)
             .y_label_formatter(&axis_number)
             .draw()?;
+        let k = series.len().max(1) as f64;
         for (i, (label, values)) in series.iter().enumerate() {
             let c = color(i);
             let points: Vec<(f64, f64)> = values
@@ -302,13 +313,26 @@ pub fn category_svg(
                 .enumerate()
                 .filter_map(|(x, v)| v.map(|v| (x as f64, v)))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
-                .label(label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
-                });
-            chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+            if style == Style::Bars {
+                let w = 0.8 / k;
+                chart
+                    .draw_series(points.iter().map(|&(x, v)| {
+                        let x0 = x - 0.4 + i as f64 * w;
+                        Rectangle::new([(x0, 0.0), (x0 + w * 0.9, v)], c.filled())
+                    }))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled())
+                    });
+            } else {
+                chart
+                    .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
+                    });
+                chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+            }
         }
         chart
             .configure_series_labels()
