@@ -59,9 +59,8 @@ fn num(v: &Value, key: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("thread entry has no numeric '{key}'"))
 }
 
-/// The p-th percentile of sorted `[value, count]` buckets.
-fn percentile(buckets: &[[u64; 2]], total: u64, p: f64) -> u64 {
-    let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
+/// The value of the sample at 1-based `rank` in sorted `[value, count]` buckets.
+fn value_at_rank(buckets: &[[u64; 2]], rank: u64) -> u64 {
     let mut seen = 0;
     for &[v, c] in buckets {
         seen += c;
@@ -70,6 +69,11 @@ fn percentile(buckets: &[[u64; 2]], total: u64, p: f64) -> u64 {
         }
     }
     buckets.last().map_or(0, |b| b[0])
+}
+
+/// The rank of the p-th percentile among `total` samples.
+fn rank_of(p: f64, total: u64) -> u64 {
+    ((p / 100.0) * total as f64).ceil().max(1.0) as u64
 }
 
 /// Converts cyclictest's JSON into a Run with one timer scenario.
@@ -143,34 +147,52 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         if histogram.is_empty() || cycles == 0 {
             unknown.extend(["stddev", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999"]);
         } else {
-            if cycles > in_hist {
-                let overflow = cycles - in_hist;
+            let overflow = cycles.saturating_sub(in_hist);
+            if overflow > 0 {
                 extra.insert("histogram_overflows".into(), Value::from(overflow));
-                histogram.push([max_ns, overflow]);
                 warnings.push(Warning {
                     code: "cyclictest_histogram_overflow".into(),
                     message: format!(
-                        "CPU {cpu}: {overflow} samples were beyond cyclictest's histogram; percentiles that fall there are shown as the maximum"
+                        "CPU {cpu}: {overflow} samples were beyond cyclictest's histogram (-h); percentiles that fall there and the standard deviation are unknown (raise -h)"
                     ),
                 });
             }
-            let total = cycles.max(in_hist);
-            let p = |q: f64| percentile(&histogram, total, q).clamp(min_ns, max_ns);
-            summary.p50_ns = p(50.0);
-            summary.p90_ns = p(90.0);
-            summary.p99_ns = p(99.0);
-            summary.p999_ns = p(99.9);
-            summary.p9999_ns = p(99.99);
-            summary.p99999_ns = p(99.999);
-            let var = histogram
-                .iter()
-                .map(|&[v, c]| {
-                    let mid = v.saturating_sub(scale / 2) as f64;
-                    c as f64 * (mid - mean_ns).powi(2)
-                })
-                .sum::<f64>()
-                / total as f64;
-            summary.stddev_ns = var.sqrt();
+            let total = in_hist + overflow;
+            let fields: [(&str, f64, &mut u64); 6] = [
+                ("p50", 50.0, &mut summary.p50_ns),
+                ("p90", 90.0, &mut summary.p90_ns),
+                ("p99", 99.0, &mut summary.p99_ns),
+                ("p99.9", 99.9, &mut summary.p999_ns),
+                ("p99.99", 99.99, &mut summary.p9999_ns),
+                ("p99.999", 99.999, &mut summary.p99999_ns),
+            ];
+            for (name, q, field) in fields {
+                let rank = rank_of(q, total);
+                if rank > in_hist {
+                    // Only known to lie between the histogram's end and the maximum.
+                    *field = max_ns;
+                    unknown.push(name);
+                } else {
+                    *field = value_at_rank(&histogram, rank).clamp(min_ns, max_ns);
+                }
+            }
+            if overflow > 0 {
+                unknown.push("stddev");
+                summary.stddev_ns = 0.0;
+            } else {
+                let var = histogram
+                    .iter()
+                    .map(|&[v, c]| {
+                        let mid = v.saturating_sub(scale / 2) as f64;
+                        c as f64 * (mid - mean_ns).powi(2)
+                    })
+                    .sum::<f64>()
+                    / total as f64;
+                summary.stddev_ns = var.sqrt();
+            }
+            if overflow > 0 {
+                histogram.push([max_ns, overflow]);
+            }
         }
         extra.insert(
             super::UNKNOWN_STATS_KEY.into(),
@@ -276,8 +298,8 @@ mod tests {
     #[test]
     fn percentiles_of_buckets() {
         let b = [[10, 50], [20, 49], [30, 1]];
-        assert_eq!(percentile(&b, 100, 50.0), 10);
-        assert_eq!(percentile(&b, 100, 99.0), 20);
-        assert_eq!(percentile(&b, 100, 99.9), 30);
+        assert_eq!(value_at_rank(&b, rank_of(50.0, 100)), 10);
+        assert_eq!(value_at_rank(&b, rank_of(99.0, 100)), 20);
+        assert_eq!(value_at_rank(&b, rank_of(99.9, 100)), 30);
     }
 }
