@@ -43,6 +43,12 @@ pub enum Command {
     /// Thread wake-up response: how long a thread blocked on eventfd, pipe, futex,
     /// condvar, socket, signal or message queue takes to run after another wakes it.
     Wake(WakeArgs),
+    /// Re-render a saved run (or a cyclictest --json file) as a table, JSON, CSV,
+    /// Markdown, HTML, JUnit or LAVA, and judge it with --fail-above.
+    Report(ReportArgs),
+    /// Compare runs: align scenarios across files, show each statistic's change and
+    /// ratio against the first, and give a verdict per scenario and CPU.
+    Compare(CompareArgs),
 }
 
 /// Options of `latscope suite`.
@@ -77,12 +83,61 @@ pub struct SuiteArgs {
     pub output: OutputArgs,
 }
 
+/// Options of `latscope report`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  latscope report run.json                        \
+# the table again\n  latscope report run.json --format html -o run.html\n  \
+latscope report run.json --fail-above p99=50us,max=100us --export-junit junit.xml\n  \
+latscope report cyclictest.json                 # cyclictest --json output works too"
+)]
+pub struct ReportArgs {
+    /// A result file written by --export-json (or by `cyclictest --json`).
+    #[arg(value_name = "RUN.json")]
+    pub input: PathBuf,
+    /// The format to print (or write with -o).
+    #[arg(short = 'f', long, value_enum, default_value = "table")]
+    pub format: crate::report::Format,
+    /// Write the --format output to this file instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub out_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
 /// Options of `latscope restore`.
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
     /// Also restore the isolation of runs that are still running.
     #[arg(long)]
     pub force: bool,
+}
+
+/// Options of `latscope compare`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Scenarios are aligned by probe, method, period, loads, CPU and metric (a \
+method's parenthesized suffix such as `(cyclictest)` is ignored).\n\n\
+Rule syntax: STATS:PERCENT[:ABSOLUTE], e.g. `p99.9,max:10%:5us` (the default): a \
+statistic regressed when it is worse than the first run by more than PERCENT and by more \
+than ABSOLUTE; improved when better by both. Give --rule several times to judge several \
+groups; a scenario regressed when any rule says so.\n\nExamples:\n  latscope compare \
+base.json new.json\n  latscope compare base.json new.json --fail-on-regression --rule \
+'max:20%:10us'\n  latscope compare latscope.json cyclictest.json --export-html cmp.html"
+)]
+pub struct CompareArgs {
+    /// Two or more result files (latscope --export-json or cyclictest --json); the first
+    /// is the baseline.
+    #[arg(value_name = "RUN.json", num_args = 2.., required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Regression rule(s): STATS:PERCENT[:ABSOLUTE]. [default: p99.9,max:10%:5us]
+    #[arg(long, value_name = "RULE")]
+    pub rule: Vec<String>,
+    /// Exit with code 3 when any scenario regressed.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Options of `latscope timer`.
@@ -293,4 +348,24 @@ pub struct OutputArgs {
     /// Show latencies in ns instead of µs with two decimals.
     #[arg(long)]
     pub ns: bool,
+    /// Write a CSV file (`-` = stdout): one row per scenario × CPU with every statistic.
+    #[arg(long = "export-csv", value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Write the table as Markdown (`-` = stdout).
+    #[arg(long = "export-markdown", value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots (`-` = stdout).
+    #[arg(long = "export-html", value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+    /// Write JUnit XML for CI (`-` = stdout): one test case per scenario × CPU.
+    #[arg(long = "export-junit", value_name = "FILE")]
+    pub export_junit: Option<PathBuf>,
+    /// Write `lava-test-case` lines for LAVA (`-` = stdout).
+    #[arg(long = "export-lava", value_name = "FILE")]
+    pub export_lava: Option<PathBuf>,
+    /// Fail (exit code 3, one FAIL line per breach) when a statistic of any scenario and
+    /// CPU exceeds its limit, e.g. `p99=50us,max=100us,overruns=0`. Statistics: min, avg,
+    /// stddev, p50, p90, p99, p99.9, p99.99, p99.999, max, overruns, missed.
+    #[arg(long = "fail-above", value_name = "STAT=LIMIT,...")]
+    pub fail_above: Option<String>,
 }

@@ -42,6 +42,10 @@ pub struct OutputSettings {
     pub raw: Option<PathBuf>,
     pub quiet: bool,
     pub ns: bool,
+    /// `--export-*` destinations besides the JSON.
+    pub exports: Vec<crate::report::exports::Export>,
+    /// `--fail-above` limits.
+    pub limits: Vec<crate::report::limits::Limit>,
 }
 
 /// A validated run.
@@ -265,11 +269,17 @@ pub fn resolve_output(
 ) -> Result<OutputSettings, UserError> {
     check_output_path("--export-json", &out.export_json)?;
     check_output_path("--raw", raw)?;
+    let limits = crate::report::exports::limits_from_args(out)?;
+    let mut all = crate::report::exports::from_args(out);
+    crate::report::exports::check(&all)?;
+    all.retain(|e| e.format != crate::report::Format::Json);
     Ok(OutputSettings {
         export_json: out.export_json.clone(),
         raw: raw.clone(),
         quiet: out.quiet,
         ns: out.ns,
+        exports: all,
+        limits,
     })
 }
 

@@ -207,6 +207,11 @@ fn save(plan: &Plan, run: &Run, raw: &[(String, RawSeries)]) -> anyhow::Result<(
                 .with_context(|| format!("writing {}", path.display()))?;
         }
     }
+    let opts = crate::report::RenderOptions {
+        in_ns: plan.output.ns,
+        limits: plan.output.limits.clone(),
+    };
+    crate::report::exports::write(&plan.output.exports, run, &opts, false)?;
     if let Some(path) = &plan.output.raw {
         crate::result::write_atomically(path, &crate::report::raw::render_raw(raw))
             .with_context(|| format!("writing {}", path.display()))?;
