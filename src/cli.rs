@@ -23,7 +23,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-#[allow(clippy::large_enum_variant)] // parsed once; boxing buys nothing
+#[allow(clippy::large_enum_variant)] // parsed once; boxing would only add noise
 pub enum Command {
     /// Periodic wake-up latency: how late a task that sleeps until absolute deadlines
     /// wakes up (clock_nanosleep, nanosleep, timerfd, posix-timer, busy).
@@ -37,6 +37,18 @@ pub enum Command {
     /// UDP round-trip latency (like ping -f) through a reflector, split with kernel
     /// receive timestamps into network+kernel and kernel-to-user wake-up time.
     Net(NetArgs),
+    /// Undo the CPU isolation (--isolate) of a run that was killed before it could
+    /// restore the system itself: cpusets, task placement and IRQ affinities.
+    Restore(RestoreArgs),
+    /// Thread wake-up response: how long a thread blocked on eventfd, pipe, futex,
+    /// condvar, socket, signal or message queue takes to run after another wakes it.
+    Wake(WakeArgs),
+    /// Re-render a saved run (or a cyclictest --json file) as a table, JSON, CSV,
+    /// Markdown, HTML, JUnit or LAVA, and judge it with --fail-above.
+    Report(ReportArgs),
+    /// Compare runs: align scenarios across files, show each statistic's change and
+    /// ratio against the first, and give a verdict per scenario and CPU.
+    Compare(CompareArgs),
     /// Runs load generators alone and reports their throughput and CPU share
     /// (`--list` documents every kind).
     Load(LoadArgs),
@@ -70,6 +82,63 @@ pub struct SuiteArgs {
     pub resume: bool,
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Options of `latscope report`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  latscope report run.json                        \
+# the table again\n  latscope report run.json --format html -o run.html\n  \
+latscope report run.json --fail-above p99=50us,max=100us --export-junit junit.xml\n  \
+latscope report cyclictest.json                 # cyclictest --json output works too"
+)]
+pub struct ReportArgs {
+    /// A result file written by --export-json (or by `cyclictest --json`).
+    #[arg(value_name = "RUN.json")]
+    pub input: PathBuf,
+    /// The format to print (or write with -o).
+    #[arg(short = 'f', long, value_enum, default_value = "table")]
+    pub format: crate::report::Format,
+    /// Write the --format output to this file instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub out_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Options of `latscope restore`.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// Also restore the isolation of runs that are still running.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Options of `latscope compare`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Scenarios are aligned by probe, method, period, loads, CPU and metric (a \
+method's parenthesized suffix such as `(cyclictest)` is ignored).\n\n\
+Rule syntax: STATS:PERCENT[:ABSOLUTE], e.g. `p99.9,max:10%:5us` (the default): a \
+statistic regressed when it is worse than the first run by more than PERCENT and by more \
+than ABSOLUTE; improved when better by both. Give --rule several times to judge several \
+groups; a scenario regressed when any rule says so.\n\nExamples:\n  latscope compare \
+base.json new.json\n  latscope compare base.json new.json --fail-on-regression --rule \
+'max:20%:10us'\n  latscope compare latscope.json cyclictest.json --export-html cmp.html"
+)]
+pub struct CompareArgs {
+    /// Two or more result files (latscope --export-json or cyclictest --json); the first
+    /// is the baseline.
+    #[arg(value_name = "RUN.json", num_args = 2.., required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Regression rule(s): STATS:PERCENT[:ABSOLUTE]. [default: p99.9,max:10%:5us]
+    #[arg(long, value_name = "RULE")]
+    pub rule: Vec<String>,
+    /// Exit with code 3 when any scenario regressed.
+    #[arg(long)]
+    pub fail_on_regression: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -187,6 +256,44 @@ pub struct NetArgs {
     pub output: OutputArgs,
 }
 
+/// Options of `latscope wake`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  latscope wake                                         \
+# eventfd, both threads on the last CPU, FIFO 95, 10 s\n  latscope wake --mechanism all -D 5s                   \
+# every mechanism in turn\n  latscope wake --policy rr -p 1 --competitors 0,1,2,4,8,16,32   \
+# the study's sweep\n  latscope wake --waker-cpu 0 --wakee-cpu 1 --raw iterations.csv\n\n\
+Both threads run on one CPU unless told otherwise (the study's writer and reader shared \
+one CPU). JSON: per scenario a `response` series (t1 − t0) with extra.merged, \
+extra.first_response_ns, extra.stale_wakeups, and a `call` series (the waker's call cost)."
+)]
+pub struct WakeArgs {
+    /// Wake-up mechanism(s): eventfd, pipe, futex, condvar, unix, signal, mqueue; a
+    /// comma list or `all` runs each in turn.
+    #[arg(short = 'm', long, value_name = "LIST", default_value = "eventfd")]
+    pub mechanism: String,
+    /// Time between wake-ups, on an absolute schedule (bare numbers are µs).
+    #[arg(short = 'i', long, value_name = "DURATION", default_value = "1ms")]
+    pub interval: String,
+    /// CPU of the waking thread. [default: the wakee's CPU]
+    #[arg(long, value_name = "CPU")]
+    pub waker_cpu: Option<usize>,
+    /// CPU of the woken thread (and of the competitors). [default: the last online CPU]
+    #[arg(long, value_name = "CPU")]
+    pub wakee_cpu: Option<usize>,
+    /// Competing SCHED_OTHER threads looping nanosleep(1 µs) on the wakee's CPU; a comma
+    /// list sweeps them, one scenario per value (the study: 0,1,2,4,8,16,32).
+    #[arg(long, value_name = "N[,N...]", default_value = "0")]
+    pub competitors: String,
+    /// Response above which a sample counts as an overrun. [default: one interval]
+    #[arg(long, value_name = "DURATION")]
+    pub deadline: Option<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
 /// Options shared by every probe.
 #[derive(Debug, Args, Clone, Default)]
 pub struct CommonArgs {
@@ -225,6 +332,11 @@ pub struct CommonArgs {
     /// the only CPU, or with RT throttling off).
     #[arg(long)]
     pub force: bool,
+    /// Shield these CPUs for the run without a reboot: an exclusive cpuset, every movable
+    /// task and IRQ moved to the other CPUs; everything is restored afterwards (after a
+    /// killed run: `latscope restore`). Measures on them unless --cpus says otherwise.
+    #[arg(long, value_name = "LIST")]
+    pub isolate: Option<String>,
     /// Run a load beside the measurement (repeatable), e.g. `cpu:50%`,
     /// `mem-churn:100%,size=64M`, `sleepers:16`, `exec:"stress-ng --cpu 1"`. Loads run at
     /// SCHED_OTHER on the CPUs not measured unless `cpus=` says otherwise; see
@@ -245,6 +357,26 @@ pub struct OutputArgs {
     /// Show latencies in ns instead of µs with two decimals.
     #[arg(long)]
     pub ns: bool,
+    /// Write a CSV file (`-` = stdout): one row per scenario × CPU with every statistic.
+    #[arg(long = "export-csv", value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Write the table as Markdown (`-` = stdout).
+    #[arg(long = "export-markdown", value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots (`-` = stdout).
+    #[arg(long = "export-html", value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+    /// Write JUnit XML for CI (`-` = stdout): one test case per scenario × CPU.
+    #[arg(long = "export-junit", value_name = "FILE")]
+    pub export_junit: Option<PathBuf>,
+    /// Write `lava-test-case` lines for LAVA (`-` = stdout).
+    #[arg(long = "export-lava", value_name = "FILE")]
+    pub export_lava: Option<PathBuf>,
+    /// Fail (exit code 3, one FAIL line per breach) when a statistic of any scenario and
+    /// CPU exceeds its limit, e.g. `p99=50us,max=100us,overruns=0`. Statistics: min, avg,
+    /// stddev, p50, p90, p99, p99.9, p99.99, p99.999, max, overruns, missed.
+    #[arg(long = "fail-above", value_name = "STAT=LIMIT,...")]
+    pub fail_above: Option<String>,
 }
 
 /// Options of `latscope load`.

@@ -2,7 +2,7 @@
 //! and turn the outcome into an exit code.
 
 use crate::cli::{Cli, Command};
-use crate::error::{EXIT_INTERRUPTED, EXIT_OK};
+use crate::error::{EXIT_INTERRUPTED, EXIT_OK, EXIT_THRESHOLD};
 use crate::plan::Plan;
 use crate::report::{study::StudyTableReporter, table::TableReporter, Reporter};
 use crate::result::Run;
@@ -22,6 +22,13 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
             run_with_plain_table(&plan, command_line)
         }
         Command::Net(args) => run_net(&args, command_line),
+        Command::Restore(args) => restore(args.force),
+        Command::Wake(args) => {
+            let plan = crate::plan::wake::wake_plan(&args)?;
+            run_with_plain_table(&plan, command_line)
+        }
+        Command::Report(args) => report(&args),
+        Command::Compare(args) => crate::report::compare::command(&args),
         Command::Load(args) => run_loads(&args),
     }
 }
@@ -46,6 +53,23 @@ fn run_with_plain_table(plan: &Plan, command_line: Vec<String>) -> anyhow::Resul
         in_ns: plan.output.ns,
     };
     run_plan(plan, command_line, None, &table)
+}
+
+/// `latscope restore`: undoes the isolation of killed runs and says what it did.
+pub fn restore(force: bool) -> anyhow::Result<i32> {
+    let outcomes = crate::sys::isolate::restore_all(force)?;
+    if outcomes.is_empty() {
+        println!("nothing to restore");
+        return Ok(EXIT_OK);
+    }
+    for o in &outcomes {
+        println!("{}", o.message);
+    }
+    Ok(if outcomes.iter().all(|o| o.ok) {
+        EXIT_OK
+    } else {
+        crate::error::EXIT_FAILURE
+    })
 }
 
 /// `latscope load`: runs loads alone for a while and reports what they achieved.
@@ -110,9 +134,10 @@ pub fn run_plan(
         .export_json
         .as_ref()
         .is_some_and(|p| p.as_os_str() == "-");
+    let export_to_stdout = plan.output.exports.iter().any(|e| e.to_stdout());
     if !plan.output.quiet {
         let bytes = table.render(run)?;
-        if json_to_stdout {
+        if json_to_stdout || export_to_stdout {
             std::io::stderr().write_all(&bytes)?;
         } else {
             std::io::stdout().write_all(&bytes)?;
@@ -123,8 +148,26 @@ pub fn run_plan(
         let bytes = crate::report::json::JsonReporter.render(run)?;
         crate::result::write_atomically(std::path::Path::new("-"), &bytes)?;
     }
+    let opts = crate::report::RenderOptions {
+        in_ns: plan.output.ns,
+        limits: plan.output.limits.clone(),
+    };
+    let stdout_exports: Vec<_> = plan
+        .output
+        .exports
+        .iter()
+        .filter(|e| e.to_stdout())
+        .cloned()
+        .collect();
+    crate::report::exports::write(&stdout_exports, run, &opts, true)?;
+    let failed = crate::report::limits::print_verdict(
+        &crate::report::limits::check_run(run, &plan.output.limits),
+        !plan.output.limits.is_empty() && !plan.output.quiet,
+    );
     Ok(if run.interrupted {
         EXIT_INTERRUPTED
+    } else if failed {
+        EXIT_THRESHOLD
     } else {
         EXIT_OK
     })
@@ -176,4 +219,31 @@ fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Res
         counts.send_errors.load(Relaxed)
     );
     Ok(EXIT_OK)
+}
+
+/// `latscope report`: re-renders a saved run (or a cyclictest --json file).
+pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
+    let run = crate::report::cyclictest_import::load_any(&args.input)?;
+    let limits = crate::report::exports::limits_from_args(&args.output)?;
+    let exports = crate::report::exports::from_args(&args.output);
+    let target = args.out_file.clone().unwrap_or_else(|| "-".into());
+    let mut all = exports.clone();
+    all.push(crate::report::exports::Export {
+        format: args.format,
+        path: target.clone(),
+    });
+    crate::report::exports::check(&all)?;
+    let opts = crate::report::RenderOptions {
+        in_ns: args.output.ns,
+        limits: limits.clone(),
+    };
+    crate::report::exports::write(&all, &run, &opts, true)?;
+    if args.format == crate::report::Format::Table {
+        eprint!("{}", crate::report::table::warning_lines(&run));
+    }
+    let failed = crate::report::limits::print_verdict(
+        &crate::report::limits::check_run(&run, &limits),
+        !limits.is_empty() && !args.output.quiet,
+    );
+    Ok(if failed { EXIT_THRESHOLD } else { EXIT_OK })
 }

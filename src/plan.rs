@@ -2,6 +2,8 @@
 //! resolved against this machine (online CPUs, permissions, RT throttling) before
 //! anything is measured, so a long run never fails at its end.
 
+pub mod wake;
+
 use crate::cli::{CommonArgs, NetArgs, NoiseArgs, OutputArgs, TimerArgs};
 use crate::error::UserError;
 use crate::probe::net::{packet, NetProbe};
@@ -40,6 +42,10 @@ pub struct OutputSettings {
     pub raw: Option<PathBuf>,
     pub quiet: bool,
     pub ns: bool,
+    /// `--export-*` destinations besides the JSON.
+    pub exports: Vec<crate::report::exports::Export>,
+    /// `--fail-above` limits.
+    pub limits: Vec<crate::report::limits::Limit>,
 }
 
 /// A validated run.
@@ -50,7 +56,7 @@ pub struct Plan {
     pub warnings: Vec<Warning>,
 }
 
-fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
+pub(crate) fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
     UserError::InvalidValue {
         option: option.into(),
         value: value.into(),
@@ -58,7 +64,7 @@ fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
     }
 }
 
-fn out_of_range(option: &str, value: &str, range: &str) -> UserError {
+pub(crate) fn out_of_range(option: &str, value: &str, range: &str) -> UserError {
     UserError::OutOfRange {
         option: option.into(),
         value: value.into(),
@@ -93,10 +99,12 @@ pub fn resolve_common(
 ) -> Result<(CommonSettings, Option<i32>, Vec<Warning>), UserError> {
     let online = crate::sys::affinity::online_cpus();
     let mut warnings = Vec::new();
+    let isolate = resolve_isolate(args, &mut warnings)?;
     let cpus = match &args.cpus {
         Some(text) => {
             units::parse_cpu_list(text, &online).map_err(|r| invalid("--cpus", text, r))?
         }
+        None if !isolate.is_empty() => isolate,
         None => default_cpus.to_vec(),
     };
     for &cpu in &cpus {
@@ -160,6 +168,37 @@ pub fn resolve_common(
         keep_raw: args.raw.is_some(),
     };
     Ok((settings, args.dma_latency, warnings))
+}
+
+/// Resolves `--isolate CPUS`: online CPUs only, never all of them, and a writable
+/// cpuset hierarchy; notes CPUs already isolated at boot. Empty without `--isolate`.
+pub fn resolve_isolate(
+    args: &CommonArgs,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<usize>, UserError> {
+    let Some(text) = &args.isolate else {
+        return Ok(Vec::new());
+    };
+    let online = crate::sys::affinity::online_cpus();
+    let cpus = units::parse_cpu_list(text, &online).map_err(|r| invalid("--isolate", text, r))?;
+    crate::sys::isolate::validate_cpus(&cpus, &online)?;
+    crate::sys::isolate::check_available()?;
+    let boot: Vec<usize> = std::fs::read_to_string("/sys/devices/system/cpu/isolated")
+        .ok()
+        .and_then(|s| units::parse_cpu_list_plain(s.trim()).ok())
+        .unwrap_or_default();
+    let overlap: Vec<usize> = cpus.iter().copied().filter(|c| boot.contains(c)).collect();
+    if !overlap.is_empty() {
+        warnings.push(Warning {
+            code: "isolate_overlaps_isolcpus".into(),
+            message: format!(
+                "CPU {} is already isolated at boot (isolcpus={}); --isolate adds the cpuset shield and IRQ moves on top",
+                units::format_cpu_list(&overlap),
+                units::format_cpu_list(&boot)
+            ),
+        });
+    }
+    Ok(cpus)
 }
 
 /// Resolves policy and priority: FIFO 95 by default when permitted, otherwise
@@ -230,11 +269,17 @@ pub fn resolve_output(
 ) -> Result<OutputSettings, UserError> {
     check_output_path("--export-json", &out.export_json)?;
     check_output_path("--raw", raw)?;
+    let limits = crate::report::exports::limits_from_args(out)?;
+    let mut all = crate::report::exports::from_args(out);
+    crate::report::exports::check(&all)?;
+    all.retain(|e| e.format != crate::report::Format::Json);
     Ok(OutputSettings {
         export_json: out.export_json.clone(),
         raw: raw.clone(),
         quiet: out.quiet,
         ns: out.ns,
+        exports: all,
+        limits,
     })
 }
 
@@ -300,6 +345,7 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
     let online = crate::sys::affinity::online_cpus();
     let (settings, dma, mut warnings) = resolve_common(&args.common, &online)?;
     let loads = resolve_loads(&args.common.loads)?;
+    let isolate = resolve_isolate(&args.common, &mut Vec::new())?;
     if settings.keep_raw {
         let needed = settings.raw_capacity(period_ns);
         let asked = settings
@@ -329,7 +375,7 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
             settings: settings.clone(),
             dma_latency_us: dma,
             loads: loads.clone(),
-            isolate: Vec::new(),
+            isolate: isolate.clone(),
         })
         .collect();
     Ok(Plan {

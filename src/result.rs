@@ -108,6 +108,8 @@ pub struct ThreadResult {
     /// The largest value of each second of the run, ns.
     pub per_second_max_ns: Vec<u64>,
     /// Probe-specific counters (e.g. merged wake-ups, lost packets, noise per second).
+    /// `unknown_stats` lists statistics an imported file did not provide (shown as `–`,
+    /// never judged; see report::cyclictest_import).
     #[serde(default)]
     pub extra: BTreeMap<String, serde_json::Value>,
 }

@@ -25,6 +25,10 @@ pub fn scenario_name(sp: &ScenarioPlan) -> String {
         name.push(' ');
         name.push_str(&crate::units::compact_ns(sp.probe.period_ns()));
     }
+    if let Some(suffix) = sp.probe.name_suffix() {
+        name.push(' ');
+        name.push_str(&suffix);
+    }
     if !sp.loads.is_empty() {
         name.push_str(&format!(" load={}", sp.loads.join("+")));
     }
@@ -128,6 +132,17 @@ pub fn execute(
             },
         };
         let started_at = crate::result::rfc3339_now();
+        // Isolation first, so loads see current_system_cpus() and measuring threads
+        // enter the shield; restored right after the probe, before the next scenario.
+        let mut isolation = if sp.isolate.is_empty() {
+            None
+        } else {
+            let cpus = crate::units::format_cpu_list(&sp.isolate);
+            Some(
+                crate::sys::isolate::IsolationGuard::apply(&sp.isolate)
+                    .with_context(|| format!("isolating CPU {cpus}"))?,
+            )
+        };
         let _dma = match sp.dma_latency_us {
             Some(us) => Some(DmaLatencyGuard::hold(us).context("holding /dev/cpu_dma_latency")?),
             None => None,
@@ -146,6 +161,20 @@ pub fn execute(
             None => (Vec::new(), Vec::new()),
         };
         drop(_dma);
+        let isolation_report = isolation.as_ref().map(|g| g.report_json());
+        let isolation_warnings = isolation
+            .as_ref()
+            .map(|g| g.report().warnings())
+            .unwrap_or_default();
+        if let Some(guard) = isolation.as_mut() {
+            for problem in guard.restore() {
+                run.warnings.push(Warning {
+                    code: "isolation_not_restored".into(),
+                    message: format!("{problem}; run `latscope restore`"),
+                });
+            }
+        }
+        drop(isolation);
         let mut params = params_of(sp);
         params.extra.extend(output.extra_params);
         let scenario = Scenario {
@@ -157,8 +186,13 @@ pub fn execute(
             elapsed_ns: output.elapsed_ns,
             threads: output.threads,
             loads: load_results,
-            isolation: None,
-            warnings: output.warnings.into_iter().chain(load_warnings).collect(),
+            isolation: isolation_report,
+            warnings: output
+                .warnings
+                .into_iter()
+                .chain(isolation_warnings)
+                .chain(load_warnings)
+                .collect(),
         };
         run.interrupted |= scenario.interrupted;
         run.scenarios.push(scenario);
@@ -200,6 +234,11 @@ fn save(plan: &Plan, run: &Run, raw: &[(String, RawSeries)]) -> anyhow::Result<(
                 .with_context(|| format!("writing {}", path.display()))?;
         }
     }
+    let opts = crate::report::RenderOptions {
+        in_ns: plan.output.ns,
+        limits: plan.output.limits.clone(),
+    };
+    crate::report::exports::write(&plan.output.exports, run, &opts, false)?;
     if let Some(path) = &plan.output.raw {
         crate::result::write_atomically(path, &crate::report::raw::render_raw(raw))
             .with_context(|| format!("writing {}", path.display()))?;

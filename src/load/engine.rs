@@ -98,7 +98,8 @@ pub fn check_cpus(specs: &[LoadSpec], online: &[usize]) -> Result<(), UserError>
     Ok(())
 }
 
-/// Starts every load on its CPUs (default: the CPUs not in `measured_cpus`). Loads stop
+/// Starts every load on its CPUs (default: the CPUs not in `measured_cpus`, and while
+/// an isolation is active only the CPUs left to the system). Loads stop
 /// when `stop` is set (Ctrl-C), on `RunningLoads::stop`, or when dropped. Returns once
 /// every worker is set up and running; a setup failure stops the others and is
 /// returned. Call from a long-lived thread: exec children die with it.
@@ -109,11 +110,28 @@ pub fn start(
 ) -> anyhow::Result<RunningLoads> {
     let online = affinity::online_cpus();
     check_cpus(specs, &online)?;
+    // While CPUs are shielded (--isolate), loads belong to the CPUs left to the system.
+    let usable = crate::sys::isolate::current_system_cpus().unwrap_or_else(|| online.clone());
+    if let Some(isolated) = crate::sys::isolate::current_isolated_cpus() {
+        for spec in specs {
+            if let Some(&cpu) = spec.cpus.iter().flatten().find(|c| isolated.contains(c)) {
+                return Err(UserError::InvalidValue {
+                    option: "--load".into(),
+                    value: spec.text.clone(),
+                    reason: format!(
+                        "CPU {cpu} is isolated for this run; loads run on the other CPUs ({})",
+                        crate::units::format_cpu_list(&usable)
+                    ),
+                }
+                .into());
+            }
+        }
+    }
     let mut running = RunningLoads {
         loads: Vec::new(),
         warnings: Vec::new(),
     };
-    let (defaults, warning) = default_cpus(measured_cpus, &online);
+    let (defaults, warning) = default_cpus(measured_cpus, &usable);
     if specs.iter().any(|s| s.cpus.is_none()) {
         running.warnings.extend(warning);
     }

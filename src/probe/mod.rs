@@ -6,6 +6,7 @@ pub mod harness;
 pub mod net;
 pub mod noise;
 pub mod timer;
+pub mod wake;
 
 use crate::result::{ThreadResult, Warning};
 use crate::sys::sched::Policy;
@@ -108,6 +109,11 @@ pub trait Probe: Send + Sync {
     fn period_ns(&self) -> u64;
     /// The latency above which a sample counts as an overrun.
     fn deadline_ns(&self) -> u64;
+    /// Words that tell scenarios of one run apart beyond kind, method and period
+    /// (e.g. `cpu1 competitors=8`), appended to the scenario name.
+    fn name_suffix(&self) -> Option<String> {
+        None
+    }
     /// Probe-specific parameters for the result file.
     fn extra_params(&self) -> BTreeMap<String, serde_json::Value> {
         BTreeMap::new()

@@ -1,16 +1,106 @@
 //! Renderers: each turns a Run into bytes and never touches files itself; the caller
-//! decides where the bytes go.
+//! decides where the bytes go. `Format` names them for `--format` and the export flags.
 
+pub mod compare;
+pub mod csv;
+pub mod cyclictest_import;
+pub mod exports;
 pub mod extras;
+pub mod html;
 pub mod json;
+pub mod junit;
+pub mod lava;
+pub mod limits;
 pub mod loads;
+pub mod markdown;
+pub mod plots;
 pub mod raw;
 pub mod study;
 pub mod table;
 
-use crate::result::Run;
+use crate::result::{Run, ThreadResult};
 
 /// Renders a Run in one format.
 pub trait Reporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>>;
+}
+
+/// The output formats of `latscope report --format` and the `--export-*` flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+    Markdown,
+    Html,
+    Junit,
+    Lava,
+}
+
+impl Format {
+    /// The flag that exports this format.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Format::Table => "--format table",
+            Format::Json => "--export-json",
+            Format::Csv => "--export-csv",
+            Format::Markdown => "--export-markdown",
+            Format::Html => "--export-html",
+            Format::Junit => "--export-junit",
+            Format::Lava => "--export-lava",
+        }
+    }
+}
+
+/// What renderers may need besides the run.
+#[derive(Debug, Clone, Default)]
+pub struct RenderOptions {
+    /// Latencies in ns instead of µs (table, markdown).
+    pub in_ns: bool,
+    /// `--fail-above` limits (junit and lava mark failures, html shows them).
+    pub limits: Vec<limits::Limit>,
+}
+
+/// The renderer of a format.
+pub fn reporter(format: Format, opts: &RenderOptions) -> Box<dyn Reporter> {
+    match format {
+        Format::Table => Box::new(table::TableReporter { in_ns: opts.in_ns }),
+        Format::Json => Box::new(json::JsonReporter),
+        Format::Csv => Box::new(csv::CsvReporter),
+        Format::Markdown => Box::new(markdown::MarkdownReporter { in_ns: opts.in_ns }),
+        Format::Html => Box::new(html::HtmlReporter {
+            limits: opts.limits.clone(),
+        }),
+        Format::Junit => Box::new(junit::JunitReporter {
+            limits: opts.limits.clone(),
+        }),
+        Format::Lava => Box::new(lava::LavaReporter {
+            limits: opts.limits.clone(),
+        }),
+    }
+}
+
+/// The canonical name of a statistic (`mean` -> `avg`, `p999` -> `p99.9`).
+pub fn canonical_stat(stat: &str) -> &str {
+    match stat {
+        "mean" => "avg",
+        "p999" => "p99.9",
+        "p9999" => "p99.99",
+        "p99999" => "p99.999",
+        other => other,
+    }
+}
+
+/// Key in `ThreadResult::extra` listing statistics the source did not provide (e.g. the
+/// percentiles of a cyclictest file without histogram); they are shown as `–` and
+/// never judged.
+pub const UNKNOWN_STATS_KEY: &str = "unknown_stats";
+
+/// Whether a thread's source did not provide `stat`.
+pub fn stat_unknown(th: &ThreadResult, stat: &str) -> bool {
+    let stat = canonical_stat(stat);
+    th.extra
+        .get(UNKNOWN_STATS_KEY)
+        .and_then(|v| v.as_array())
+        .is_some_and(|a| a.iter().any(|s| s.as_str() == Some(stat)))
 }

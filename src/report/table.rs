@@ -10,52 +10,64 @@ pub struct TableReporter {
     pub in_ns: bool,
 }
 
+/// The table's header, its rows (one per scenario × thread) and the first numeric
+/// column, shared by the terminal table and the Markdown export.
+pub fn header_and_rows(run: &Run, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>, usize) {
+    let unit = if in_ns { "ns" } else { "µs" };
+    let multi = run.scenarios.len() > 1;
+    let mut header: Vec<String> = Vec::new();
+    if multi {
+        header.push("scenario".into());
+    }
+    header.extend(["cpu", "method", "samples"].map(String::from));
+    const STATS: [&str; 7] = ["min", "avg", "p50", "p99", "p99.9", "max", "stddev"];
+    for s in STATS {
+        header.push(format!("{s} ({unit})"));
+    }
+    header.extend(["overruns", "missed"].map(String::from));
+    let mut rows = Vec::new();
+    for sc in &run.scenarios {
+        for th in &sc.threads {
+            let s = &th.summary;
+            let mut row: Vec<String> = Vec::new();
+            if multi {
+                row.push(sc.name.clone());
+            }
+            let method = if th.metric == "latency" {
+                th.method.clone()
+            } else {
+                format!("{} {}", th.method, th.metric)
+            };
+            row.extend([th.cpu.to_string(), method, s.samples.to_string()]);
+            for stat in STATS {
+                row.push(if super::stat_unknown(th, stat) {
+                    "–".into()
+                } else {
+                    latency_cell(s.stat(stat).unwrap_or(0.0).round() as u64, in_ns)
+                });
+            }
+            for stat in ["overruns", "missed"] {
+                row.push(if super::stat_unknown(th, stat) {
+                    "–".into()
+                } else {
+                    format!("{}", s.stat(stat).unwrap_or(0.0) as u64)
+                });
+            }
+            rows.push(row);
+        }
+    }
+    (header, rows, if multi { 3 } else { 2 })
+}
+
 impl TableReporter {
     pub fn table(&self, run: &Run) -> Table {
-        let unit = if self.in_ns { "ns" } else { "µs" };
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
-        let multi = run.scenarios.len() > 1;
-        let mut header: Vec<String> = Vec::new();
-        if multi {
-            header.push("scenario".into());
-        }
-        header.extend(["cpu", "method", "samples"].map(String::from));
-        for s in ["min", "avg", "p50", "p99", "p99.9", "max", "stddev"] {
-            header.push(format!("{s} ({unit})"));
-        }
-        header.extend(["overruns", "missed"].map(String::from));
+        let (header, rows, first_numeric) = header_and_rows(run, self.in_ns);
         t.set_header(header);
-        for sc in &run.scenarios {
-            for th in &sc.threads {
-                let s = &th.summary;
-                let mut row: Vec<String> = Vec::new();
-                if multi {
-                    row.push(sc.name.clone());
-                }
-                let method = if th.metric == "latency" {
-                    th.method.clone()
-                } else {
-                    format!("{} {}", th.method, th.metric)
-                };
-                row.extend([th.cpu.to_string(), method, s.samples.to_string()]);
-                for v in [
-                    s.min_ns,
-                    s.mean_ns.round() as u64,
-                    s.p50_ns,
-                    s.p99_ns,
-                    s.p999_ns,
-                    s.max_ns,
-                    s.stddev_ns.round() as u64,
-                ] {
-                    row.push(latency_cell(v, self.in_ns));
-                }
-                row.push(s.overruns.to_string());
-                row.push(s.missed.to_string());
-                t.add_row(row);
-            }
+        for row in rows {
+            t.add_row(row);
         }
-        let first_numeric = if multi { 3 } else { 2 };
         for i in first_numeric..t.column_count() {
             if let Some(c) = t.column_mut(i) {
                 c.set_cell_alignment(CellAlignment::Right);

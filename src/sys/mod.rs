@@ -3,15 +3,23 @@
 
 pub mod affinity;
 pub mod clock;
+pub mod cpuset;
 pub mod dma_latency;
+pub mod filelock;
+pub mod futex;
+pub mod irq;
+pub mod isolate;
 pub mod memlock;
 pub mod memory;
+pub mod mqueue;
 pub mod posix_timer;
 pub mod process;
+pub mod procfs;
 pub mod sched;
 pub mod signals;
 pub mod timerfd;
 pub mod udp_timestamps;
+pub mod wake_primitives;
 
 /// The last OS error as an `std::io::Error`, for wrappers that return `-1`.
 pub(crate) fn last_os_error() -> std::io::Error {

@@ -1,0 +1,282 @@
+//! `latscope wake`: how fast one thread wakes another, the user-space device-driver
+//! case (a writer wakes a reader blocked on a file). A waker thread triggers every
+//! interval on an absolute schedule and records t0 just before its wake call; the
+//! wakee records t1 as soon as its blocking call returns; response = t1 − t0. The
+//! waker's call cost is a second series. Optional competitors load the wakee's CPU.
+
+pub mod competitors;
+pub mod loops;
+pub mod mechanism;
+
+use super::harness::{run_measuring_threads, ThreadPlacement};
+use super::{CommonSettings, Probe, ProbeContext, ProbeOutput, RawSeries};
+use crate::result::{ThreadResult, Warning};
+use crate::stats::{LiveStats, Recorder, RecorderConfig};
+use crate::sys::{mqueue::MessageQueue, wake_primitives};
+use anyhow::anyhow;
+use competitors::Competitors;
+use loops::{RawRows, Schedule, Shared, WakeeCounts, WakerCounts};
+use mechanism::{
+    Channel, CondvarChannel, EventfdChannel, FutexChannel, Mechanism, MqueueChannel, PipeChannel,
+    SignalChannel, UnixChannel,
+};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// The wake probe for one mechanism and one number of competitors.
+#[derive(Debug, Clone)]
+pub struct WakeProbe {
+    pub mechanism: Mechanism,
+    pub interval_ns: u64,
+    pub deadline_ns: u64,
+    pub waker_cpu: usize,
+    pub wakee_cpu: usize,
+    /// SCHED_OTHER threads looping nanosleep(1 µs) on the wakee's CPU.
+    pub competitors: usize,
+}
+
+/// What each of the two measuring threads holds before the start.
+enum Side<R> {
+    Waker(Recorder),
+    Wakee(R, Recorder, RawRows),
+}
+
+/// What each of the two measuring threads hands back.
+enum Finished {
+    Waker(Recorder, WakerCounts),
+    Wakee(Recorder, WakeeCounts, RawRows),
+}
+
+impl WakeProbe {
+    fn placements(&self, settings: &CommonSettings) -> [ThreadPlacement; 2] {
+        let place = |cpu| ThreadPlacement {
+            cpu,
+            policy: settings.policy,
+            priority: settings.priority,
+        };
+        [place(self.waker_cpu), place(self.wakee_cpu)]
+    }
+
+    /// Runs the two threads with one mechanism; generic so each loop is monomorphized.
+    fn run_with<C: Channel>(
+        &self,
+        channel: C,
+        settings: &CommonSettings,
+        ctx: &ProbeContext,
+    ) -> anyhow::Result<(Recorder, WakerCounts, Recorder, WakeeCounts, RawRows)> {
+        let config = RecorderConfig {
+            deadline_ns: self.deadline_ns,
+            series_seconds: settings.series_seconds(self.interval_ns),
+            raw_capacity: 0,
+        };
+        let raw_capacity = settings.raw_capacity(self.interval_ns);
+        let live_wakee: Arc<LiveStats> = Arc::default();
+        let shared = Shared::new();
+        let stop = &*ctx.stop;
+        let progress = crate::progress::Progress::start(
+            ctx,
+            vec![self.wakee_cpu],
+            vec![live_wakee.clone()],
+            settings.samples,
+            settings.duration_ns.map(|d| d + settings.warmup_ns),
+        );
+        let channel = &channel;
+        let shared = &shared;
+        let results = run_measuring_threads(
+            &self.placements(settings),
+            |index| -> anyhow::Result<Side<C::Receiver>> {
+                let side = if index == 0 {
+                    Side::Waker(Recorder::new(&config, Arc::default()))
+                } else {
+                    Side::Wakee(
+                        channel.receiver()?,
+                        Recorder::new(&config, live_wakee.clone()),
+                        RawRows::with_capacity(raw_capacity),
+                    )
+                };
+                shared.prepared.fetch_add(1, Ordering::AcqRel);
+                Ok(side)
+            },
+            |_, side, start_ns| -> anyhow::Result<Finished> {
+                if shared.prepared.load(Ordering::Acquire) < 2 {
+                    shared.mark_wakee_exited();
+                    return Err(anyhow!("the other wake thread could not be prepared"));
+                }
+                let measure_from_ns = start_ns + settings.warmup_ns;
+                Ok(match side {
+                    Side::Waker(mut calls) => {
+                        let schedule = Schedule {
+                            start_ns,
+                            interval_ns: self.interval_ns,
+                            measure_from_ns,
+                            until_ns: settings
+                                .duration_ns
+                                .map_or(u64::MAX, |d| measure_from_ns.saturating_add(d)),
+                            samples: settings.samples.unwrap_or(u64::MAX),
+                        };
+                        let counts = loops::waker_loop(channel, shared, &mut calls, schedule, stop);
+                        Finished::Waker(calls, counts)
+                    }
+                    Side::Wakee(mut rx, mut responses, mut raw) => {
+                        let counts =
+                            loops::wakee_loop(channel, &mut rx, shared, &mut responses, &mut raw);
+                        Finished::Wakee(responses, counts, raw)
+                    }
+                })
+            },
+        );
+        progress.finish();
+        let mut waker = None;
+        let mut wakee = None;
+        for finished in results? {
+            match finished? {
+                Finished::Waker(r, c) => waker = Some((r, c)),
+                Finished::Wakee(r, c, raw) => wakee = Some((r, c, raw)),
+            }
+        }
+        let ((calls, wc), (responses, ec, raw)) = waker
+            .zip(wakee)
+            .ok_or_else(|| anyhow!("a wake thread returned no result"))?;
+        Ok((calls, wc, responses, ec, raw))
+    }
+
+    fn run_mechanism(
+        &self,
+        settings: &CommonSettings,
+        ctx: &ProbeContext,
+    ) -> anyhow::Result<(Recorder, WakerCounts, Recorder, WakeeCounts, RawRows)> {
+        match self.mechanism {
+            Mechanism::Eventfd => self.run_with(
+                EventfdChannel(wake_primitives::EventFd::new()?),
+                settings,
+                ctx,
+            ),
+            Mechanism::Pipe => {
+                self.run_with(PipeChannel(wake_primitives::Pipe::new()?), settings, ctx)
+            }
+            Mechanism::Futex => self.run_with(FutexChannel::default(), settings, ctx),
+            Mechanism::Condvar => self.run_with(CondvarChannel::default(), settings, ctx),
+            Mechanism::Unix => self.run_with(UnixChannel::new()?, settings, ctx),
+            Mechanism::Signal => self.run_with(SignalChannel::new(), settings, ctx),
+            Mechanism::Mqueue => self.run_with(MqueueChannel(MessageQueue::new()?), settings, ctx),
+        }
+    }
+}
+
+impl Probe for WakeProbe {
+    fn kind(&self) -> &'static str {
+        "wake"
+    }
+    fn method(&self) -> String {
+        self.mechanism.name().to_string()
+    }
+    fn period_ns(&self) -> u64 {
+        self.interval_ns
+    }
+    fn deadline_ns(&self) -> u64 {
+        self.deadline_ns
+    }
+    fn name_suffix(&self) -> Option<String> {
+        let cpus = if self.waker_cpu == self.wakee_cpu {
+            format!("cpu{}", self.wakee_cpu)
+        } else {
+            format!("cpu{}->{}", self.waker_cpu, self.wakee_cpu)
+        };
+        Some(format!("{cpus} competitors={}", self.competitors))
+    }
+    fn extra_params(&self) -> BTreeMap<String, serde_json::Value> {
+        let mut m = BTreeMap::new();
+        m.insert("mechanism".into(), self.mechanism.name().into());
+        m.insert("wake_call".into(), self.mechanism.wake_call().into());
+        m.insert("interval_ns".into(), self.interval_ns.into());
+        m.insert("waker_cpu".into(), self.waker_cpu.into());
+        m.insert("wakee_cpu".into(), self.wakee_cpu.into());
+        m.insert("competitors".into(), self.competitors.into());
+        m
+    }
+
+    fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput> {
+        let competitors = Competitors::start(self.wakee_cpu, self.competitors)?;
+        let measured = self.run_mechanism(settings, ctx);
+        let competitor_loops = competitors.stop();
+        let (calls, wc, responses, ec, raw) = measured?;
+
+        let method = self.mechanism.name();
+        let mut out = ProbeOutput {
+            interrupted: ctx.stop.load(Ordering::Relaxed),
+            elapsed_ns: wc.ended_ns.saturating_sub(wc.measure_started_ns),
+            ..Default::default()
+        };
+        let mut response =
+            ThreadResult::from_recorder(self.wakee_cpu, method, "response", &responses);
+        let e = &mut response.extra;
+        e.insert("merged".into(), ec.merged.into());
+        e.insert("stale_wakeups".into(), ec.stale_wakeups.into());
+        e.insert(
+            "first_response_ns".into(),
+            ec.first_response_ns
+                .map_or(serde_json::Value::Null, Into::into),
+        );
+        e.insert("iterations".into(), wc.measured.into());
+        e.insert("iterations_total".into(), wc.iterations.into());
+        e.insert("served_total".into(), ec.served.into());
+        e.insert("competitors".into(), self.competitors.into());
+        if ec.ring_overflow > 0 {
+            e.insert("ring_overflow".into(), ec.ring_overflow.into());
+        }
+        if raw.dropped > 0 {
+            e.insert("raw_dropped".into(), raw.dropped.into());
+            out.warnings.push(Warning {
+                code: "raw_dropped".into(),
+                message: format!(
+                    "{} responses did not fit the --raw buffer and are missing from the raw file (they are in every statistic)",
+                    raw.dropped
+                ),
+            });
+        }
+        if self.competitors > 0 && out.elapsed_ns > 0 {
+            let seconds = (out.elapsed_ns + settings.warmup_ns) as f64 / 1e9;
+            e.insert(
+                "competitor_loops_per_s".into(),
+                ((competitor_loops as f64 / seconds).round()).into(),
+            );
+        }
+        if ec.merged > 0 {
+            out.warnings.push(Warning {
+                code: "wake_merged".into(),
+                message: format!(
+                    "{method}: {} of {} wake-ups arrived while the previous one was still pending and were served together (counted in `merged`, the oldest one's response recorded)",
+                    ec.merged, wc.measured
+                ),
+            });
+        }
+        let mut call = ThreadResult::from_recorder(self.waker_cpu, method, "call", &calls);
+        call.extra
+            .insert("wake_failed".into(), wc.wake_failed.into());
+        call.extra
+            .insert("stop_wakeups".into(), wc.stop_wakeups.into());
+        if wc.wake_failed > 0 {
+            out.warnings.push(Warning {
+                code: "wake_channel_full".into(),
+                message: format!(
+                    "{method}: {} wake calls found the channel full (the wakee had not run); those iterations are counted as merged, not lost",
+                    wc.wake_failed
+                ),
+            });
+        }
+        if settings.keep_raw {
+            out.raw.push(RawSeries {
+                cpu: self.wakee_cpu,
+                method: method.to_string(),
+                metric: "response".into(),
+                columns: vec!["t0_ns".into(), "t1_ns".into(), "response_ns".into()],
+                rows: raw.rows.iter().map(|r| r.to_vec()).collect(),
+            });
+        }
+        out.threads.push(response);
+        out.threads.push(call);
+        out.extra_params = self.extra_params();
+        Ok(out)
+    }
+}

@@ -1,0 +1,305 @@
+//! Reads the JSON that `cyclictest --json` (rt-tests 2.x) writes and converts it into a
+//! Run (probe `timer`, method `clock-nanosleep (cyclictest)`), so `report` and `compare`
+//! can set latscope results beside data people already have. Percentiles come from
+//! cyclictest's histogram (`-h`/`--histogram`) when present; otherwise they are marked
+//! unknown and never judged.
+
+use crate::error::UserError;
+use crate::result::{Run, Scenario, ScenarioParams, ThreadResult, Warning};
+use crate::stats::Summary;
+use crate::sysinfo::SystemInfo;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The method name imported scenarios get; compare aligns it with `clock-nanosleep`.
+pub const METHOD: &str = "clock-nanosleep (cyclictest)";
+
+/// Whether a JSON document looks like cyclictest's output.
+pub fn is_cyclictest(v: &Value) -> bool {
+    v.get("rt_test_version:").is_some()
+        || (v.get("thread").is_some() && v.get("num_threads").is_some())
+}
+
+/// Loads a latscope result file or a cyclictest --json file, naming the file and what
+/// is wrong when it is neither.
+pub fn load_any(path: &Path) -> Result<Run, UserError> {
+    let bad = |reason: String| UserError::BadInputFile {
+        path: path.display().to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    if let Ok(v) = serde_json::from_str::<Value>(&text) {
+        if is_cyclictest(&v) {
+            return from_cyclictest(&v).map_err(|r| bad(format!("cyclictest --json file: {r}")));
+        }
+    }
+    Run::load(path)
+}
+
+/// The value of a cyclictest option in a command line (`-i 500`, `-i500`, `--interval=500`).
+fn option_value(args: &[&str], short: &str, long: &str) -> Option<String> {
+    for (i, a) in args.iter().enumerate() {
+        if *a == short || *a == long {
+            return args.get(i + 1).map(|s| s.to_string());
+        }
+        if let Some(v) = a.strip_prefix(&format!("{long}=")) {
+            return Some(v.to_string());
+        }
+        if a.len() > 2 && a.starts_with(short) && !a.starts_with("--") {
+            return Some(a[short.len()..].trim_start_matches('=').to_string());
+        }
+    }
+    None
+}
+
+fn num(v: &Value, key: &str) -> Result<f64, String> {
+    v.get(key)
+        .and_then(Value::as_f64)
+        .ok_or_else(|| format!("thread entry has no numeric '{key}'"))
+}
+
+/// The value of the sample at 1-based `rank` in sorted `[value, count]` buckets.
+fn value_at_rank(buckets: &[[u64; 2]], rank: u64) -> u64 {
+    let mut seen = 0;
+    for &[v, c] in buckets {
+        seen += c;
+        if seen >= rank {
+            return v;
+        }
+    }
+    buckets.last().map_or(0, |b| b[0])
+}
+
+/// The rank of the p-th percentile among `total` samples.
+fn rank_of(p: f64, total: u64) -> u64 {
+    ((p / 100.0) * total as f64).ceil().max(1.0) as u64
+}
+
+/// Converts cyclictest's JSON into a Run with one timer scenario.
+pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
+    let scale: u64 = if v.get("resolution_in_ns").and_then(Value::as_u64) == Some(1) {
+        1
+    } else {
+        1000
+    };
+    let cmdline = v
+        .get("cmdline:")
+        .and_then(Value::as_str)
+        .unwrap_or("cyclictest")
+        .to_string();
+    let args: Vec<&str> = cmdline.split_whitespace().collect();
+    let interval_us: u64 = option_value(&args, "-i", "--interval")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000);
+    let priority: i32 = option_value(&args, "-p", "--priority")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let policy = option_value(&args, "-y", "--policy")
+        .unwrap_or_else(|| if priority > 0 { "fifo" } else { "other" }.to_string());
+    let period_ns = interval_us * 1000;
+    let threads_obj = v
+        .get("thread")
+        .and_then(Value::as_object)
+        .ok_or("no 'thread' object")?;
+    let mut entries: Vec<(u64, &Value)> = threads_obj
+        .iter()
+        .map(|(k, t)| (k.parse().unwrap_or(u64::MAX), t))
+        .collect();
+    entries.sort_by_key(|e| e.0);
+    let mut threads = Vec::new();
+    let mut warnings = vec![Warning {
+        code: "imported_cyclictest".into(),
+        message: format!("imported from cyclictest --json ({cmdline})"),
+    }];
+    let mut max_cycles = 0;
+    for (_, t) in entries {
+        let cycles = num(t, "cycles")? as u64;
+        max_cycles = max_cycles.max(cycles);
+        let min_ns = (num(t, "min")? * scale as f64) as u64;
+        let max_ns = (num(t, "max")? * scale as f64) as u64;
+        let mean_ns = num(t, "avg")? * scale as f64;
+        let cpu = t.get("cpu").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let mut histogram: Vec<[u64; 2]> = t
+            .get("histogram")
+            .and_then(Value::as_object)
+            .map(|h| {
+                h.iter()
+                    .filter_map(|(k, c)| {
+                        let k: u64 = k.parse().ok()?;
+                        let c = c.as_u64()?;
+                        (c > 0).then_some([k * scale + scale - 1, c])
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        histogram.sort_unstable();
+        let mut extra = BTreeMap::new();
+        let mut summary = Summary {
+            samples: cycles,
+            min_ns,
+            mean_ns,
+            max_ns,
+            ..Summary::default()
+        };
+        let mut unknown: Vec<&str> = vec!["overruns", "missed"];
+        let in_hist: u64 = histogram.iter().map(|b| b[1]).sum();
+        if histogram.is_empty() || cycles == 0 {
+            unknown.extend(["stddev", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999"]);
+        } else {
+            let overflow = cycles.saturating_sub(in_hist);
+            if overflow > 0 {
+                extra.insert("histogram_overflows".into(), Value::from(overflow));
+                warnings.push(Warning {
+                    code: "cyclictest_histogram_overflow".into(),
+                    message: format!(
+                        "CPU {cpu}: {overflow} samples were beyond cyclictest's histogram (-h); percentiles that fall there and the standard deviation are unknown (raise -h)"
+                    ),
+                });
+            }
+            let total = in_hist + overflow;
+            let fields: [(&str, f64, &mut u64); 6] = [
+                ("p50", 50.0, &mut summary.p50_ns),
+                ("p90", 90.0, &mut summary.p90_ns),
+                ("p99", 99.0, &mut summary.p99_ns),
+                ("p99.9", 99.9, &mut summary.p999_ns),
+                ("p99.99", 99.99, &mut summary.p9999_ns),
+                ("p99.999", 99.999, &mut summary.p99999_ns),
+            ];
+            for (name, q, field) in fields {
+                let rank = rank_of(q, total);
+                if rank > in_hist {
+                    // Only known to lie between the histogram's end and the maximum.
+                    *field = max_ns;
+                    unknown.push(name);
+                } else {
+                    *field = value_at_rank(&histogram, rank).clamp(min_ns, max_ns);
+                }
+            }
+            if overflow > 0 {
+                unknown.push("stddev");
+                summary.stddev_ns = 0.0;
+            } else {
+                let var = histogram
+                    .iter()
+                    .map(|&[v, c]| {
+                        let mid = v.saturating_sub(scale / 2) as f64;
+                        c as f64 * (mid - mean_ns).powi(2)
+                    })
+                    .sum::<f64>()
+                    / total as f64;
+                summary.stddev_ns = var.sqrt();
+            }
+            if overflow > 0 {
+                histogram.push([max_ns, overflow]);
+            }
+        }
+        extra.insert(
+            super::UNKNOWN_STATS_KEY.into(),
+            Value::from(unknown.iter().map(|s| Value::from(*s)).collect::<Vec<_>>()),
+        );
+        threads.push(ThreadResult {
+            cpu,
+            method: METHOD.into(),
+            metric: "latency".into(),
+            summary,
+            histogram,
+            per_second_max_ns: Vec::new(),
+            extra,
+        });
+    }
+    let sys = v.get("sysinfo").cloned().unwrap_or(Value::Null);
+    let s = |k: &str| sys.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let version = s("version");
+    let preemption_model = if sys.get("realtime").and_then(Value::as_i64) == Some(1)
+        || version.contains("PREEMPT_RT")
+    {
+        "PREEMPT_RT"
+    } else if version.contains("PREEMPT_DYNAMIC") {
+        "PREEMPT_DYNAMIC"
+    } else if version.contains("PREEMPT") {
+        "PREEMPT"
+    } else {
+        "unknown"
+    };
+    let system = SystemInfo {
+        hostname: s("nodename"),
+        kernel_release: s("release"),
+        kernel_version: version.clone(),
+        preemption_model: preemption_model.into(),
+        ..SystemInfo::default()
+    };
+    let started = v
+        .get("start_time")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let mut cpus: Vec<usize> = threads.iter().map(|t| t.cpu).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let scenario = Scenario {
+        name: format!(
+            "timer {METHOD} {}",
+            crate::units::human_ns(period_ns).replace(' ', "")
+        ),
+        probe: "timer".into(),
+        params: ScenarioParams {
+            method: METHOD.into(),
+            period_ns,
+            policy,
+            priority,
+            deadline_ns: period_ns,
+            samples: max_cycles,
+            cpus,
+            ..ScenarioParams::default()
+        },
+        interrupted: false,
+        started_at: started.clone(),
+        elapsed_ns: max_cycles * period_ns,
+        threads,
+        loads: Vec::new(),
+        isolation: None,
+        warnings,
+    };
+    Ok(Run {
+        schema_version: crate::result::SCHEMA_VERSION,
+        tool: "cyclictest".into(),
+        tool_version: v
+            .get("rt_test_version:")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        command_line: args.iter().map(|s| s.to_string()).collect(),
+        started_at: started,
+        finished_at: v
+            .get("end_time")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        interrupted: false,
+        system,
+        warnings: Vec::new(),
+        scenarios: vec![scenario],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_in_all_spellings() {
+        let a = ["cyclictest", "-i500", "-p", "95", "--policy=rr"];
+        assert_eq!(option_value(&a, "-i", "--interval").as_deref(), Some("500"));
+        assert_eq!(option_value(&a, "-p", "--priority").as_deref(), Some("95"));
+        assert_eq!(option_value(&a, "-y", "--policy").as_deref(), Some("rr"));
+    }
+
+    #[test]
+    fn percentiles_of_buckets() {
+        let b = [[10, 50], [20, 49], [30, 1]];
+        assert_eq!(value_at_rank(&b, rank_of(50.0, 100)), 10);
+        assert_eq!(value_at_rank(&b, rank_of(99.0, 100)), 20);
+        assert_eq!(value_at_rank(&b, rank_of(99.9, 100)), 30);
+    }
+}

@@ -1,0 +1,94 @@
+//! The `--export-*` destinations of a command: which format goes to which file (`-` is
+//! stdout), checked before measuring and written after every scenario.
+
+use super::{Format, RenderOptions};
+use crate::cli::OutputArgs;
+use crate::error::UserError;
+use crate::result::Run;
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// One export: a format and where it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Export {
+    pub format: Format,
+    pub path: PathBuf,
+}
+
+impl Export {
+    pub fn to_stdout(&self) -> bool {
+        self.path.as_os_str() == "-"
+    }
+}
+
+/// The exports asked for on the command line, in a fixed order.
+pub fn from_args(out: &OutputArgs) -> Vec<Export> {
+    [
+        (Format::Json, &out.export_json),
+        (Format::Csv, &out.export_csv),
+        (Format::Markdown, &out.export_markdown),
+        (Format::Html, &out.export_html),
+        (Format::Junit, &out.export_junit),
+        (Format::Lava, &out.export_lava),
+    ]
+    .into_iter()
+    .filter_map(|(format, path)| path.clone().map(|path| Export { format, path }))
+    .collect()
+}
+
+/// Checks that every export can be written and that at most one goes to stdout.
+pub fn check(exports: &[Export]) -> Result<(), UserError> {
+    let to_stdout: Vec<&str> = exports
+        .iter()
+        .filter(|e| e.to_stdout())
+        .map(|e| e.format.flag())
+        .collect();
+    if to_stdout.len() > 1 {
+        return Err(UserError::InvalidValue {
+            option: to_stdout.join(" and "),
+            value: "-".into(),
+            reason: "only one export can go to stdout; give the others a file name".into(),
+        });
+    }
+    for e in exports {
+        crate::plan::check_output_path(e.format.flag(), &Some(e.path.clone()))?;
+    }
+    Ok(())
+}
+
+/// Parses `--fail-above`.
+pub fn limits_from_args(out: &OutputArgs) -> Result<Vec<super::limits::Limit>, UserError> {
+    match &out.fail_above {
+        Some(text) => super::limits::parse_limits(text).map_err(|reason| UserError::InvalidValue {
+            option: "--fail-above".into(),
+            value: text.clone(),
+            reason,
+        }),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// Renders and writes every export; stdout ones only when `include_stdout`.
+pub fn write(
+    exports: &[Export],
+    run: &Run,
+    opts: &RenderOptions,
+    include_stdout: bool,
+) -> anyhow::Result<()> {
+    for e in exports {
+        if e.to_stdout() && !include_stdout {
+            continue;
+        }
+        let bytes = super::reporter(e.format, opts)
+            .render(run)
+            .with_context(|| format!("rendering {}", e.format.flag()))?;
+        write_bytes(&e.path, &bytes)?;
+    }
+    Ok(())
+}
+
+/// Writes bytes atomically to a file, or to stdout for `-`.
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    crate::result::write_atomically(path, bytes)
+        .with_context(|| format!("writing {}", path.display()))
+}

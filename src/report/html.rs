@@ -1,0 +1,610 @@
+//! `--export-html`: one self-contained page (inline CSS and SVG, no script, no network)
+//! that shows a run the way latency engineers read it: per scenario the summary table,
+//! the histogram with a log count axis (one line per CPU), the per-second maximum and
+//! the deadline; for suites a chart per statistic across the varying parameters; for
+//! wake sweeps the response percentiles against the number of competitors; and the
+//! system context with every warning. Every string from the system or user is escaped.
+
+use super::limits::{format_stat, thread_failures, Limit};
+use super::plots::{self, HistogramLine};
+use super::Reporter;
+use crate::result::{Run, Scenario};
+use crate::units::human_ns;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub struct HtmlReporter {
+    pub limits: Vec<Limit>,
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;\
+max-width:1000px;color:#222;padding:0 1em}h1{font-size:1.6em}h2{border-bottom:2px solid #ddd;\
+padding-bottom:.2em;margin-top:2em}table{border-collapse:collapse;margin:.8em 0;font-size:.9em}\
+th,td{border:1px solid #ccc;padding:.25em .55em}th{background:#f3f3f3}td.num{text-align:right;\
+font-variant-numeric:tabular-nums}td.fail{background:#fdd;font-weight:bold}.pass{color:#176317}\
+.failtext{color:#b00020;font-weight:bold}.warn{background:#fff6d6;border-left:4px solid #e0a800;\
+padding:.4em .8em;margin:.3em 0}.note{color:#666;font-size:.9em}figure{margin:1em 0}\
+svg{max-width:100%;height:auto}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}\
+dt{font-weight:bold}dd{margin:0}code{background:#f3f3f3;padding:0 .2em}";
+
+/// Wraps a body into the page with its CSS.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        esc(title)
+    )
+}
+
+/// The statistics of the summary tables: (header, `Summary::stat` name).
+const TABLE_STATS: [&str; 11] = [
+    "min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max", "stddev", "overruns", "missed",
+];
+
+fn stat_cell(th: &crate::result::ThreadResult, stat: &str, failed: bool) -> String {
+    let class = if failed { "num fail" } else { "num" };
+    if super::stat_unknown(th, stat) {
+        return format!("<td class=\"{class}\">–</td>");
+    }
+    let v = th.summary.stat(stat).unwrap_or(0.0);
+    let text = if super::limits::is_count_stat(stat) {
+        format!("{v:.0}")
+    } else {
+        format!("{:.2}", v / 1e3)
+    };
+    format!("<td class=\"{class}\">{text}</td>")
+}
+
+/// The summary table of one scenario; cells failing a limit are marked.
+pub fn summary_table(sc: &Scenario, limits: &[Limit]) -> String {
+    let mut out = String::from("<table>\n<tr><th>CPU</th><th>method</th><th>samples</th>");
+    for s in TABLE_STATS {
+        let unit = if super::limits::is_count_stat(s) {
+            ""
+        } else {
+            " (µs)"
+        };
+        let _ = write!(out, "<th>{s}{unit}</th>");
+    }
+    out.push_str("</tr>\n");
+    for th in &sc.threads {
+        let failures = thread_failures(sc, th, limits);
+        let method = if th.metric == "latency" {
+            th.method.clone()
+        } else {
+            format!("{} {}", th.method, th.metric)
+        };
+        let _ = write!(
+            out,
+            "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>",
+            th.cpu,
+            esc(&method),
+            th.summary.samples
+        );
+        for s in TABLE_STATS {
+            let failed = failures.iter().any(|f| super::canonical_stat(&f.stat) == s);
+            out.push_str(&stat_cell(th, s, failed));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+fn params_list(sc: &Scenario) -> String {
+    let p = &sc.params;
+    let mut items: Vec<(String, String)> = vec![
+        ("probe".into(), sc.probe.clone()),
+        ("method".into(), p.method.clone()),
+    ];
+    if p.period_ns > 0 {
+        items.push(("period".into(), human_ns(p.period_ns)));
+    }
+    if p.deadline_ns > 0 {
+        items.push(("deadline".into(), human_ns(p.deadline_ns)));
+    }
+    items.push(("policy".into(), format!("{} {}", p.policy, p.priority)));
+    items.push(("CPUs".into(), crate::units::format_cpu_list(&p.cpus)));
+    items.push(("measured".into(), human_ns(sc.elapsed_ns)));
+    items.push(("warm-up".into(), human_ns(p.warmup_ns)));
+    if let Some(d) = p.dma_latency_us {
+        items.push(("cpu_dma_latency".into(), format!("{d} µs")));
+    }
+    items.push((
+        "loads".into(),
+        if p.loads.is_empty() {
+            "none".into()
+        } else {
+            p.loads.join(", ")
+        },
+    ));
+    if !p.isolate.is_empty() {
+        items.push(("isolated".into(), crate::units::format_cpu_list(&p.isolate)));
+    }
+    for (k, v) in &p.extra {
+        if !items.iter().any(|(name, _)| name == k) {
+            items.push((k.clone(), json_text(v)));
+        }
+    }
+    if sc.interrupted {
+        items.push((
+            "interrupted".into(),
+            "yes: statistics cover what was measured".into(),
+        ));
+    }
+    let mut out = String::from("<dl>\n");
+    for (k, v) in items {
+        let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(&k), esc(&v));
+    }
+    out.push_str("</dl>\n");
+    out
+}
+
+/// A JSON value as plain text (strings without quotes).
+fn json_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) => a.iter().map(json_text).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+fn thread_label(th: &crate::result::ThreadResult) -> String {
+    if th.metric == "latency" {
+        format!("CPU {}", th.cpu)
+    } else {
+        format!("CPU {} {}", th.cpu, th.metric)
+    }
+}
+
+fn figure(svg: &str, caption: &str) -> String {
+    format!(
+        "<figure>\n{svg}\n<figcaption class=\"note\">{}</figcaption>\n</figure>\n",
+        esc(caption)
+    )
+}
+
+fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<section id=\"scenario-{index}\">\n<h2>{}</h2>",
+        esc(&sc.name)
+    );
+    out.push_str(&params_list(sc));
+    out.push_str(&summary_table(sc, limits));
+    let lines: Vec<HistogramLine> = sc
+        .threads
+        .iter()
+        .filter(|t| !t.histogram.is_empty())
+        .map(|t| HistogramLine {
+            label: thread_label(t),
+            buckets: &t.histogram,
+        })
+        .collect();
+    let deadline = Some(sc.params.deadline_ns).filter(|&d| d > 0);
+    if lines.is_empty() {
+        out.push_str("<p class=\"note\">No histogram was recorded for this scenario.</p>\n");
+    } else {
+        let (svg, note) = plots::histogram_svg(
+            &format!("{} — latency histogram", sc.name),
+            &lines,
+            deadline,
+        )?;
+        let mut caption =
+            "Samples per latency bin, logarithmic count axis, one line per CPU.".to_string();
+        if let Some(n) = note {
+            caption.push(' ');
+            caption.push_str(&n);
+            caption.push('.');
+        }
+        out.push_str(&figure(&svg, &caption));
+    }
+    let series: Vec<(String, &[u64])> = sc
+        .threads
+        .iter()
+        .filter(|t| !t.per_second_max_ns.is_empty())
+        .map(|t| (thread_label(t), t.per_second_max_ns.as_slice()))
+        .collect();
+    if !series.is_empty() {
+        let svg = plots::timeline_svg(
+            &format!("{} — largest latency per second", sc.name),
+            &series,
+            deadline,
+        )?;
+        out.push_str(&figure(
+            &svg,
+            "The largest latency of each second of the run.",
+        ));
+    }
+    if !sc.loads.is_empty() {
+        out.push_str("<h3>Loads</h3>\n<table>\n<tr><th>load</th><th>CPUs</th><th>throughput</th><th>CPU use</th></tr>\n");
+        for l in &sc.loads {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{:.1} {}</td><td class=\"num\">{:.0} %</td></tr>",
+                esc(&l.spec),
+                esc(&crate::units::format_cpu_list(&l.cpus)),
+                l.throughput,
+                esc(&l.unit),
+                l.cpu_percent
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    if let Some(iso) = &sc.isolation {
+        let _ = writeln!(
+            out,
+            "<details><summary>Isolation</summary><pre>{}</pre></details>",
+            esc(&serde_json::to_string_pretty(iso).unwrap_or_default())
+        );
+    }
+    for w in &sc.warnings {
+        let _ = writeln!(out, "<p class=\"warn\">{}</p>", esc(&w.message));
+    }
+    out.push_str("</section>\n");
+    Ok(out)
+}
+
+/// The dimensions a scenario can differ in, for suite charts: name -> value.
+fn dimensions(sc: &Scenario) -> BTreeMap<&'static str, String> {
+    let p = &sc.params;
+    let mut d = BTreeMap::new();
+    d.insert(
+        "load",
+        if p.loads.is_empty() {
+            "none".into()
+        } else {
+            p.loads.join("+")
+        },
+    );
+    d.insert("method", p.method.clone());
+    d.insert(
+        "isolation",
+        if p.isolate.is_empty() {
+            "none".into()
+        } else {
+            crate::units::format_cpu_list(&p.isolate)
+        },
+    );
+    d.insert("policy", format!("{} {}", p.policy, p.priority));
+    d.insert("period", human_ns(p.period_ns));
+    d
+}
+
+/// The order in which varying dimensions are put on the x axis.
+const X_PREFERENCE: [&str; 5] = ["load", "method", "isolation", "policy", "period"];
+
+/// The worst value of a statistic over a scenario's threads of its first metric.
+fn worst(sc: &Scenario, stat: &str) -> Option<f64> {
+    let metric = &sc.threads.first()?.metric;
+    sc.threads
+        .iter()
+        .filter(|t| &t.metric == metric && !super::stat_unknown(t, stat))
+        .filter_map(|t| t.summary.stat(stat))
+        .reduce(f64::max)
+}
+
+/// For runs of several scenarios: the study table's statistics as charts over the
+/// parameters that vary (x: the first of load, method, ...; one line per combination
+/// of the others).
+fn suite_section(run: &Run) -> anyhow::Result<String> {
+    let mut probes: Vec<&str> = Vec::new();
+    for sc in &run.scenarios {
+        if !probes.contains(&sc.probe.as_str()) {
+            probes.push(&sc.probe);
+        }
+    }
+    let mut out = String::new();
+    for probe in probes {
+        let group: Vec<&Scenario> = run
+            .scenarios
+            .iter()
+            .filter(|s| s.probe == probe && !is_wake_sweep(s))
+            .collect();
+        if group.len() >= 2 {
+            out.push_str(&suite_charts(probe, &group)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A `wake` scenario of a competitor sweep (charted by `wake_section` instead).
+fn is_wake_sweep(sc: &Scenario) -> bool {
+    sc.probe == "wake" && sc.params.extra.contains_key("competitors")
+}
+
+fn suite_charts(probe: &str, scenarios: &[&Scenario]) -> anyhow::Result<String> {
+    let dims: Vec<BTreeMap<&str, String>> = scenarios.iter().map(|s| dimensions(s)).collect();
+    let varying: Vec<&str> = X_PREFERENCE
+        .iter()
+        .copied()
+        .filter(|k| dims.iter().any(|d| d[k] != dims[0][k]))
+        .collect();
+    let (x_dim, categories, keys): (&str, Vec<String>, Vec<(String, String)>) =
+        match varying.first() {
+            Some(&x) => {
+                let mut cats: Vec<String> = Vec::new();
+                let mut keys = Vec::new();
+                for d in &dims {
+                    if !cats.contains(&d[x]) {
+                        cats.push(d[x].clone());
+                    }
+                    let rest: Vec<String> = varying[1..]
+                        .iter()
+                        .map(|k| format!("{k} {}", d[k]))
+                        .collect();
+                    keys.push((
+                        d[x].clone(),
+                        if rest.is_empty() {
+                            "worst CPU".into()
+                        } else {
+                            rest.join(", ")
+                        },
+                    ));
+                }
+                (x, cats, keys)
+            }
+            None => {
+                let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
+                let keys = names
+                    .iter()
+                    .map(|n| (n.clone(), "worst CPU".to_string()))
+                    .collect();
+                ("scenario", names, keys)
+            }
+        };
+    let mut out = format!(
+        "<section class=\"suite\">\n<h2>Across {} scenarios</h2>\n",
+        esc(probe)
+    );
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Worst CPU of each scenario; x axis: {}; one line per {}.</p>",
+        esc(x_dim),
+        esc(&if varying.len() > 1 {
+            varying[1..].join(" and ")
+        } else {
+            "run".into()
+        })
+    );
+    for stat in ["max", "p99", "avg"] {
+        let mut series: Vec<(String, Vec<Option<f64>>)> = Vec::new();
+        for (sc, (cat, line)) in scenarios.iter().zip(&keys) {
+            let idx = match series.iter().position(|s| &s.0 == line) {
+                Some(i) => i,
+                None => {
+                    series.push((line.clone(), vec![None; categories.len()]));
+                    series.len() - 1
+                }
+            };
+            let c = categories.iter().position(|c| c == cat).unwrap_or(0);
+            if let Some(v) = worst(sc, stat) {
+                let slot = &mut series[idx].1[c];
+                *slot = Some(slot.map_or(v / 1e3, |o: f64| o.max(v / 1e3)));
+            }
+        }
+        let svg = plots::category_svg(
+            plots::Style::Bars,
+            &format!("{probe}: {stat} latency per {x_dim}"),
+            x_dim,
+            &format!("{stat} (µs)"),
+            &categories,
+            &series,
+        )?;
+        out.push_str(&figure(
+            &svg,
+            &format!("{stat} of the worst CPU per scenario."),
+        ));
+    }
+    out.push_str("</section>\n");
+    Ok(out)
+}
+
+/// For `wake` runs whose scenarios carry `competitors`: response percentiles against
+/// the number of competitors, one chart per method.
+fn wake_section(run: &Run) -> anyhow::Result<String> {
+    let mut by_method: BTreeMap<String, Vec<(u64, &Scenario)>> = BTreeMap::new();
+    for sc in run.scenarios.iter().filter(|s| s.probe == "wake") {
+        if let Some(n) = sc.params.extra.get("competitors").and_then(|v| v.as_u64()) {
+            by_method
+                .entry(sc.params.method.clone())
+                .or_default()
+                .push((n, sc));
+        }
+    }
+    let mut out = String::new();
+    for (method, mut points) in by_method {
+        if points.len() < 2 {
+            continue;
+        }
+        points.sort_by_key(|p| p.0);
+        let categories: Vec<String> = points.iter().map(|p| p.0.to_string()).collect();
+        let series: Vec<(String, Vec<Option<f64>>)> = ["p50", "p99", "p99.9", "max"]
+            .iter()
+            .map(|stat| {
+                let values = points
+                    .iter()
+                    .map(|(_, sc)| {
+                        let metric = if sc.threads.iter().any(|t| t.metric == "response") {
+                            "response"
+                        } else {
+                            sc.threads.first().map(|t| t.metric.as_str()).unwrap_or("")
+                        };
+                        sc.threads
+                            .iter()
+                            .filter(|t| t.metric == metric && !super::stat_unknown(t, stat))
+                            .filter_map(|t| t.summary.stat(stat))
+                            .reduce(f64::max)
+                            .map(|v| v / 1e3)
+                    })
+                    .collect();
+                (stat.to_string(), values)
+            })
+            .collect();
+        let svg = plots::category_svg(
+            plots::Style::Lines,
+            &format!("wake {method}: response against competitors"),
+            "competing tasks",
+            "response (µs)",
+            &categories,
+            &series,
+        )?;
+        if out.is_empty() {
+            out.push_str("<section id=\"wake\">\n<h2>Response against competitors</h2>\n");
+        }
+        out.push_str(&figure(
+            &svg,
+            "Response-time percentiles (worst CPU) per number of competing tasks.",
+        ));
+    }
+    if !out.is_empty() {
+        out.push_str("</section>\n");
+    }
+    Ok(out)
+}
+
+fn system_section(run: &Run) -> String {
+    let mut out = String::from("<section id=\"system\">\n<h2>System context</h2>\n");
+    let _ = writeln!(
+        out,
+        "<p><code>{}</code><br>{} {} · started {} · finished {}</p>",
+        esc(&run.command_line.join(" ")),
+        esc(&run.tool),
+        esc(&run.tool_version),
+        esc(&run.started_at),
+        esc(&run.finished_at)
+    );
+    out.push_str("<dl>\n");
+    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(&run.system) {
+        for (k, v) in map {
+            let text = match &v {
+                serde_json::Value::Null => "unknown".to_string(),
+                serde_json::Value::Array(a) if a.is_empty() => "none".into(),
+                other => json_text(other),
+            };
+            let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(&k), esc(&text));
+        }
+    }
+    out.push_str("</dl>\n<h3>Warnings</h3>\n");
+    let mut any = false;
+    for w in &run.warnings {
+        any = true;
+        let _ = writeln!(
+            out,
+            "<p class=\"warn\"><code>{}</code> {}</p>",
+            esc(&w.code),
+            esc(&w.message)
+        );
+    }
+    for sc in &run.scenarios {
+        for w in &sc.warnings {
+            any = true;
+            let _ = writeln!(
+                out,
+                "<p class=\"warn\"><code>{}</code> {}: {}</p>",
+                esc(&w.code),
+                esc(&sc.name),
+                esc(&w.message)
+            );
+        }
+    }
+    if !any {
+        out.push_str("<p class=\"pass\">None.</p>\n");
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+fn verdict_section(run: &Run, limits: &[Limit]) -> String {
+    if limits.is_empty() {
+        return String::new();
+    }
+    let asked: Vec<String> = limits
+        .iter()
+        .map(|l| format!("{}={}", l.stat, format_stat(&l.stat, l.limit)))
+        .collect();
+    let failures = super::limits::check_run(run, limits);
+    let mut out = format!(
+        "<section id=\"verdict\">\n<h2>Verdict</h2>\n<p>Limits: {}</p>\n",
+        esc(&asked.join(", "))
+    );
+    if failures.is_empty() {
+        out.push_str("<p class=\"pass\">PASS: every scenario and CPU is within the limits.</p>\n");
+    } else {
+        for f in failures {
+            let _ = writeln!(
+                out,
+                "<p class=\"failtext\">FAIL: {}</p>",
+                esc(&f.to_string())
+            );
+        }
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+impl Reporter for HtmlReporter {
+    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        let mut body = String::new();
+        let _ = writeln!(
+            body,
+            "<h1>latscope: {} on {}</h1>\n<p class=\"note\">Linux {} ({}) · {} · {} scenario(s){}</p>",
+            esc(run.scenarios.first().map(|s| s.name.as_str()).unwrap_or("no scenario")),
+            esc(&run.system.hostname),
+            esc(&run.system.kernel_release),
+            esc(&run.system.preemption_model),
+            esc(&run.started_at),
+            run.scenarios.len(),
+            if run.interrupted { " · interrupted" } else { "" }
+        );
+        body.push_str(&verdict_section(run, &self.limits));
+        if run.scenarios.len() > 1 {
+            body.push_str("<h2>Summary</h2>\n");
+            let (header, rows, first_numeric) = super::table::header_and_rows(run, false);
+            body.push_str("<table>\n<tr>");
+            for h in &header {
+                let _ = write!(body, "<th>{}</th>", esc(h));
+            }
+            body.push_str("</tr>\n");
+            for r in rows {
+                body.push_str("<tr>");
+                for (i, c) in r.iter().enumerate() {
+                    let class = if i >= first_numeric {
+                        " class=\"num\""
+                    } else {
+                        ""
+                    };
+                    let _ = write!(body, "<td{class}>{}</td>", esc(c));
+                }
+                body.push_str("</tr>\n");
+            }
+            body.push_str("</table>\n");
+        }
+        body.push_str(&suite_section(run)?);
+        body.push_str(&wake_section(run)?);
+        for (i, sc) in run.scenarios.iter().enumerate() {
+            body.push_str(&scenario_section(sc, i, &self.limits)?);
+        }
+        body.push_str(&system_section(run));
+        let title = format!("latscope report — {}", run.system.hostname);
+        Ok(page(&title, &body).into_bytes())
+    }
+}

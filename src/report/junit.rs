@@ -1,0 +1,93 @@
+//! `--export-junit`: JUnit XML for Jenkins, GitLab and other CI dashboards. One test
+//! suite per scenario, one test case per thread (scenario × CPU) with every statistic
+//! as a property; a case fails when a `--fail-above` limit fails.
+
+use super::limits::{thread_failures, Limit};
+use super::Reporter;
+use crate::result::Run;
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+use std::time::Duration;
+
+pub struct JunitReporter {
+    pub limits: Vec<Limit>,
+}
+
+/// The statistics written as properties (ns, or counts), by their `Summary::stat` names.
+const PROPERTIES: [&str; 13] = [
+    "min", "avg", "stddev", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max", "overruns",
+    "missed", "samples",
+];
+
+impl Reporter for JunitReporter {
+    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        let mut report = Report::new("latscope");
+        let mut total = Duration::ZERO;
+        for sc in &run.scenarios {
+            let mut suite = TestSuite::new(sc.name.as_str());
+            let elapsed = Duration::from_nanos(sc.elapsed_ns);
+            total += elapsed;
+            suite.set_time(elapsed);
+            suite.add_property(Property::new("probe", sc.probe.as_str()));
+            suite.add_property(Property::new("period_ns", sc.params.period_ns.to_string()));
+            suite.add_property(Property::new(
+                "deadline_ns",
+                sc.params.deadline_ns.to_string(),
+            ));
+            suite.add_property(Property::new(
+                "policy",
+                format!("{} {}", sc.params.policy, sc.params.priority),
+            ));
+            if !sc.params.loads.is_empty() {
+                suite.add_property(Property::new("loads", sc.params.loads.join("+")));
+            }
+            for th in &sc.threads {
+                let failures = thread_failures(sc, th, &self.limits);
+                let status = if failures.is_empty() {
+                    TestCaseStatus::success()
+                } else {
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    let lines: Vec<String> = failures.iter().map(|f| f.to_string()).collect();
+                    s.set_message(lines.join("; "));
+                    s.set_type("latency limit");
+                    s.set_description(lines.join("\n"));
+                    s
+                };
+                let name = if th.metric == "latency" {
+                    format!("cpu{}", th.cpu)
+                } else {
+                    format!("cpu{} {}", th.cpu, th.metric)
+                };
+                let mut case = TestCase::new(name, status);
+                case.set_classname(format!("latscope.{}", sc.name));
+                case.set_time(elapsed);
+                for stat in PROPERTIES {
+                    if super::stat_unknown(th, stat) {
+                        continue;
+                    }
+                    let value = if stat == "samples" {
+                        th.summary.samples.to_string()
+                    } else {
+                        let v = th.summary.stat(stat).unwrap_or(0.0);
+                        if super::limits::is_count_stat(stat) {
+                            format!("{v:.0}")
+                        } else {
+                            format!("{:.0}", v.round())
+                        }
+                    };
+                    let key = if stat == "samples" || super::limits::is_count_stat(stat) {
+                        stat.to_string()
+                    } else {
+                        format!("{stat}_ns")
+                    };
+                    case.add_property(Property::new(key, value));
+                }
+                suite.add_test_case(case);
+            }
+            report.add_test_suite(suite);
+        }
+        report.set_time(total);
+        let mut bytes = Vec::new();
+        report.serialize(&mut bytes)?;
+        Ok(bytes)
+    }
+}

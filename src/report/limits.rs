@@ -1,0 +1,182 @@
+//! `--fail-above p99=50us,max=100us`: limits on statistics, checked against every
+//! scenario × thread of a run, and the one-line verdicts CI logs show when one fails.
+
+use crate::result::{Run, Scenario, ThreadResult};
+use crate::units::human_ns;
+
+/// Statistics that count events rather than measure time (their limits have no unit).
+const COUNT_STATS: [&str; 2] = ["overruns", "missed"];
+
+/// The statistic names a limit or compare rule may use, as `Summary::stat` knows them.
+pub const STAT_NAMES: [&str; 12] = [
+    "min", "avg", "stddev", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max", "overruns",
+    "missed",
+];
+
+/// One `STAT=VALUE` limit: the statistic must not exceed `limit`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limit {
+    /// The statistic as typed (`p99`, `max`, `overruns`).
+    pub stat: String,
+    /// ns for latency statistics, a plain count for `overruns`/`missed`.
+    pub limit: f64,
+}
+
+/// A limit that a thread's statistic exceeded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LimitFailure {
+    pub scenario: String,
+    pub cpu: usize,
+    pub metric: String,
+    pub stat: String,
+    pub value: f64,
+    pub limit: f64,
+    /// Where the run came from, when several are judged at once (compare).
+    pub source: Option<String>,
+}
+
+/// Whether a statistic is a count (no unit) rather than a latency.
+pub fn is_count_stat(stat: &str) -> bool {
+    COUNT_STATS.contains(&stat)
+}
+
+/// Checks that `stat` is a known statistic name, for error messages.
+pub fn check_stat_name(stat: &str) -> Result<(), String> {
+    if crate::stats::Summary::default().stat(stat).is_some() {
+        Ok(())
+    } else {
+        Err(format!(
+            "unknown statistic '{stat}'; use one of {}",
+            STAT_NAMES.join(", ")
+        ))
+    }
+}
+
+/// Parses `p99=50us,max=100us,overruns=0`. Latency limits need a unit (ns, us, ms, s).
+pub fn parse_limits(text: &str) -> Result<Vec<Limit>, String> {
+    let mut limits = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (stat, value) = part
+            .split_once('=')
+            .ok_or_else(|| format!("'{part}' is not STAT=VALUE; write e.g. p99=50us,max=100us"))?;
+        let stat = stat.trim();
+        let value = value.trim();
+        check_stat_name(stat)?;
+        let limit = if is_count_stat(stat) {
+            value
+                .parse::<u64>()
+                .map_err(|_| format!("'{value}' for {stat} is not a count; write e.g. {stat}=0"))?
+                as f64
+        } else {
+            if value.chars().all(|c| c.is_ascii_digit() || c == '.') {
+                return Err(format!(
+                    "'{value}' for {stat} has no unit; write e.g. {stat}={value}us"
+                ));
+            }
+            crate::units::parse_duration_ns(value)? as f64
+        };
+        limits.push(Limit {
+            stat: stat.to_string(),
+            limit,
+        });
+    }
+    if limits.is_empty() {
+        return Err("no limit given; write e.g. p99=50us,max=100us".into());
+    }
+    Ok(limits)
+}
+
+/// The limits that one thread of one scenario exceeds.
+pub fn thread_failures(sc: &Scenario, th: &ThreadResult, limits: &[Limit]) -> Vec<LimitFailure> {
+    limits
+        .iter()
+        .filter_map(|l| {
+            let value = th.summary.stat(&l.stat)?;
+            if crate::report::stat_unknown(th, &l.stat) || value <= l.limit {
+                return None;
+            }
+            Some(LimitFailure {
+                scenario: sc.name.clone(),
+                cpu: th.cpu,
+                metric: th.metric.clone(),
+                stat: l.stat.clone(),
+                value,
+                limit: l.limit,
+                source: None,
+            })
+        })
+        .collect()
+}
+
+/// Every limit failure in a run, in scenario and thread order.
+pub fn check_run(run: &Run, limits: &[Limit]) -> Vec<LimitFailure> {
+    run.scenarios
+        .iter()
+        .flat_map(|sc| {
+            sc.threads
+                .iter()
+                .flat_map(move |th| thread_failures(sc, th, limits))
+        })
+        .collect()
+}
+
+/// A statistic's value for people: `63.20 µs` for latencies, a number for counts.
+pub fn format_stat(stat: &str, value: f64) -> String {
+    if is_count_stat(stat) {
+        format!("{value:.0}")
+    } else {
+        human_ns(value.round() as u64)
+    }
+}
+
+impl std::fmt::Display for LimitFailure {
+    /// `timer clock-nanosleep 1ms cpu1 p99 63.20 µs > 50.00 µs`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(src) = &self.source {
+            write!(f, "{src}: ")?;
+        }
+        write!(f, "{} cpu{}", self.scenario, self.cpu)?;
+        if self.metric != "latency" {
+            write!(f, " {}", self.metric)?;
+        }
+        write!(
+            f,
+            " {} {} > {}",
+            self.stat,
+            format_stat(&self.stat, self.value),
+            format_stat(&self.stat, self.limit)
+        )
+    }
+}
+
+/// Prints one `FAIL:` line per failure to stderr (and a PASS line when `say_pass` and
+/// none failed); returns whether any failed.
+pub fn print_verdict(failures: &[LimitFailure], say_pass: bool) -> bool {
+    for f in failures {
+        eprintln!("FAIL: {f}");
+    }
+    if failures.is_empty() && say_pass {
+        eprintln!("PASS: every scenario and CPU is within the --fail-above limits");
+    }
+    !failures.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_limits_with_units() {
+        let l = parse_limits("p99=50us, max=1ms,overruns=0").unwrap();
+        assert_eq!(l[0].stat, "p99");
+        assert_eq!(l[0].limit, 50_000.0);
+        assert_eq!(l[1].limit, 1_000_000.0);
+        assert_eq!(l[2].limit, 0.0);
+        assert!(parse_limits("p99=50").unwrap_err().contains("no unit"));
+        assert!(parse_limits("p42=50us")
+            .unwrap_err()
+            .contains("unknown statistic"));
+        assert!(parse_limits("max").unwrap_err().contains("STAT=VALUE"));
+        assert!(parse_limits("").is_err());
+    }
+}

@@ -1,0 +1,79 @@
+//! `--export-markdown`: the terminal table as a Markdown table (for merge requests,
+//! wikis and issue trackers), with the system in one line and the warnings as a list.
+
+use super::Reporter;
+use crate::result::Run;
+use std::fmt::Write;
+
+pub struct MarkdownReporter {
+    pub in_ns: bool,
+}
+
+/// Escapes what Markdown would read as markup inside a table cell.
+pub fn md_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '|' | '\\' | '*' | '_' | '`' | '<' | '>' | '[' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A Markdown table; columns from `first_numeric` on are right-aligned.
+pub fn md_table(header: &[String], rows: &[Vec<String>], first_numeric: usize) -> String {
+    let mut out = String::new();
+    let cells = |r: &[String]| r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ");
+    let _ = writeln!(out, "| {} |", cells(header));
+    let align: Vec<&str> = (0..header.len())
+        .map(|i| if i >= first_numeric { "---:" } else { "---" })
+        .collect();
+    let _ = writeln!(out, "| {} |", align.join(" | "));
+    for r in rows {
+        let _ = writeln!(out, "| {} |", cells(r));
+    }
+    out
+}
+
+impl Reporter for MarkdownReporter {
+    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        let mut out = String::new();
+        let sys = &run.system;
+        let _ = writeln!(out, "## latscope results\n");
+        let _ = writeln!(
+            out,
+            "`{}` on {}: Linux {} ({}), {}, clocksource {}, {} CPUs\n",
+            run.command_line.join(" ").replace('`', "'"),
+            md_cell(&sys.hostname),
+            md_cell(&sys.kernel_release),
+            md_cell(&sys.preemption_model),
+            md_cell(&sys.cpu_model),
+            md_cell(&sys.clocksource),
+            sys.online_cpus.len()
+        );
+        let (header, rows, first_numeric) = super::table::header_and_rows(run, self.in_ns);
+        out.push_str(&md_table(&header, &rows, first_numeric));
+        if run.interrupted {
+            out.push_str("\n*Interrupted: the statistics cover what was measured until then.*\n");
+        }
+        let mut warnings: Vec<String> = Vec::new();
+        for sc in &run.scenarios {
+            for w in &sc.warnings {
+                warnings.push(format!("{}: {}", md_cell(&sc.name), md_cell(&w.message)));
+            }
+        }
+        warnings.extend(run.warnings.iter().map(|w| md_cell(&w.message)));
+        if !warnings.is_empty() {
+            out.push_str("\n**Warnings**\n\n");
+            for w in warnings {
+                let _ = writeln!(out, "- {w}");
+            }
+        }
+        Ok(out.into_bytes())
+    }
+}

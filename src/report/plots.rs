@@ -1,0 +1,345 @@
+//! The charts of the HTML reports, drawn with plotters' SVG backend into strings: the
+//! latency histogram (log count axis, µs axis, one line per CPU or run, OSADL style),
+//! the per-second maximum over time, and category charts for suites and wake sweeps.
+//! plotters escapes every text it writes into the SVG.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// Chart size in SVG pixels.
+const WIDTH: u32 = 960;
+const HEIGHT: u32 = 400;
+
+/// Distinct, print-friendly line colors (Tableau 10).
+const COLORS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// The color of the i-th line.
+pub fn color(i: usize) -> RGBColor {
+    COLORS[i % COLORS.len()]
+}
+
+/// Most bins a histogram line is drawn with (keeps the file small).
+const MAX_BINS: u64 = 600;
+
+/// One line of a histogram: a label and sparse `[value_ns, count]` buckets.
+pub struct HistogramLine<'a> {
+    pub label: String,
+    pub buckets: &'a [[u64; 2]],
+}
+
+/// Re-bins sparse HDR buckets into equal µs-wide bins (1 µs, or wider for long axes);
+/// returns `(bin centre µs, count)` for bins with samples, and `floor` where the line
+/// must drop between them (a log axis has no zero), so isolated outliers show as spikes.
+pub fn rebin(buckets: &[[u64; 2]], bin_ns: u64, floor: f64) -> Vec<(f64, f64)> {
+    let mut bins: std::collections::BTreeMap<u64, u64> = Default::default();
+    for &[value, count] in buckets {
+        *bins.entry(value / bin_ns).or_default() += count;
+    }
+    let centre = |b: u64| ((b as f64) + 0.5) * bin_ns as f64 / 1e3;
+    let mut out = Vec::new();
+    let mut prev: Option<u64> = None;
+    for (b, c) in bins.into_iter().filter(|&(_, c)| c > 0) {
+        match prev {
+            Some(p) if b > p + 2 => {
+                out.push((centre(p + 1), floor));
+                out.push((centre(b - 1), floor));
+            }
+            Some(p) if b == p + 2 => out.push((centre(p + 1), floor)),
+            None if b > 0 => out.push((centre(b - 1), floor)),
+            _ => {}
+        }
+        out.push((centre(b), c as f64));
+        prev = Some(b);
+    }
+    if let Some(p) = prev {
+        out.push((centre(p + 1), floor));
+    }
+    out
+}
+
+/// Axis numbers: no decimals from 100 on.
+fn axis_number(v: &f64) -> String {
+    if v.abs() >= 100.0 || *v == 0.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn with_svg(
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> anyhow::Result<()>,
+) -> anyhow::Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        draw(&root)?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+fn deadline_style() -> ShapeStyle {
+    RED.stroke_width(2)
+}
+
+/// The latency histogram: count (log) against latency (µs), one line per entry, and
+/// the deadline as a vertical line when it falls within three times the largest sample.
+/// Returns the SVG and a note when the deadline was left off the axis.
+pub fn histogram_svg(
+    title: &str,
+    lines: &[HistogramLine],
+    deadline_ns: Option<u64>,
+) -> anyhow::Result<(String, Option<String>)> {
+    let max_ns = lines
+        .iter()
+        .flat_map(|l| l.buckets.iter().map(|b| b[0]))
+        .max()
+        .unwrap_or(1000)
+        .max(1000);
+    let mut axis_ns = max_ns;
+    let mut note = None;
+    if let Some(d) = deadline_ns.filter(|&d| d > 0) {
+        if d <= max_ns.saturating_mul(3) {
+            axis_ns = axis_ns.max(d);
+        } else {
+            note = Some(format!(
+                "deadline {} is off the axis: no sample came within a third of it",
+                crate::units::human_ns(d)
+            ));
+        }
+    }
+    let bin_ns = (axis_ns / MAX_BINS).max(1000).div_ceil(1000) * 1000;
+    const FLOOR: f64 = 0.5;
+    let binned: Vec<Vec<(f64, f64)>> = lines
+        .iter()
+        .map(|l| rebin(l.buckets, bin_ns, FLOOR))
+        .collect();
+    let y_max = binned
+        .iter()
+        .flat_map(|b| b.iter().map(|p| p.1))
+        .fold(1.0f64, f64::max)
+        * 2.0;
+    let x_max = axis_ns as f64 / 1e3 * 1.05;
+    let svg = with_svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0f64..x_max, (FLOOR..y_max).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc(if bin_ns == 1000 {
+                "latency (µs)".to_string()
+            } else {
+                format!("latency (µs, bins of {} µs)", bin_ns / 1000)
+            })
+            .y_desc("samples (log)")
+            .x_label_formatter(&axis_number)
+            .y_label_formatter(&|v| {
+                if *v < 1.0 {
+                    String::new()
+                } else {
+                    format!("{v:.0}")
+                }
+            })
+            .draw()?;
+        for (i, points) in binned.iter().enumerate() {
+            let c = color(i);
+            chart
+                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
+                .label(lines[i].label.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
+                });
+            if points.len() <= 8 {
+                chart.draw_series(
+                    points
+                        .iter()
+                        .filter(|p| p.1 > FLOOR)
+                        .map(|&p| Circle::new(p, 3, c.filled())),
+                )?;
+            }
+        }
+        if let Some(d) = deadline_ns.filter(|_| note.is_none() && deadline_ns > Some(0)) {
+            let x = d as f64 / 1e3;
+            chart
+                .draw_series(LineSeries::new([(x, FLOOR), (x, y_max)], deadline_style()))?
+                .label(format!("deadline {}", crate::units::human_ns(d)))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], deadline_style()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .border_style(BLACK.mix(0.4))
+            .background_style(WHITE.mix(0.9))
+            .draw()?;
+        Ok(())
+    })?;
+    Ok((svg, note))
+}
+
+/// The largest latency of each second (µs) over the run, one line per entry, and the
+/// deadline as a horizontal line when it is within twice the largest value.
+pub fn timeline_svg(
+    title: &str,
+    lines: &[(String, &[u64])],
+    deadline_ns: Option<u64>,
+) -> anyhow::Result<String> {
+    let seconds = lines.iter().map(|l| l.1.len()).max().unwrap_or(0).max(2);
+    let max_ns = lines
+        .iter()
+        .flat_map(|l| l.1.iter().copied())
+        .max()
+        .unwrap_or(1000)
+        .max(1000);
+    let deadline = deadline_ns.filter(|&d| d > 0 && d <= max_ns.saturating_mul(2));
+    let y_max = max_ns.max(deadline.unwrap_or(0)) as f64 / 1e3 * 1.1;
+    with_svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0f64..(seconds as f64), 0f64..y_max)?;
+        chart
+            .configure_mesh()
+            .x_desc("second of the run")
+            .y_desc("largest latency (µs)")
+            .x_label_formatter(&axis_number)
+            .y_label_formatter(&axis_number)
+            .draw()?;
+        for (i, (label, values)) in lines.iter().enumerate() {
+            let c = color(i);
+            let points = values
+                .iter()
+                .enumerate()
+                .map(|(s, &v)| (s as f64 + 0.5, v as f64 / 1e3));
+            chart
+                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))?
+                .label(label.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
+                });
+            chart.draw_series(points.map(|p| Circle::new(p, 2, c.filled())))?;
+        }
+        if let Some(d) = deadline {
+            let y = d as f64 / 1e3;
+            chart
+                .draw_series(LineSeries::new(
+                    [(0.0, y), (seconds as f64, y)],
+                    deadline_style(),
+                ))?
+                .label(format!("deadline {}", crate::units::human_ns(d)))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], deadline_style()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .border_style(BLACK.mix(0.4))
+            .background_style(WHITE.mix(0.9))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// How a category chart draws its series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Grouped bars, for unordered categories (loads, methods).
+    Bars,
+    /// Lines with markers, for ordered categories (number of competitors).
+    Lines,
+}
+
+/// A value per category for several series (e.g. max latency per load, one bar per
+/// period; or response percentiles per number of competitors). `None`: no value.
+pub fn category_svg(
+    style: Style,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    categories: &[String],
+    series: &[(String, Vec<Option<f64>>)],
+) -> anyhow::Result<String> {
+    let n = categories.len().max(1);
+    let y_max = series
+        .iter()
+        .flat_map(|s| s.1.iter().flatten().copied())
+        .fold(1.0f64, f64::max)
+        * if style == Style::Bars { 1.3 } else { 1.15 };
+    with_svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(64)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..y_max)?;
+        let labels = categories.to_vec();
+        chart
+            .configure_mesh()
+            .x_labels(n.min(24))
+            .x_label_formatter(&|v| {
+                let i = v.round();
+                if (v - i).abs() < 0.01 && i >= 0.0 {
+                    labels.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .y_label_formatter(&axis_number)
+            .draw()?;
+        let k = series.len().max(1) as f64;
+        for (i, (label, values)) in series.iter().enumerate() {
+            let c = color(i);
+            let points: Vec<(f64, f64)> = values
+                .iter()
+                .enumerate()
+                .filter_map(|(x, v)| v.map(|v| (x as f64, v)))
+                .collect();
+            if style == Style::Bars {
+                let w = 0.8 / k;
+                chart
+                    .draw_series(points.iter().map(|&(x, v)| {
+                        let x0 = x - 0.4 + i as f64 * w;
+                        Rectangle::new([(x0, 0.0), (x0 + w * 0.9, v)], c.filled())
+                    }))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled())
+                    });
+            } else {
+                chart
+                    .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
+                    });
+                chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .border_style(BLACK.mix(0.4))
+            .background_style(WHITE.mix(0.9))
+            .draw()?;
+        Ok(())
+    })
+}

@@ -1,0 +1,114 @@
+//! The state file of an isolation: every original value, written before it is changed,
+//! so the changes of a killed run can be undone later (`latscope restore`).
+
+use crate::sys::cpuset::CpusetMount;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Version of the state file layout.
+pub(super) const STATE_VERSION: u32 = 1;
+
+/// A knob latscope changed, with the value it had before.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct KnobOriginal {
+    pub path: PathBuf,
+    pub original: String,
+}
+
+/// An IRQ whose affinity latscope changed, with the list it had before.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct IrqOriginal {
+    pub irq: u32,
+    pub affinity_list: String,
+    /// Where the kernel delivered it (effective_affinity_list), so restore can put it
+    /// back on the same CPU rather than wherever the kernel would pick.
+    #[serde(default)]
+    pub effective: Option<String>,
+}
+
+/// A task moved out of the root cpuset, with its affinity before the move.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct TaskOriginal {
+    pub tid: i32,
+    pub start_time: u64,
+    pub affinity: Vec<usize>,
+}
+
+/// Everything needed to undo an isolation, written before each change is made.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IsolationState {
+    pub version: u32,
+    /// The latscope process that made the changes, and its start time.
+    pub pid: i32,
+    pub pid_start_time: u64,
+    /// The boot the changes were made in; after a reboot they are gone already.
+    #[serde(default)]
+    pub boot_id: String,
+    /// `cgroup-v1` or `cgroup-v2`.
+    pub mechanism: String,
+    pub cpuset_root: PathBuf,
+    /// v1 knob prefix (`cpuset.` or empty); unused for v2.
+    pub v1_prefix: String,
+    pub isolated_cpus: Vec<usize>,
+    pub system_cpus: Vec<usize>,
+    /// Cpusets created, in creation order (removed in reverse).
+    pub created_dirs: Vec<PathBuf>,
+    /// Knobs changed, in the order they were changed (restored in reverse).
+    pub knobs: Vec<KnobOriginal>,
+    /// v2: latscope enabled the cpuset controller in the root's cgroup.subtree_control.
+    #[serde(default)]
+    pub v2_enabled_controller: bool,
+    /// v2: the cgroup (relative to the root) latscope's process came from.
+    #[serde(default)]
+    pub v2_home: Option<PathBuf>,
+    pub irqs: Vec<IrqOriginal>,
+    pub irq_default_affinity: Option<String>,
+    pub moved_tasks: Vec<TaskOriginal>,
+}
+
+impl IsolationState {
+    pub(super) fn mount(&self) -> CpusetMount {
+        match self.mechanism.as_str() {
+            "cgroup-v2" => CpusetMount::V2 {
+                root: self.cpuset_root.clone(),
+            },
+            _ => CpusetMount::V1 {
+                root: self.cpuset_root.clone(),
+                prefix: self.v1_prefix.clone(),
+            },
+        }
+    }
+}
+
+/// The directory that holds state files: /run/latscope, or /var/tmp/latscope without /run.
+pub fn state_dir() -> PathBuf {
+    if Path::new("/run").is_dir() {
+        PathBuf::from("/run/latscope")
+    } else {
+        PathBuf::from("/var/tmp/latscope")
+    }
+}
+
+/// This boot's random id (/proc/sys/kernel/random/boot_id).
+pub(super) fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+pub(super) fn state_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("isolation-") && n.ends_with(".json"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}

@@ -1,0 +1,112 @@
+//! latscope beside cyclictest: the real cyclictest (rt-tests) and latscope measure the
+//! same CPU, and `compare` reads cyclictest's --json output (with and without its
+//! histogram) and aligns it with latscope's scenario.
+
+mod common;
+
+use assert_cmd::Command;
+use common::{have, usable_cpu};
+
+fn cyclictest(cpu: usize, histogram: bool, json: &std::path::Path) {
+    let mut cmd = std::process::Command::new("cyclictest");
+    cmd.args([
+        "-m", "-q", "-l", "1000", "-i", "1000", "-p", "95", "-t", "1",
+    ])
+    .arg(format!("-a{cpu}"))
+    .arg(format!("--json={}", json.display()));
+    if histogram {
+        cmd.args(["-h", "1000"]);
+    }
+    let out = cmd.output().expect("running cyclictest");
+    assert!(
+        out.status.success(),
+        "cyclictest: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
+    if !have("cyclictest") {
+        eprintln!("SKIPPED: cyclictest not installed (apt-get install rt-tests)");
+        return;
+    }
+    let cpu = usable_cpu();
+    let dir = tempfile::tempdir().unwrap();
+    let ct = dir.path().join("cyclictest.json");
+    let ct_plain = dir.path().join("cyclictest-nohist.json");
+    let ls = dir.path().join("latscope.json");
+    cyclictest(cpu, true, &ct);
+    cyclictest(cpu, false, &ct_plain);
+    Command::cargo_bin("latscope")
+        .unwrap()
+        .args([
+            "timer",
+            "-l",
+            "1000",
+            "--warmup",
+            "0",
+            "-q",
+            "--cpus",
+            &cpu.to_string(),
+        ])
+        .arg("--export-json")
+        .arg(&ls)
+        .assert()
+        .success();
+
+    // The converted run: timer probe, method marked as cyclictest, histogram kept.
+    let run = latscope::report::cyclictest_import::load_any(&ct).unwrap();
+    let sc = &run.scenarios[0];
+    assert_eq!(sc.probe, "timer");
+    assert_eq!(sc.params.method, "clock-nanosleep (cyclictest)");
+    assert_eq!(sc.params.period_ns, 1_000_000);
+    let th = &sc.threads[0];
+    assert_eq!(th.cpu, cpu);
+    assert_eq!(th.summary.samples, 1000);
+    assert!(!th.histogram.is_empty());
+    let counted: u64 = th.histogram.iter().map(|b| b[1]).sum();
+    assert_eq!(
+        counted, 1000,
+        "every cycle in the histogram (overflows at the max)"
+    );
+    assert!(th.summary.min_ns <= th.summary.p50_ns && th.summary.p50_ns <= th.summary.p99_ns);
+    assert!(th.summary.p99_ns <= th.summary.max_ns);
+    // The median is inside the histogram; percentiles beyond it would be marked unknown.
+    assert!(!latscope::report::stat_unknown(th, "p50"));
+
+    let out = Command::cargo_bin("latscope")
+        .unwrap()
+        .arg("compare")
+        .args([&ls, &ct, &ct_plain])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One aligned scenario with all three runs in it, and a verdict for each.
+    let label = format!("timer clock-nanosleep 1.00ms cpu{cpu}");
+    assert!(text.contains(&format!("\n{label}\n")), "{text}");
+    assert!(!text.contains("missing:"), "all three align: {text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains(&format!("{label} in cyclictest")))
+            .count(),
+        2,
+        "{text}"
+    );
+    // Without a histogram cyclictest has no percentiles: shown as – and not judged.
+    let p99_row = text.lines().find(|l| l.contains(" p99 ")).expect(&text);
+    assert!(p99_row.contains('–'), "{p99_row}");
+    // Both tools see the same machine: minima within an order of magnitude.
+    let latscope_run = latscope::result::Run::load(&ls).unwrap();
+    let ls_min = latscope_run.scenarios[0].threads[0].summary.min_ns as f64;
+    let ct_min = th.summary.min_ns as f64;
+    assert!(
+        ls_min / ct_min < 10.0 && ct_min / ls_min < 10.0,
+        "min {ls_min} vs {ct_min}"
+    );
+}

@@ -1,0 +1,283 @@
+//! Every export format rendered from the fixed fixture run (tests/fixtures/run.json,
+//! written by make_fixtures.py) and pinned with insta snapshots; the JUnit XML checked
+//! against the structure Jenkins and GitLab read; escaping of system and user strings;
+//! clear errors for bad or older input files.
+
+mod common;
+
+use assert_cmd::Command;
+use common::fixture;
+use latscope::report::limits::parse_limits;
+use latscope::report::{reporter, Format, RenderOptions};
+use latscope::result::Run;
+
+fn render(format: Format, limits: &str) -> String {
+    let run = Run::load(&fixture("run.json")).unwrap();
+    let opts = RenderOptions {
+        in_ns: false,
+        limits: if limits.is_empty() {
+            Vec::new()
+        } else {
+            parse_limits(limits).unwrap()
+        },
+    };
+    String::from_utf8(reporter(format, &opts).render(&run).unwrap()).unwrap()
+}
+
+#[test]
+fn table_snapshot() {
+    insta::assert_snapshot!(render(Format::Table, ""));
+}
+
+#[test]
+fn csv_snapshot() {
+    let csv = render(Format::Csv, "");
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        rows.len(),
+        1 + 11,
+        "a header and one row per scenario × thread"
+    );
+    insta::assert_snapshot!(csv);
+}
+
+#[test]
+fn markdown_snapshot() {
+    insta::assert_snapshot!(render(Format::Markdown, ""));
+}
+
+#[test]
+fn lava_snapshot() {
+    let lava = render(Format::Lava, "max=500us");
+    assert!(lava
+        .lines()
+        .skip(2)
+        .all(|l| l.starts_with("lava-test-case ")
+            && (l.contains(" --result pass ") || l.contains(" --result fail "))
+            && l.contains(" --measurement ")
+            && l.contains(" --units ")));
+    assert!(lava.contains(
+        "timer_clock-nanosleep_1ms_cpu0_max --result fail --measurement 700.00 --units us"
+    ));
+    insta::assert_snapshot!(lava);
+}
+
+#[test]
+fn junit_snapshot() {
+    insta::assert_snapshot!(render(Format::Junit, "max=500us"));
+}
+
+#[test]
+fn html_snapshot() {
+    insta::assert_snapshot!(render(Format::Html, "max=500us"));
+}
+
+#[test]
+fn json_round_trips() {
+    let json = render(Format::Json, "");
+    let back: Run = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.scenarios.len(), 7);
+}
+
+/// The structure Jenkins' JUnit plugin and GitLab's test report parser read:
+/// testsuites > testsuite[name,tests,failures,errors] > testcase[name,classname,time] >
+/// properties > property[name,value], and failure[message,type] on failing cases.
+#[test]
+fn junit_has_the_structure_ci_servers_read() {
+    let xml = render(Format::Junit, "max=500us,p99=1ms");
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let suites: Vec<_> = root.children().filter(|n| n.is_element()).collect();
+    assert_eq!(suites.len(), 7, "one testsuite per scenario");
+    let mut cases = 0;
+    let mut failures = 0;
+    for suite in &suites {
+        assert_eq!(suite.tag_name().name(), "testsuite");
+        for attr in ["name", "tests", "failures", "errors"] {
+            assert!(suite.attribute(attr).is_some(), "testsuite without {attr}");
+        }
+        let suite_cases: Vec<_> = suite
+            .children()
+            .filter(|n| n.has_tag_name("testcase"))
+            .collect();
+        assert_eq!(
+            suite.attribute("tests").unwrap(),
+            suite_cases.len().to_string()
+        );
+        let mut suite_failures = 0;
+        for case in suite_cases {
+            cases += 1;
+            assert!(case.attribute("name").unwrap().starts_with("cpu"));
+            assert!(case
+                .attribute("classname")
+                .unwrap()
+                .starts_with("latscope."));
+            assert!(case.attribute("time").unwrap().parse::<f64>().is_ok());
+            let props = case
+                .children()
+                .find(|n| n.has_tag_name("properties"))
+                .expect("properties");
+            let names: Vec<&str> = props
+                .children()
+                .filter(|n| n.has_tag_name("property"))
+                .map(|p| {
+                    assert!(p.attribute("value").is_some());
+                    p.attribute("name").unwrap()
+                })
+                .collect();
+            for stat in [
+                "min_ns", "avg_ns", "p99_ns", "p99.9_ns", "max_ns", "samples", "overruns",
+            ] {
+                assert!(names.contains(&stat), "property {stat} missing");
+            }
+            if let Some(f) = case.children().find(|n| n.has_tag_name("failure")) {
+                suite_failures += 1;
+                let msg = f.attribute("message").unwrap();
+                assert!(msg.contains("max") && msg.contains("> 500.00 µs"), "{msg}");
+                assert!(f.attribute("type").is_some());
+            }
+        }
+        assert_eq!(
+            suite.attribute("failures").unwrap(),
+            suite_failures.to_string()
+        );
+        failures += suite_failures;
+    }
+    assert_eq!(cases, 11);
+    assert_eq!(
+        failures, 4,
+        "CPU 0 of the four timer scenarios exceeds max=500us"
+    );
+    assert_eq!(root.attribute("failures").unwrap(), "4");
+}
+
+#[test]
+fn html_escapes_system_and_user_strings_and_needs_no_network() {
+    let html = render(Format::Html, "");
+    assert!(
+        !html.contains("<script"),
+        "a hostile cmdline must not become a script"
+    );
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(html.contains("board&lt;7&gt; &amp; &quot;lab&quot;"));
+    assert!(html.contains("competitors &lt;ran&gt; at SCHED_OTHER &amp; nice 0"));
+    let without_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    assert!(
+        !without_ns.contains("http://") && !without_ns.contains("https://"),
+        "no network resources"
+    );
+    assert!(!html.contains(" src="));
+    assert!(
+        html.matches("<svg").count() >= 2 * 7,
+        "histogram and timeline per scenario"
+    );
+    assert!(html.contains("Response against competitors"));
+    assert!(html.contains("timer: max latency per load"));
+}
+
+fn latscope() -> Command {
+    Command::cargo_bin("latscope").unwrap()
+}
+
+#[test]
+fn report_rerenders_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    for (format, needle) in [
+        ("table", "clock-nanosleep"),
+        ("json", "\"schema_version\": 1"),
+        ("csv", "scenario,probe,method"),
+        ("markdown", "| --- |"),
+        ("html", "<!DOCTYPE html>"),
+        ("junit", "<testsuites"),
+        ("lava", "lava-test-case"),
+    ] {
+        let out = latscope()
+            .args([
+                "report",
+                fixture("run.json").to_str().unwrap(),
+                "--format",
+                format,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(needle),
+            "{format}"
+        );
+    }
+    let html = dir.path().join("r.html");
+    let csv = dir.path().join("r.csv");
+    latscope()
+        .args([
+            "report",
+            fixture("run.json").to_str().unwrap(),
+            "-f",
+            "html",
+            "-o",
+        ])
+        .arg(&html)
+        .arg("--export-csv")
+        .arg(&csv)
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .starts_with("scenario,"));
+}
+
+#[test]
+fn report_refuses_two_exports_on_stdout() {
+    let out = latscope()
+        .args([
+            "report",
+            fixture("run.json").to_str().unwrap(),
+            "--export-csv",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only one export can go to stdout"));
+}
+
+#[test]
+fn bad_and_older_files_get_an_error_naming_the_file_and_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let truncated = dir.path().join("truncated.json");
+    std::fs::write(&truncated, "{\"schema_version\": 1, \"tool\": \"latscope\"").unwrap();
+    let foreign = dir.path().join("foreign.json");
+    std::fs::write(&foreign, "{\"hello\": 1}").unwrap();
+    let wrong_shape = dir.path().join("shape.json");
+    std::fs::write(&wrong_shape, "{\"schema_version\": 1, \"scenarios\": 3}").unwrap();
+    let cases = [
+        (
+            fixture("run_old_schema.json"),
+            "schema_version 0 is not supported",
+        ),
+        (truncated, "not JSON"),
+        (foreign, "not a latscope result file"),
+        (wrong_shape, "does not match the latscope result schema"),
+        (dir.path().join("missing.json"), "No such file"),
+    ];
+    for (path, reason) in cases {
+        for cmd in [
+            vec!["report"],
+            vec!["compare", fixture("run.json").to_str().unwrap()],
+        ] {
+            let out = latscope().args(&cmd).arg(&path).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{}", path.display());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(&path.display().to_string()), "{err}");
+            assert!(err.contains(reason), "{err}");
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! `latscope wake` end to end on this machine: every mechanism gives a sane result,
+//! pending wake-ups are counted as merged without hanging, the study's RR-vs-OTHER
+//! finding holds, and bad input is refused with exit code 2.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The tests load the CPUs; running them one at a time keeps them from measuring
+/// each other.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn online_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Runs `latscope wake ARGS --export-json FILE -q` and returns the parsed result.
+fn run_wake(args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("wake.json");
+    Command::cargo_bin("latscope")
+        .unwrap()
+        .arg("wake")
+        .args(args)
+        .arg("-q")
+        .arg("--export-json")
+        .arg(&json)
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+fn thread<'a>(scenario: &'a Value, metric: &str) -> &'a Value {
+    scenario["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["metric"] == metric)
+        .unwrap_or_else(|| panic!("no {metric} series in {}", scenario["name"]))
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("not an unsigned number: {v}"))
+}
+
+fn assert_ordered(t: &Value, what: &str) {
+    let (min, p50, p99, max) = (
+        u(&t["min_ns"]),
+        u(&t["p50_ns"]),
+        u(&t["p99_ns"]),
+        u(&t["max_ns"]),
+    );
+    assert!(
+        min <= p50 && p50 <= p99 && p99 <= max,
+        "{what}: min {min} p50 {p50} p99 {p99} max {max} out of order"
+    );
+}
+
+#[test]
+fn every_mechanism_gives_a_sane_result() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw.csv");
+    let run = run_wake(&[
+        "--mechanism",
+        "all",
+        "-D",
+        "1s",
+        "--warmup",
+        "0.2s",
+        "--raw",
+        raw.to_str().unwrap(),
+    ]);
+    let scenarios = run["scenarios"].as_array().unwrap();
+    let names: Vec<&str> = scenarios
+        .iter()
+        .map(|s| s["params"]["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["eventfd", "pipe", "futex", "condvar", "unix", "signal", "mqueue"]
+    );
+    for s in scenarios {
+        let name = s["name"].as_str().unwrap();
+        assert_eq!(s["probe"], "wake");
+        let response = thread(s, "response");
+        let call = thread(s, "call");
+        let samples = u(&response["samples"]);
+        let merged = u(&response["extra"]["merged"]);
+        let iterations = u(&response["extra"]["iterations"]);
+        // 1 s at 1 ms: about 1000 iterations, fewer only if the VM stalls the waker.
+        assert!(
+            (300..=1001).contains(&iterations),
+            "{name}: {iterations} iterations in 1 s at 1 ms"
+        );
+        assert!(
+            samples + merged == iterations,
+            "{name}: {samples} responses + {merged} merged should account for {iterations} iterations"
+        );
+        assert_eq!(
+            u(&call["samples"]),
+            iterations,
+            "{name}: one call per iteration"
+        );
+        assert!(u(&response["min_ns"]) > 0, "{name}: a response takes time");
+        assert!(u(&call["min_ns"]) > 0, "{name}: a wake call takes time");
+        assert!(
+            u(&response["extra"]["first_response_ns"]) > 0,
+            "{name}: cold first response reported"
+        );
+        assert_ordered(response, name);
+        assert_ordered(call, name);
+    }
+    // --raw: one row per recorded response, response = t1 - t0.
+    let text = std::fs::read_to_string(&raw).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "scenario,cpu,method,metric,iteration,t0_ns,t1_ns,response_ns"
+    );
+    let mut rows = 0u64;
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let (t0, t1, r): (u64, u64, u64) = (
+            f[5].parse().unwrap(),
+            f[6].parse().unwrap(),
+            f[7].parse().unwrap(),
+        );
+        assert!(t1 >= t0 && r == t1 - t0, "bad raw row {line}");
+        rows += 1;
+    }
+    let total: u64 = scenarios
+        .iter()
+        .map(|s| u(&thread(s, "response")["samples"]))
+        .sum();
+    assert_eq!(rows, total, "every recorded response is in the raw file");
+}
+
+#[test]
+fn pending_wakeups_are_merged_not_lost() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if online_cpus() < 2 {
+        eprintln!("skipped: needs two CPUs (waker and wakee apart)");
+        return;
+    }
+    // The wakee shares its CPU with 8 SCHED_OTHER competitors while a waker on the
+    // other CPU fires every 100 µs: wake-ups pile up while the wakee waits for its turn.
+    for mechanism in ["eventfd", "pipe", "signal"] {
+        let run = run_wake(&[
+            "--mechanism",
+            mechanism,
+            "--policy",
+            "other",
+            "--waker-cpu",
+            "0",
+            "--wakee-cpu",
+            "1",
+            "--competitors",
+            "8",
+            "--interval",
+            "100us",
+            "-D",
+            "1.5s",
+            "--warmup",
+            "0.2s",
+        ]);
+        let s = &run["scenarios"][0];
+        let response = thread(s, "response");
+        let merged = u(&response["extra"]["merged"]);
+        let samples = u(&response["samples"]);
+        let iterations = u(&response["extra"]["iterations"]);
+        assert!(
+            merged > 0,
+            "{mechanism}: expected merged wake-ups, got none"
+        );
+        assert!(
+            samples + merged == iterations,
+            "{mechanism}: {samples} + {merged} merged != {iterations} iterations"
+        );
+        assert_eq!(
+            u(&response["extra"]["served_total"]),
+            u(&response["extra"]["iterations_total"]),
+            "{mechanism}: the wakee served every iteration before leaving"
+        );
+    }
+}
+
+#[test]
+fn rr_beats_other_with_eight_competitors() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // The waker sits on another CPU where there is one, so only the wakee competes
+    // (on one CPU a SCHED_OTHER waker is delayed too, and its late t0 hides the
+    // wakee's delay).
+    let (waker, wakee) = if online_cpus() >= 2 {
+        ("0", "1")
+    } else {
+        ("0", "0")
+    };
+    let p99 = |policy: &[&str]| {
+        let mut args = vec![
+            "--mechanism",
+            "eventfd",
+            "--waker-cpu",
+            waker,
+            "--wakee-cpu",
+            wakee,
+            "--competitors",
+            "8",
+            "-D",
+            "3s",
+            "--warmup",
+            "0.5s",
+        ];
+        args.extend_from_slice(policy);
+        let run = run_wake(&args);
+        let response = thread(&run["scenarios"][0], "response");
+        (u(&response["p99_ns"]), u(&response["p50_ns"]))
+    };
+    let (rr_p99, rr_p50) = p99(&["--policy", "rr", "--priority", "1"]);
+    let (other_p99, other_p50) = p99(&["--policy", "other"]);
+    eprintln!(
+        "8 competitors: rr1 p50 {rr_p50} p99 {rr_p99} ns; other p50 {other_p50} p99 {other_p99} ns"
+    );
+    assert!(
+        rr_p99 < other_p99,
+        "SCHED_RR 1 p99 {rr_p99} ns should beat SCHED_OTHER p99 {other_p99} ns"
+    );
+    assert!(
+        rr_p50 < other_p50,
+        "SCHED_RR 1 p50 {rr_p50} ns should beat SCHED_OTHER p50 {other_p50} ns"
+    );
+}
+
+#[test]
+fn competitors_sweep_makes_one_scenario_per_point_and_mechanism() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let run = run_wake(&[
+        "--mechanism",
+        "futex,pipe",
+        "--competitors",
+        "0,2",
+        "-D",
+        "0.3s",
+        "--warmup",
+        "0",
+    ]);
+    let got: Vec<(String, u64)> = run["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["params"]["method"].as_str().unwrap().to_string(),
+                u(&s["params"]["extra"]["competitors"]),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64)> = [("futex", 0), ("pipe", 0), ("futex", 2), ("pipe", 2)]
+        .map(|(m, c)| (m.to_string(), c))
+        .to_vec();
+    assert_eq!(got, want);
+    let names: std::collections::BTreeSet<&str> = run["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 4, "scenario names are unique");
+}
+
+#[test]
+fn bad_input_is_refused() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["--mechanism", "carrier-pigeon"], "carrier-pigeon"),
+        (&["--competitors", "1,x"], "--competitors"),
+        (&["--competitors", "5000"], "--competitors"),
+        (&["--interval", "1us"], "--interval"),
+        (&["--wakee-cpu", "4096"], "not online"),
+        (&["--cpus", "0"], "--waker-cpu"),
+    ];
+    for (args, needle) in cases {
+        let out = Command::cargo_bin("latscope")
+            .unwrap()
+            .arg("wake")
+            .args(args)
+            .args(["-D", "1s"])
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?} should be refused");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(needle),
+            "{args:?}: error should name {needle}: {err}"
+        );
+    }
+}
