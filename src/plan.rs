@@ -346,6 +346,7 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
     let (settings, dma, mut warnings) = resolve_common(&args.common, &online)?;
     let loads = resolve_loads(&args.common.loads)?;
     let isolate = resolve_isolate(&args.common, &mut Vec::new())?;
+    check_loads_outside(&loads, &isolate)?;
     if settings.keep_raw {
         let needed = settings.raw_capacity(period_ns);
         let asked = settings
@@ -533,4 +534,22 @@ pub fn resolve_loads(texts: &[String]) -> Result<Vec<String>, UserError> {
     let specs = crate::load::parse_specs(texts)?;
     crate::load::engine::check_cpus(&specs, &crate::sys::affinity::online_cpus())?;
     Ok(specs.into_iter().map(|s| s.text).collect())
+}
+
+/// Refuses loads pinned (`cpus=`) to a CPU that `--isolate` shields: they could not run
+/// there, and the shield exists to keep them out.
+pub fn check_loads_outside(loads: &[String], isolate: &[usize]) -> Result<(), UserError> {
+    for spec in crate::load::parse_specs(loads)? {
+        if let Some(&cpu) = spec.cpus.iter().flatten().find(|c| isolate.contains(c)) {
+            return Err(invalid(
+                "--load",
+                &spec.text,
+                format!(
+                    "CPU {cpu} is shielded by --isolate {}; give the load other CPUs or leave out cpus=",
+                    units::format_cpu_list(isolate)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
