@@ -344,9 +344,7 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
     };
     let online = crate::sys::affinity::online_cpus();
     let (settings, dma, mut warnings) = resolve_common(&args.common, &online)?;
-    let loads = resolve_loads(&args.common.loads)?;
-    let isolate = resolve_isolate(&args.common, &mut Vec::new())?;
-    check_loads_outside(&loads, &isolate)?;
+    let (loads, isolate) = resolve_loads_and_isolation(&args.common)?;
     if settings.keep_raw {
         let needed = settings.raw_capacity(period_ns);
         let asked = settings
@@ -400,6 +398,7 @@ pub fn noise_plan(args: &NoiseArgs) -> Result<Plan, UserError> {
     };
     let (settings, dma, mut warnings) = resolve_common(&args.common, &default_cpus)?;
     check_busy_safety(&settings, args.common.force, &mut warnings)?;
+    let (loads, isolate) = resolve_loads_and_isolation(&args.common)?;
     let output = resolve_output(&args.output, &args.common.raw)?;
     Ok(Plan {
         scenarios: vec![ScenarioPlan {
@@ -409,8 +408,8 @@ pub fn noise_plan(args: &NoiseArgs) -> Result<Plan, UserError> {
             }),
             settings,
             dma_latency_us: dma,
-            loads: resolve_loads(&args.common.loads)?,
-            isolate: Vec::new(),
+            loads,
+            isolate,
         }],
         output,
         warnings,
@@ -503,7 +502,7 @@ pub fn net_plan(args: &NetArgs) -> Result<Plan, UserError> {
             .unwrap_or(sender_cpu),
     };
     let output = resolve_output(&args.output, &args.common.raw)?;
-    let loads = resolve_loads(&args.common.loads)?;
+    let (loads, isolate) = resolve_loads_and_isolation(&args.common)?;
     let scenarios = sizes
         .into_iter()
         .map(|size| ScenarioPlan {
@@ -518,7 +517,7 @@ pub fn net_plan(args: &NetArgs) -> Result<Plan, UserError> {
             settings: settings.clone(),
             dma_latency_us: dma,
             loads: loads.clone(),
-            isolate: Vec::new(),
+            isolate: isolate.clone(),
         })
         .collect();
     Ok(Plan {
@@ -538,6 +537,16 @@ pub fn resolve_loads(texts: &[String]) -> Result<Vec<String>, UserError> {
 
 /// Refuses loads pinned (`cpus=`) to a CPU that `--isolate` shields: they could not run
 /// there, and the shield exists to keep them out.
+/// The `--load` specs and the `--isolate` CPUs of a probe, with loads kept off the shield.
+pub fn resolve_loads_and_isolation(
+    args: &CommonArgs,
+) -> Result<(Vec<String>, Vec<usize>), UserError> {
+    let loads = resolve_loads(&args.loads)?;
+    let isolate = resolve_isolate(args, &mut Vec::new())?;
+    check_loads_outside(&loads, &isolate)?;
+    Ok((loads, isolate))
+}
+
 pub fn check_loads_outside(loads: &[String], isolate: &[usize]) -> Result<(), UserError> {
     for spec in crate::load::parse_specs(loads)? {
         if let Some(&cpu) = spec.cpus.iter().flatten().find(|c| isolate.contains(c)) {

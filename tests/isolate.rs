@@ -406,3 +406,62 @@ fn narrows_an_existing_cpuset_and_restores_it() {
     assert_same(&before, &snapshot(&mount));
     no_leftovers(&mount);
 }
+
+#[test]
+fn every_probe_runs_shielded_with_a_load_beside_it() {
+    let Some((mount, _cleanup)) = setup() else {
+        return;
+    };
+    let before = snapshot(&mount);
+    let runs: [&[&str]; 3] = [
+        &["wake", "--competitors", "2", "--mechanism", "eventfd"],
+        &["noise", "--policy", "fifo", "-p", "50"],
+        &["net", "--size", "64"],
+    ];
+    for args in runs {
+        let json = tempfile::NamedTempFile::new().unwrap();
+        let out = latscope()
+            .args(args)
+            .args([
+                "--isolate",
+                "1",
+                "--load",
+                "cpu:50%",
+                "-D",
+                "1",
+                "--warmup",
+                "0",
+                "-q",
+            ])
+            .arg("--export-json")
+            .arg(json.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        let run: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(json.path()).unwrap()).unwrap();
+        let scenario = &run["scenarios"][0];
+        assert_eq!(
+            scenario["params"]["isolate"],
+            serde_json::json!([1]),
+            "{args:?}"
+        );
+        assert!(
+            scenario["isolation"].is_object(),
+            "{args:?}: no isolation report"
+        );
+        let load = &scenario["loads"][0];
+        assert_eq!(load["kind"], "cpu", "{args:?}");
+        assert!(
+            !load["cpus"].as_array().unwrap().contains(&1.into()),
+            "{args:?}: the load ran on the shielded CPU: {load}"
+        );
+        assert!(
+            scenario["threads"][0]["samples"].as_u64().unwrap() > 0,
+            "{args:?}"
+        );
+    }
+    assert_same(&before, &snapshot(&mount));
+    no_leftovers(&mount);
+}

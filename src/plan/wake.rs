@@ -97,7 +97,7 @@ pub fn wake_plan(args: &WakeArgs) -> Result<Plan, UserError> {
         }
     }
     let output = resolve_output(&args.output, &args.common.raw)?;
-    let loads = super::resolve_loads(&args.common.loads)?;
+    let (loads, isolate) = super::resolve_loads_and_isolation(&args.common)?;
     let mut scenarios = Vec::new();
     for &count in &competitors {
         for &mechanism in &mechanisms {
@@ -113,7 +113,7 @@ pub fn wake_plan(args: &WakeArgs) -> Result<Plan, UserError> {
                 settings: settings.clone(),
                 dma_latency_us: dma,
                 loads: loads.clone(),
-                isolate: Vec::new(),
+                isolate: isolate.clone(),
             });
         }
     }

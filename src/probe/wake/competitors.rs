@@ -38,7 +38,11 @@ impl Competitors {
                 .name(format!("latscope-compete{n}"))
                 .stack_size(COMPETITOR_STACK_BYTES)
                 .spawn(move || {
-                    let placement = affinity::pin_current_thread(cpu)
+                    // Competitors belong to the scenario: under --isolate they enter the
+                    // shield with the wakee, since they compete on its CPU.
+                    let placement = crate::sys::isolate::enter_for_cpu(cpu)
+                        .map_err(|e| std::io::Error::other(format!("{e:#}")))
+                        .and_then(|()| affinity::pin_current_thread(cpu))
                         .and_then(|()| sched::set_current_thread(Policy::Other, 0));
                     let ok = placement.is_ok();
                     let _ = placed.send(placement);
