@@ -4,7 +4,7 @@
 use crate::cli::{Cli, Command};
 use crate::error::{EXIT_INTERRUPTED, EXIT_OK, EXIT_THRESHOLD};
 use crate::plan::Plan;
-use crate::report::{study::StudyTableReporter, table::TableReporter, Reporter};
+use crate::report::{table::TableReporter, Reporter};
 use crate::result::Run;
 use anyhow::Context;
 use std::io::Write;
@@ -34,14 +34,12 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
 }
 
 fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Result<i32> {
-    let (plan, spec) = crate::suite::suite_plan(&args)?;
+    let (plan, _spec) = crate::suite::suite_plan(&args)?;
     let previous = match (&args.resume, &plan.output.export_json) {
         (true, Some(path)) if path.exists() => Some(Run::load(path)?),
         _ => None,
     };
-    let table = StudyTableReporter {
-        title: spec.title.clone(),
-        columns: spec.columns.clone(),
+    let table = TableReporter {
         in_ns: plan.output.ns,
     };
     run_plan(&plan, command_line, previous, &table)

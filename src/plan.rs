@@ -54,6 +54,8 @@ pub struct Plan {
     pub output: OutputSettings,
     /// Warnings found while resolving the options (e.g. SCHED_OTHER fallback).
     pub warnings: Vec<Warning>,
+    /// The study-table layout when the plan is a suite.
+    pub suite: Option<crate::result::SuiteInfo>,
 }
 
 pub(crate) fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
@@ -381,6 +383,7 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
         scenarios,
         output,
         warnings,
+        suite: None,
     })
 }
 
@@ -413,6 +416,7 @@ pub fn noise_plan(args: &NoiseArgs) -> Result<Plan, UserError> {
         }],
         output,
         warnings,
+        suite: None,
     })
 }
 
@@ -524,6 +528,7 @@ pub fn net_plan(args: &NetArgs) -> Result<Plan, UserError> {
         scenarios,
         output,
         warnings,
+        suite: None,
     })
 }
 

@@ -28,6 +28,17 @@ pub struct Run {
     /// Warnings about the whole run (settings that make results less trustworthy).
     pub warnings: Vec<Warning>,
     pub scenarios: Vec<Scenario>,
+    /// Present when the run is a suite: how its study table is laid out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<SuiteInfo>,
+}
+
+/// The study-table layout of a suite run (`latscope suite`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuiteInfo {
+    pub title: String,
+    /// Statistics shown, as `Summary::stat` names them.
+    pub columns: Vec<String>,
 }
 
 /// A warning with a stable code for scripts and a message for people.
@@ -173,6 +184,7 @@ impl Run {
             system,
             warnings: Vec::new(),
             scenarios: Vec::new(),
+            suite: None,
         }
     }
 

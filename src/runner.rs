@@ -74,6 +74,7 @@ pub fn execute(
 ) -> anyhow::Result<RunOutcome> {
     let system = SystemInfo::collect();
     let mut run = Run::new(system.clone(), command_line);
+    run.suite = plan.suite.clone();
     // Resuming: keep the previous run's complete scenarios; interrupted ones run again.
     let mut done: Vec<String> = Vec::new();
     if let Some(prev) = previous {

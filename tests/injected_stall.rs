@@ -48,7 +48,7 @@ fn attempt(cpu: usize) -> Result<(), String> {
         "--period",
         "100us",
         "--duration",
-        "3s",
+        "4s",
         "--warmup",
         "300ms",
     ]);
@@ -61,8 +61,8 @@ fn attempt(cpu: usize) -> Result<(), String> {
     let max = t["max_ns"].as_u64().unwrap();
     let overruns = t["overruns"].as_u64().unwrap();
     let missed = t["missed"].as_u64().unwrap();
-    // 3 s of measurement sees 6 stalls (one may fall on an edge).
-    let expected_stalls = (3_000_000_000 / EVERY_NS) - 1;
+    // 4 s of measurement sees 8 stalls (one may fall on an edge).
+    let expected_stalls = (4_000_000_000 / EVERY_NS) - 1;
     assert!(
         during >= expected_stalls,
         "the injector only ran {during} stalls"
@@ -86,13 +86,24 @@ fn attempt(cpu: usize) -> Result<(), String> {
         .iter()
         .map(|v| v.as_u64().unwrap())
         .collect();
-    let stalled_seconds = series.iter().filter(|&&m| m >= 2_850_000).count();
-    assert!(stalled_seconds >= 2, "per-second maxima {series:?}");
-    // The upper bound can be broken by the hypervisor stopping this VM on top of the
-    // stall: that is real latency, so the caller retries instead of widening it.
-    if max > 4_000_000 {
+    // Every whole second holds two stalls, so its maximum is at least the stall.
+    let whole_seconds = &series[..series.len().min(4)];
+    assert!(
+        whole_seconds.iter().all(|&m| m >= 2_850_000),
+        "a second without the stall: per-second maxima {series:?}"
+    );
+    // The stall's length: the maximum of most seconds is the 3 ms stall (2.85-4 ms). The
+    // hypervisor on this VM stops the guest for 5-20 ms now and then (cyclictest sees the
+    // same); a second hit by that on top of the stall is real latency, so the test asks
+    // for a majority of seconds, and the caller retries a run where the host was busier.
+    let stall_sized = whole_seconds
+        .iter()
+        .filter(|&&m| (2_850_000..=4_000_000).contains(&m))
+        .count();
+    if stall_sized * 2 <= whole_seconds.len() {
         return Err(format!(
-            "max {max} ns > 4 ms (stall plus host noise); series {series:?}"
+            "only {stall_sized} of {} seconds had a 2.85-4 ms maximum (max {max} ns); series {series:?}",
+            whole_seconds.len()
         ));
     }
     Ok(())

@@ -66,7 +66,26 @@ fn memory_load_preset_prints_the_study_table() {
         let t = &s["threads"][0];
         assert_eq!(t["samples"], 2000);
         assert_summary_sane(t);
+        // Every load ran on the measured CPU, as on the study's single-CPU machine.
+        let specs = s["params"]["loads"].as_array().unwrap();
+        let loads = s["loads"].as_array().unwrap();
+        assert_eq!(specs.len(), loads.len(), "{}", s["name"]);
+        for l in loads {
+            assert_eq!(l["cpus"], s["params"]["cpus"], "{}", s["name"]);
+            assert!(l["throughput"].as_f64().unwrap() > 0.0, "{l}");
+        }
     }
+    // The run remembers its study layout: `report` prints the same table again.
+    assert_eq!(
+        run["suite"]["columns"],
+        serde_json::json!(["avg", "max", "stddev", "overruns"])
+    );
+    let again = latscope().arg("report").arg(&json).output().unwrap();
+    let again = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        again.contains("stddev (µs)") && again.contains("prot-fault:100%"),
+        "{again}"
+    );
 }
 
 #[test]
@@ -86,7 +105,11 @@ fn wake_methods_preset_prints_the_study_table() {
     );
     for method in ["clock-nanosleep", "timerfd", "busy"] {
         assert_eq!(
-            table.lines().filter(|l| l.contains(method)).count(),
+            // Rows of the study table (the loads table below names scenarios too).
+            table
+                .lines()
+                .filter(|l| l.contains(method) && l.contains("fifo 95"))
+                .count(),
             4,
             "{method} rows:\n{table}"
         );

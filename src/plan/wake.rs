@@ -121,6 +121,7 @@ pub fn wake_plan(args: &WakeArgs) -> Result<Plan, UserError> {
         scenarios,
         output,
         warnings,
+        suite: None,
     })
 }
 

@@ -280,6 +280,7 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         system,
         warnings: Vec::new(),
         scenarios: vec![scenario],
+        suite: None,
     })
 }
 

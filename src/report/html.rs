@@ -567,7 +567,10 @@ impl Reporter for HtmlReporter {
         let _ = writeln!(
             body,
             "<h1>latscope: {} on {}</h1>\n<p class=\"note\">Linux {} ({}) · {} · {} scenario(s){}</p>",
-            esc(run.scenarios.first().map(|s| s.name.as_str()).unwrap_or("no scenario")),
+            esc(match &run.suite {
+                Some(suite) => suite.title.as_str(),
+                None => run.scenarios.first().map(|s| s.name.as_str()).unwrap_or("no scenario"),
+            }),
             esc(&run.system.hostname),
             esc(&run.system.kernel_release),
             esc(&run.system.preemption_model),
@@ -577,8 +580,16 @@ impl Reporter for HtmlReporter {
         );
         body.push_str(&verdict_section(run, &self.limits));
         if run.scenarios.len() > 1 {
-            body.push_str("<h2>Summary</h2>\n");
-            let (header, rows, first_numeric) = super::table::header_and_rows(run, false);
+            let (header, rows, first_numeric) = match &run.suite {
+                Some(suite) => {
+                    let _ = writeln!(body, "<h2>{}</h2>", esc(&suite.title));
+                    super::study::header_and_rows(run, &suite.columns, false)
+                }
+                None => {
+                    body.push_str("<h2>Summary</h2>\n");
+                    super::table::header_and_rows(run, false)
+                }
+            };
             body.push_str("<table>\n<tr>");
             for h in &header {
                 let _ = write!(body, "<th>{}</th>", esc(h));

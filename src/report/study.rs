@@ -1,7 +1,6 @@
 //! The study table of a suite: one row per scenario × CPU, labelled by what varies
 //! (method, period, load, isolation, policy), with the statistics the study printed.
 
-use super::Reporter;
 use crate::result::{Run, Scenario};
 use crate::stats::Summary;
 use crate::units::{compact_ns, latency_cell};
@@ -38,49 +37,65 @@ fn cell(summary: &Summary, stat: &str, in_ns: bool) -> String {
     }
 }
 
+/// The study table's header, rows and first numeric column (shared by the terminal
+/// table and the HTML report).
+pub fn header_and_rows(
+    run: &Run,
+    columns: &[String],
+    in_ns: bool,
+) -> (Vec<String>, Vec<Vec<String>>, usize) {
+    let unit = if in_ns { "ns" } else { "µs" };
+    let mut header: Vec<String> = ["method", "period", "load", "isolated", "policy", "cpu"]
+        .map(String::from)
+        .to_vec();
+    for c in columns {
+        header.push(if is_count(c) {
+            c.clone()
+        } else {
+            format!("{c} ({unit})")
+        });
+    }
+    let mut rows = Vec::new();
+    for sc in &run.scenarios {
+        for th in &sc.threads {
+            let mut method = if th.metric == "latency" {
+                th.method.clone()
+            } else {
+                format!("{} {}", th.method, th.metric)
+            };
+            if sc.interrupted {
+                method.push_str(" (interrupted)");
+            }
+            let mut row = vec![
+                method,
+                compact_ns(sc.params.period_ns),
+                load_label(sc),
+                if sc.params.isolate.is_empty() {
+                    "no"
+                } else {
+                    "yes"
+                }
+                .to_string(),
+                format!("{} {}", sc.params.policy, sc.params.priority),
+                th.cpu.to_string(),
+            ];
+            row.extend(columns.iter().map(|c| cell(&th.summary, c, in_ns)));
+            rows.push(row);
+        }
+    }
+    (header, rows, 6)
+}
+
 impl StudyTableReporter {
     pub fn table(&self, run: &Run) -> Table {
-        let unit = if self.in_ns { "ns" } else { "µs" };
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
-        let mut header: Vec<String> = ["method", "period", "load", "isolated", "policy", "cpu"]
-            .map(String::from)
-            .to_vec();
-        for c in &self.columns {
-            header.push(if is_count(c) {
-                c.clone()
-            } else {
-                format!("{c} ({unit})")
-            });
-        }
+        let (header, rows, first_numeric) = header_and_rows(run, &self.columns, self.in_ns);
         t.set_header(header);
-        for sc in &run.scenarios {
-            for th in &sc.threads {
-                let mut row = vec![
-                    th.method.clone(),
-                    compact_ns(sc.params.period_ns),
-                    load_label(sc),
-                    if sc.params.isolate.is_empty() {
-                        "no"
-                    } else {
-                        "yes"
-                    }
-                    .to_string(),
-                    format!("{} {}", sc.params.policy, sc.params.priority),
-                    th.cpu.to_string(),
-                ];
-                row.extend(
-                    self.columns
-                        .iter()
-                        .map(|c| cell(&th.summary, c, self.in_ns)),
-                );
-                if sc.interrupted {
-                    row[0].push_str(" (interrupted)");
-                }
-                t.add_row(row);
-            }
+        for row in rows {
+            t.add_row(row);
         }
-        for i in 6..t.column_count() {
+        for i in first_numeric..t.column_count() {
             if let Some(c) = t.column_mut(i) {
                 c.set_cell_alignment(CellAlignment::Right);
             }
@@ -89,8 +104,9 @@ impl StudyTableReporter {
     }
 }
 
-impl Reporter for StudyTableReporter {
-    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+impl StudyTableReporter {
+    /// The title and the table, without the interruption note.
+    pub fn table_text(&self, run: &Run) -> Vec<u8> {
         let mut out = String::new();
         if !self.title.is_empty() {
             out.push_str(&self.title);
@@ -98,9 +114,6 @@ impl Reporter for StudyTableReporter {
         }
         out.push_str(&self.table(run).to_string());
         out.push('\n');
-        if run.interrupted {
-            out.push_str("interrupted: the statistics cover what was measured until then; --resume continues\n");
-        }
-        Ok(out.into_bytes())
+        out.into_bytes()
     }
 }

@@ -79,8 +79,18 @@ impl TableReporter {
 
 impl Reporter for TableReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
-        let mut out = self.table(run).to_string();
-        out.push('\n');
+        // A suite's run is shown as its study table.
+        let mut out = match &run.suite {
+            Some(suite) => String::from_utf8(
+                super::study::StudyTableReporter {
+                    title: suite.title.clone(),
+                    columns: suite.columns.clone(),
+                    in_ns: self.in_ns,
+                }
+                .table_text(run),
+            )?,
+            None => self.table(run).to_string() + "\n",
+        };
         out.push_str(&super::extras::extra_lines(run));
         out.push_str(&super::loads::run_loads_table(run));
         if run.interrupted {

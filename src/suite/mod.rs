@@ -236,6 +236,10 @@ pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec), UserError> {
             scenarios,
             output,
             warnings,
+            suite: Some(crate::result::SuiteInfo {
+                title: spec.title.clone(),
+                columns: spec.columns.clone(),
+            }),
         },
         spec,
     ))
