@@ -31,27 +31,27 @@ pub enum Command {
     /// Run a matrix of scenarios (method × period × load × isolation × policy) from a
     /// study preset or a TOML plan, and print one combined table.
     Suite(SuiteArgs),
-    /// OS noise on a busy core (oslat/sysjitter style): a thread per CPU reads the clock
-    /// in a tight loop and records every gap the OS steals above --threshold.
-    Noise(NoiseArgs),
-    /// UDP round-trip latency (like ping -f) through a reflector, split with kernel
-    /// receive timestamps into network+kernel and kernel-to-user wake-up time.
-    Net(NetArgs),
-    /// Undo the CPU isolation (--isolate) of a run that was killed before it could
-    /// restore the system itself: cpusets, task placement and IRQ affinities.
-    Restore(RestoreArgs),
     /// Thread wake-up response: how long a thread blocked on eventfd, pipe, futex,
     /// condvar, socket, signal or message queue takes to run after another wakes it.
     Wake(WakeArgs),
+    /// UDP round-trip latency (like ping -f) through a reflector, split with kernel
+    /// receive timestamps into network+kernel and kernel-to-user wake-up time.
+    Net(NetArgs),
+    /// OS noise on a busy core (oslat/sysjitter style): a thread per CPU reads the clock
+    /// in a tight loop and records every gap the OS steals above --threshold.
+    Noise(NoiseArgs),
+    /// Run load generators alone and report their throughput and CPU share
+    /// (`--list` documents every kind).
+    Load(LoadArgs),
     /// Re-render a saved run (or a cyclictest --json file) as a table, JSON, CSV,
     /// Markdown, HTML, JUnit or LAVA, and judge it with --fail-above.
     Report(ReportArgs),
     /// Compare runs: align scenarios across files, show each statistic's change and
     /// ratio against the first, and give a verdict per scenario and CPU.
     Compare(CompareArgs),
-    /// Runs load generators alone and reports their throughput and CPU share
-    /// (`--list` documents every kind).
-    Load(LoadArgs),
+    /// Undo the CPU isolation (--isolate) of a run that was killed before it could
+    /// restore the system itself: cpusets, task placement and IRQ affinities.
+    Restore(RestoreArgs),
 }
 
 /// Options of `latscope suite`.
