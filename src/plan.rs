@@ -331,6 +331,60 @@ pub fn check_busy_safety(
     Ok(())
 }
 
+/// Refuses a `--raw` run whose samples (`unit`, `bytes_per_sample` each, one per
+/// `period_ns`) would exceed what is preallocated at most.
+pub fn check_raw_capacity(
+    settings: &CommonSettings,
+    period_ns: u64,
+    bytes_per_sample: u64,
+    unit: &str,
+) -> Result<(), UserError> {
+    if !settings.keep_raw {
+        return Ok(());
+    }
+    let asked = settings
+        .samples
+        .unwrap_or(0)
+        .max(settings.duration_ns.map_or(0, |d| d / period_ns));
+    if asked > MAX_RAW_SAMPLES {
+        return Err(out_of_range(
+            "--raw",
+            &format!("{asked} {unit}"),
+            &format!("at most {MAX_RAW_SAMPLES} ({bytes_per_sample} bytes each, preallocated); shorten --duration or --samples"),
+        ));
+    }
+    Ok(())
+}
+
+/// A plan of one scenario per probe, in order, all sharing the settings, the DMA
+/// latency request, the loads and the `--isolate` shield.
+pub fn plan_of(
+    probes: Vec<Box<dyn Probe>>,
+    settings: CommonSettings,
+    dma_latency_us: Option<i32>,
+    loads: Vec<String>,
+    isolate: Vec<usize>,
+    output: OutputSettings,
+    warnings: Vec<Warning>,
+) -> Plan {
+    let scenarios = probes
+        .into_iter()
+        .map(|probe| ScenarioPlan {
+            probe,
+            settings: settings.clone(),
+            dma_latency_us,
+            loads: loads.clone(),
+            isolate: isolate.clone(),
+        })
+        .collect();
+    Plan {
+        scenarios,
+        output,
+        warnings,
+        suite: None,
+    }
+}
+
 /// Builds the plan of `latscope timer`.
 pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
     let methods =
@@ -347,44 +401,24 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
     let online = crate::sys::affinity::online_cpus();
     let (settings, dma, mut warnings) = resolve_common(&args.common, &online)?;
     let (loads, isolate) = resolve_loads_and_isolation(&args.common)?;
-    if settings.keep_raw {
-        let needed = settings.raw_capacity(period_ns);
-        let asked = settings
-            .samples
-            .unwrap_or(0)
-            .max(settings.duration_ns.map_or(0, |d| d / period_ns));
-        if asked > MAX_RAW_SAMPLES {
-            return Err(out_of_range(
-                "--raw",
-                &format!("{asked} samples per thread"),
-                &format!("at most {MAX_RAW_SAMPLES} (8 bytes each, preallocated); shorten --duration or --samples (now {needed})"),
-            ));
-        }
-    }
+    check_raw_capacity(&settings, period_ns, 8, "samples per thread")?;
     if methods.contains(&Method::Busy) {
         check_busy_safety(&settings, args.common.force, &mut warnings)?;
     }
     let output = resolve_output(&args.output, &args.common.raw)?;
-    let scenarios = methods
+    let probes = methods
         .into_iter()
-        .map(|method| ScenarioPlan {
-            probe: Box::new(TimerProbe {
+        .map(|method| {
+            Box::new(TimerProbe {
                 method,
                 period_ns,
                 deadline_ns,
-            }) as Box<dyn Probe>,
-            settings: settings.clone(),
-            dma_latency_us: dma,
-            loads: loads.clone(),
-            isolate: isolate.clone(),
+            }) as Box<dyn Probe>
         })
         .collect();
-    Ok(Plan {
-        scenarios,
-        output,
-        warnings,
-        suite: None,
-    })
+    Ok(plan_of(
+        probes, settings, dma, loads, isolate, output, warnings,
+    ))
 }
 
 /// Builds the plan of `latscope noise`: every online CPU but the first by default (it
@@ -403,21 +437,19 @@ pub fn noise_plan(args: &NoiseArgs) -> Result<Plan, UserError> {
     check_busy_safety(&settings, args.common.force, &mut warnings)?;
     let (loads, isolate) = resolve_loads_and_isolation(&args.common)?;
     let output = resolve_output(&args.output, &args.common.raw)?;
-    Ok(Plan {
-        scenarios: vec![ScenarioPlan {
-            probe: Box::new(NoiseProbe {
-                threshold_ns,
-                deadline_ns,
-            }),
-            settings,
-            dma_latency_us: dma,
-            loads,
-            isolate,
-        }],
+    let probe = Box::new(NoiseProbe {
+        threshold_ns,
+        deadline_ns,
+    });
+    Ok(plan_of(
+        vec![probe],
+        settings,
+        dma,
+        loads,
+        isolate,
         output,
         warnings,
-        suite: None,
-    })
+    ))
 }
 
 /// Parses `ADDR:PORT` for --target/--serve, naming the option when it is not one.
@@ -507,29 +539,22 @@ pub fn net_plan(args: &NetArgs) -> Result<Plan, UserError> {
     };
     let output = resolve_output(&args.output, &args.common.raw)?;
     let (loads, isolate) = resolve_loads_and_isolation(&args.common)?;
-    let scenarios = sizes
+    let probes = sizes
         .into_iter()
-        .map(|size| ScenarioPlan {
-            probe: Box::new(NetProbe {
+        .map(|size| {
+            Box::new(NetProbe {
                 size,
                 interval_ns,
                 timeout_ns,
                 deadline_ns,
                 target,
                 reflector_cpu,
-            }) as Box<dyn Probe>,
-            settings: settings.clone(),
-            dma_latency_us: dma,
-            loads: loads.clone(),
-            isolate: isolate.clone(),
+            }) as Box<dyn Probe>
         })
         .collect();
-    Ok(Plan {
-        scenarios,
-        output,
-        warnings,
-        suite: None,
-    })
+    Ok(plan_of(
+        probes, settings, dma, loads, isolate, output, warnings,
+    ))
 }
 
 /// Validates `--load` specs (syntax, fields, CPUs online) before anything runs; the

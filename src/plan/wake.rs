@@ -2,13 +2,13 @@
 //! the two threads' CPUs, the interval and the shared options validated up front.
 
 use super::{
-    duration_in_range, invalid, out_of_range, resolve_common, resolve_output, Plan, ScenarioPlan,
-    MAX_PERIOD_NS, MIN_PERIOD_NS,
+    duration_in_range, invalid, out_of_range, resolve_common, resolve_output, Plan, MAX_PERIOD_NS,
+    MIN_PERIOD_NS,
 };
 use crate::cli::WakeArgs;
 use crate::error::UserError;
 use crate::probe::wake::{mechanism::Mechanism, WakeProbe};
-use crate::probe::{Probe, MAX_RAW_SAMPLES};
+use crate::probe::Probe;
 use crate::units;
 
 /// The most competitors accepted per scenario.
@@ -83,46 +83,25 @@ pub fn wake_plan(args: &WakeArgs) -> Result<Plan, UserError> {
     cpus.dedup();
     let (mut settings, dma, warnings) = resolve_common(&args.common, &cpus)?;
     settings.cpus = cpus;
-    if settings.keep_raw {
-        let asked = settings
-            .samples
-            .unwrap_or(0)
-            .max(settings.duration_ns.map_or(0, |d| d / interval_ns));
-        if asked > MAX_RAW_SAMPLES {
-            return Err(out_of_range(
-                "--raw",
-                &format!("{asked} iterations"),
-                &format!("at most {MAX_RAW_SAMPLES} (24 bytes each, preallocated); shorten --duration or --samples"),
-            ));
-        }
-    }
+    super::check_raw_capacity(&settings, interval_ns, 24, "iterations")?;
     let output = resolve_output(&args.output, &args.common.raw)?;
     let (loads, isolate) = super::resolve_loads_and_isolation(&args.common)?;
-    let mut scenarios = Vec::new();
+    let mut probes = Vec::new();
     for &count in &competitors {
         for &mechanism in &mechanisms {
-            scenarios.push(ScenarioPlan {
-                probe: Box::new(WakeProbe {
-                    mechanism,
-                    interval_ns,
-                    deadline_ns,
-                    waker_cpu,
-                    wakee_cpu,
-                    competitors: count,
-                }) as Box<dyn Probe>,
-                settings: settings.clone(),
-                dma_latency_us: dma,
-                loads: loads.clone(),
-                isolate: isolate.clone(),
-            });
+            probes.push(Box::new(WakeProbe {
+                mechanism,
+                interval_ns,
+                deadline_ns,
+                waker_cpu,
+                wakee_cpu,
+                competitors: count,
+            }) as Box<dyn Probe>);
         }
     }
-    Ok(Plan {
-        scenarios,
-        output,
-        warnings,
-        suite: None,
-    })
+    Ok(super::plan_of(
+        probes, settings, dma, loads, isolate, output, warnings,
+    ))
 }
 
 #[cfg(test)]

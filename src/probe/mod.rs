@@ -9,7 +9,9 @@ pub mod timer;
 pub mod wake;
 
 use crate::result::{ThreadResult, Warning};
+use crate::stats::{LiveStats, Recorder};
 use crate::sys::sched::Policy;
+use harness::ThreadPlacement;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -59,6 +61,71 @@ impl CommonSettings {
             (None, None) => 0,
         }
         .min(MAX_RAW_SAMPLES) as usize
+    }
+}
+
+/// One measuring thread per CPU of `settings`, each at its policy and priority.
+pub fn placements(settings: &CommonSettings) -> Vec<ThreadPlacement> {
+    settings
+        .cpus
+        .iter()
+        .map(|&cpu| ThreadPlacement {
+            cpu,
+            policy: settings.policy,
+            priority: settings.priority,
+        })
+        .collect()
+}
+
+/// Starts the progress line of one measuring thread per CPU of `settings`.
+pub fn start_progress(
+    ctx: &ProbeContext,
+    settings: &CommonSettings,
+    lives: &[Arc<LiveStats>],
+) -> crate::progress::Progress {
+    crate::progress::Progress::start(
+        ctx,
+        settings.cpus.clone(),
+        lives.to_vec(),
+        settings.samples,
+        settings.duration_ns.map(|d| d + settings.warmup_ns),
+    )
+}
+
+/// Notes in `extra` and in a warning that `dropped` values (`what`: samples, gaps) of
+/// `subject` (e.g. `CPU 3`) did not fit the --raw buffer; nothing when none.
+pub fn note_raw_dropped(
+    extra: &mut BTreeMap<String, serde_json::Value>,
+    warnings: &mut Vec<Warning>,
+    dropped: u64,
+    subject: &str,
+    what: &str,
+) {
+    if dropped > 0 {
+        extra.insert("raw_dropped".into(), dropped.into());
+        warnings.push(Warning {
+            code: "raw_dropped".into(),
+            message: format!(
+                "{subject}: {dropped} {what} did not fit the --raw buffer and are missing from the raw file (they are in every statistic)"
+            ),
+        });
+    }
+}
+
+/// The `--raw` series of a recorder that keeps one value per sample.
+pub fn single_column_raw(
+    cpu: usize,
+    method: &str,
+    metric: &str,
+    column: &str,
+    rec: &Recorder,
+) -> RawSeries {
+    RawSeries {
+        cpu,
+        method: method.into(),
+        metric: metric.into(),
+        columns: vec![column.into()],
+        rows: rec.raw().iter().map(|&v| vec![v]).collect(),
     }
 }
 

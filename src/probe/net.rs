@@ -7,7 +7,7 @@ pub mod packet;
 pub mod reflector;
 
 use super::harness::{run_measuring_threads, ThreadPlacement};
-use super::{CommonSettings, Probe, ProbeContext, ProbeOutput, RawSeries};
+use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
 use crate::result::{ThreadResult, Warning};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::clock;
@@ -394,27 +394,23 @@ impl Probe for NetProbe {
         ] {
             let mut tr = ThreadResult::from_recorder(cpu, &method, metric, rec);
             tr.extra = extra.clone();
-            if rec.raw_dropped() > 0 {
-                tr.extra
-                    .insert("raw_dropped".into(), rec.raw_dropped().into());
-                out.warnings.push(Warning {
-                    code: "raw_dropped".into(),
-                    message: format!(
-                        "{method} {metric}: {} samples did not fit the --raw buffer and are missing from the raw file (they are in every statistic)",
-                        rec.raw_dropped()
-                    ),
-                });
-            }
+            super::note_raw_dropped(
+                &mut tr.extra,
+                &mut out.warnings,
+                rec.raw_dropped(),
+                &format!("{method} {metric}"),
+                "samples",
+            );
             out.threads.push(tr);
             if settings.keep_raw {
-                out.raw.push(RawSeries {
+                // One value column under the name the timer uses; `metric` tells them apart.
+                out.raw.push(super::single_column_raw(
                     cpu,
-                    method: method.clone(),
-                    metric: metric.into(),
-                    // One value column under the name the timer uses; `metric` tells them apart.
-                    columns: vec!["latency_ns".into()],
-                    rows: rec.raw().iter().map(|&v| vec![v]).collect(),
-                });
+                    &method,
+                    metric,
+                    "latency_ns",
+                    rec,
+                ));
             }
         }
         let c = &s.counts;

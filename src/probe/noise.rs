@@ -3,8 +3,8 @@
 //! reads longer than the loop's own cost plus `threshold` is an interruption, recorded
 //! (minus the loop cost) as one sample of metric `gap`.
 
-use super::harness::{run_measuring_threads, ThreadPlacement};
-use super::{CommonSettings, Probe, ProbeContext, ProbeOutput, RawSeries};
+use super::harness::run_measuring_threads;
+use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
 use crate::result::{ThreadResult, Warning};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::clock;
@@ -132,15 +132,7 @@ impl Probe for NoiseProbe {
     }
 
     fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput> {
-        let placements: Vec<ThreadPlacement> = settings
-            .cpus
-            .iter()
-            .map(|&cpu| ThreadPlacement {
-                cpu,
-                policy: settings.policy,
-                priority: settings.priority,
-            })
-            .collect();
+        let placements = super::placements(settings);
         let config = RecorderConfig {
             deadline_ns: self.deadline_ns,
             series_seconds: settings.series_seconds(1_000_000),
@@ -148,13 +140,7 @@ impl Probe for NoiseProbe {
         };
         let lives: Vec<Arc<LiveStats>> = placements.iter().map(|_| Arc::default()).collect();
         let stop = &*ctx.stop;
-        let progress = crate::progress::Progress::start(
-            ctx,
-            settings.cpus.clone(),
-            lives.clone(),
-            settings.samples,
-            settings.duration_ns.map(|d| d + settings.warmup_ns),
-        );
+        let progress = super::start_progress(ctx, settings, &lives);
         let (threshold, max_gaps) = (self.threshold_ns, settings.samples.unwrap_or(u64::MAX));
         let outcomes = run_measuring_threads(
             &placements,
@@ -229,25 +215,16 @@ impl Probe for NoiseProbe {
                     });
                 }
             }
-            if rec.raw_dropped() > 0 {
-                tr.extra
-                    .insert("raw_dropped".into(), rec.raw_dropped().into());
-                out.warnings.push(Warning {
-                    code: "raw_dropped".into(),
-                    message: format!(
-                        "CPU {cpu}: {} gaps did not fit the --raw buffer and are missing from the raw file (they are in every statistic)",
-                        rec.raw_dropped()
-                    ),
-                });
-            }
+            super::note_raw_dropped(
+                &mut tr.extra,
+                &mut out.warnings,
+                rec.raw_dropped(),
+                &format!("CPU {cpu}"),
+                "gaps",
+            );
             if settings.keep_raw {
-                out.raw.push(RawSeries {
-                    cpu,
-                    method: METHOD.into(),
-                    metric: "gap".into(),
-                    columns: vec!["gap_ns".into()],
-                    rows: rec.raw().iter().map(|&v| vec![v]).collect(),
-                });
+                out.raw
+                    .push(super::single_column_raw(cpu, METHOD, "gap", "gap_ns", rec));
             }
             out.threads.push(tr);
         }

@@ -3,9 +3,9 @@
 //! latency = (clock right after waking) − deadline. Missed periods are counted, never
 //! hidden: the schedule stays absolute and skipped deadlines add to `missed`.
 
-use super::harness::{run_measuring_threads, ThreadPlacement};
-use super::{CommonSettings, Probe, ProbeContext, ProbeOutput, RawSeries};
-use crate::result::{ThreadResult, Warning};
+use super::harness::run_measuring_threads;
+use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
+use crate::result::ThreadResult;
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{clock, posix_timer::PosixTimer, sched, signals::SignalSet, timerfd::TimerFd};
 use std::collections::BTreeMap;
@@ -314,28 +314,14 @@ impl Probe for TimerProbe {
     }
 
     fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput> {
-        let placements: Vec<ThreadPlacement> = settings
-            .cpus
-            .iter()
-            .map(|&cpu| ThreadPlacement {
-                cpu,
-                policy: settings.policy,
-                priority: settings.priority,
-            })
-            .collect();
+        let placements = super::placements(settings);
         let config = RecorderConfig {
             deadline_ns: self.deadline_ns,
             series_seconds: settings.series_seconds(self.period_ns),
             raw_capacity: settings.raw_capacity(self.period_ns),
         };
         let lives: Vec<Arc<LiveStats>> = placements.iter().map(|_| Arc::default()).collect();
-        let progress = crate::progress::Progress::start(
-            ctx,
-            settings.cpus.clone(),
-            lives.clone(),
-            settings.samples,
-            settings.duration_ns.map(|d| d + settings.warmup_ns),
-        );
+        let progress = super::start_progress(ctx, settings, &lives);
         let stop = &*ctx.stop;
         let outcomes = run_measuring_threads(
             &placements,
@@ -361,25 +347,21 @@ impl Probe for TimerProbe {
             if o.recorder.series().truncated() {
                 tr.extra.insert("per_second_truncated".into(), true.into());
             }
-            if o.recorder.raw_dropped() > 0 {
-                tr.extra
-                    .insert("raw_dropped".into(), o.recorder.raw_dropped().into());
-                out.warnings.push(Warning {
-                    code: "raw_dropped".into(),
-                    message: format!(
-                        "CPU {cpu}: {} samples did not fit the --raw buffer and are missing from the raw file (they are in every statistic)",
-                        o.recorder.raw_dropped()
-                    ),
-                });
-            }
+            super::note_raw_dropped(
+                &mut tr.extra,
+                &mut out.warnings,
+                o.recorder.raw_dropped(),
+                &format!("CPU {cpu}"),
+                "samples",
+            );
             if settings.keep_raw {
-                out.raw.push(RawSeries {
+                out.raw.push(super::single_column_raw(
                     cpu,
-                    method: method.to_string(),
-                    metric: "latency".into(),
-                    columns: vec!["latency_ns".into()],
-                    rows: o.recorder.raw().iter().map(|&v| vec![v]).collect(),
-                });
+                    method,
+                    "latency",
+                    "latency_ns",
+                    &o.recorder,
+                ));
             }
             out.threads.push(tr);
         }

@@ -92,6 +92,20 @@ fn with_svg(
     Ok(svg)
 }
 
+/// Draws the series labels in a box at `position`, alike on every chart.
+fn draw_legend<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    position: SeriesLabelPosition,
+) -> anyhow::Result<()> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .border_style(BLACK.mix(0.4))
+        .background_style(WHITE.mix(0.9))
+        .draw()?;
+    Ok(())
+}
+
 fn deadline_style() -> ShapeStyle {
     RED.stroke_width(2)
 }
@@ -182,12 +196,7 @@ pub fn histogram_svg(
                 .label(format!("deadline {}", crate::units::human_ns(d)))
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], deadline_style()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .border_style(BLACK.mix(0.4))
-            .background_style(WHITE.mix(0.9))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })?;
     Ok((svg, note))
@@ -247,12 +256,7 @@ pub fn timeline_svg(
                 .label(format!("deadline {}", crate::units::human_ns(d)))
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], deadline_style()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .border_style(BLACK.mix(0.4))
-            .background_style(WHITE.mix(0.9))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }
@@ -334,12 +338,7 @@ pub fn category_svg(
                 chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .border_style(BLACK.mix(0.4))
-            .background_style(WHITE.mix(0.9))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     })
 }

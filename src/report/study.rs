@@ -4,7 +4,7 @@
 use crate::result::{Run, Scenario};
 use crate::stats::Summary;
 use crate::units::{compact_ns, latency_cell};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::Table;
 
 pub struct StudyTableReporter {
     pub title: String,
@@ -88,19 +88,8 @@ pub fn header_and_rows(
 
 impl StudyTableReporter {
     pub fn table(&self, run: &Run) -> Table {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
         let (header, rows, first_numeric) = header_and_rows(run, &self.columns, self.in_ns);
-        t.set_header(header);
-        for row in rows {
-            t.add_row(row);
-        }
-        for i in first_numeric..t.column_count() {
-            if let Some(c) = t.column_mut(i) {
-                c.set_cell_alignment(CellAlignment::Right);
-            }
-        }
-        t
+        super::table::comfy_table(header, rows, first_numeric)
     }
 }
 

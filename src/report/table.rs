@@ -59,21 +59,27 @@ pub fn header_and_rows(run: &Run, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>
     (header, rows, if multi { 3 } else { 2 })
 }
 
+/// A condensed UTF-8 table of `header` and `rows`, the columns from `first_numeric`
+/// on right-aligned.
+pub fn comfy_table(header: Vec<String>, rows: Vec<Vec<String>>, first_numeric: usize) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(header);
+    for row in rows {
+        t.add_row(row);
+    }
+    for i in first_numeric..t.column_count() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
 impl TableReporter {
     pub fn table(&self, run: &Run) -> Table {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
         let (header, rows, first_numeric) = header_and_rows(run, self.in_ns);
-        t.set_header(header);
-        for row in rows {
-            t.add_row(row);
-        }
-        for i in first_numeric..t.column_count() {
-            if let Some(c) = t.column_mut(i) {
-                c.set_cell_alignment(CellAlignment::Right);
-            }
-        }
-        t
+        comfy_table(header, rows, first_numeric)
     }
 }
 
