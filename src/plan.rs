@@ -342,10 +342,16 @@ pub fn check_raw_capacity(
     if !settings.keep_raw {
         return Ok(());
     }
-    let asked = settings
-        .samples
-        .unwrap_or(0)
-        .max(settings.duration_ns.map_or(0, |d| d / period_ns));
+    // The run ends at whichever bound comes first, so that one sizes the buffer.
+    let asked = match (
+        settings.samples,
+        settings.duration_ns.map(|d| d / period_ns.max(1)),
+    ) {
+        (Some(s), Some(d)) => s.min(d),
+        (Some(s), None) => s,
+        (None, Some(d)) => d,
+        (None, None) => 0,
+    };
     if asked > MAX_RAW_SAMPLES {
         return Err(out_of_range(
             "--raw",
@@ -565,8 +571,6 @@ pub fn resolve_loads(texts: &[String]) -> Result<Vec<String>, UserError> {
     Ok(specs.into_iter().map(|s| s.text).collect())
 }
 
-/// Refuses loads pinned (`cpus=`) to a CPU that `--isolate` shields: they could not run
-/// there, and the shield exists to keep them out.
 /// The `--load` specs and the `--isolate` CPUs of a probe, with loads kept off the shield.
 pub fn resolve_loads_and_isolation(
     args: &CommonArgs,
@@ -577,6 +581,8 @@ pub fn resolve_loads_and_isolation(
     Ok((loads, isolate))
 }
 
+/// Refuses loads pinned (`cpus=`) to a CPU that `--isolate` shields: they could not run
+/// there, and the shield exists to keep them out.
 pub fn check_loads_outside(loads: &[String], isolate: &[usize]) -> Result<(), UserError> {
     for spec in crate::load::parse_specs(loads)? {
         if let Some(&cpu) = spec.cpus.iter().flatten().find(|c| isolate.contains(c)) {

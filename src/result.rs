@@ -238,6 +238,12 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
         out.write_all(bytes)?;
         return out.flush();
     }
+    // A device, FIFO or socket (e.g. /dev/null, /dev/stdout, a named pipe) is written in
+    // place: renaming a file over it would replace the device node itself.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+        return f.write_all(bytes);
+    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => std::path::PathBuf::from("."),
@@ -262,6 +268,10 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
 pub fn check_writable(path: &std::path::Path) -> std::io::Result<()> {
     if path.as_os_str() == "-" {
         return Ok(());
+    }
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        // A device or FIFO is written in place; opening it is the check.
+        return std::fs::OpenOptions::new().write(true).open(path).map(drop);
     }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

@@ -171,3 +171,30 @@ fn bad_values_of_other_options() {
         .code(2)
         .stderr(predicate::str::contains("possible values"));
 }
+
+#[test]
+fn raw_buffer_too_large_is_refused_but_the_first_bound_sizes_it() {
+    fails_with(
+        &["timer", "--raw", "/tmp/latscope-raw.csv", "-l", "200000000"],
+        2,
+        &["--raw", "at most 100000000"],
+    );
+    // 2e8 samples asked, but one second at 1 ms ends the run first: fine. Writing to a
+    // device writes into it: /dev/null must stay the device, not become a file.
+    latscope()
+        .args(["timer", "--raw", "/dev/null", "-l", "200000000", "-D", "1s"])
+        .args([
+            "-a",
+            "0",
+            "--warmup",
+            "0",
+            "-q",
+            "--export-json",
+            "/dev/null",
+        ])
+        .assert()
+        .success();
+    use std::os::unix::fs::FileTypeExt;
+    let null = std::fs::metadata("/dev/null").unwrap();
+    assert!(null.file_type().is_char_device(), "/dev/null was replaced");
+}
