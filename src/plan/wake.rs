@@ -76,7 +76,9 @@ pub fn wake_plan(args: &WakeArgs) -> Result<Plan, UserError> {
         ));
     }
     let online = crate::sys::affinity::online_cpus();
-    let last = *online.last().unwrap_or(&0);
+    // Under --isolate both threads default to the (last) shielded CPU.
+    let (loads, isolate) = super::resolve_loads_and_isolation(&args.common)?;
+    let last = *isolate.last().or(online.last()).unwrap_or(&0);
     let wakee_cpu = online_cpu(args.wakee_cpu.unwrap_or(last), &online)?;
     let waker_cpu = online_cpu(args.waker_cpu.unwrap_or(wakee_cpu), &online)?;
     let mut cpus = vec![waker_cpu, wakee_cpu];
@@ -85,7 +87,6 @@ pub fn wake_plan(args: &WakeArgs) -> Result<Plan, UserError> {
     settings.cpus = cpus;
     super::check_raw_capacity(&settings, interval_ns, 24, "iterations")?;
     let output = resolve_output(&args.output, &args.common.raw)?;
-    let (loads, isolate) = super::resolve_loads_and_isolation(&args.common)?;
     let mut probes = Vec::new();
     for &count in &competitors {
         for &mechanism in &mechanisms {
