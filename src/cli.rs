@@ -180,6 +180,13 @@ pub struct TimerArgs {
     /// Latency above which a sample counts as an overrun. [default: one period]
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub deadline: Option<String>,
+    /// Stop the run at the first sample above this latency (as cyclictest's -b; bare
+    /// numbers are µs). With --trace the trace stops there too and keeps what led to it:
+    /// the spike that broke the run is reported with its causes. Exit code 3.
+    #[arg(long, value_name = "DURATION")]
+    pub break_above: Option<String>,
+    #[command(flatten)]
+    pub trace: TraceArgs,
     #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]
@@ -202,6 +209,8 @@ pub struct NoiseArgs {
     /// Gaps longer than this count as overruns (bare numbers are µs).
     #[arg(long, value_name = "DURATION", default_value = "100us")]
     pub deadline: String,
+    #[command(flatten)]
+    pub trace: TraceArgs,
     #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]
@@ -250,6 +259,9 @@ pub struct NetArgs {
     /// there is one]
     #[arg(long, value_name = "CPU")]
     pub reflector_cpu: Option<usize>,
+    /// Not available for net (it has no kernel-side split); accepted only to say so.
+    #[arg(long, hide = true)]
+    pub trace: bool,
     #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]
@@ -289,9 +301,38 @@ pub struct WakeArgs {
     #[arg(long, value_name = "DURATION")]
     pub deadline: Option<String>,
     #[command(flatten)]
+    pub trace: TraceArgs,
+    #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// `--trace`: why was it late (timer, wake, noise).
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Why was it late (--trace, needs root)")]
+pub struct TraceArgs {
+    /// Record the kernel's own trace events (hrtimer, sched, irq, softirq) in an own tracefs
+    /// instance (instances/latscope-PID) while measuring, and join them to the samples by
+    /// time. Each timer wake-up is split into irq_latency (deadline -> the hrtimer fired),
+    /// wake_to_run (the thread woken -> switched in), to_user (switched in -> the clock read
+    /// in user space) and remainder (what the events do not explain); wake responses into
+    /// waker->wakeup and wakeup->run; noise gaps are classified as irq, softirq, another
+    /// thread, or no guest activity (the hypervisor took the CPU). Every sample above
+    /// --trace-threshold is a spike, named by what held the CPU (task, IRQ, softirq, with
+    /// how long). The instance is removed at exit, on Ctrl-C, and after a kill by
+    /// `latscope restore`.
+    #[arg(long)]
+    pub trace: bool,
+    /// Samples above this are spikes to attribute (units: ns, us, ms; bare numbers are
+    /// µs). [default: the run's p99.9]
+    #[arg(long, value_name = "DURATION")]
+    pub trace_threshold: Option<String>,
+    /// Trace ring buffer per traced CPU (K, M, G; bare numbers are bytes). A drain thread on a
+    /// CPU not measured empties it while the probe runs; lost events are counted per CPU
+    /// and reported, never hidden. [default: 8M]
+    #[arg(long, value_name = "SIZE")]
+    pub trace_buffer: Option<String>,
 }
 
 /// Options shared by every probe.

@@ -53,9 +53,19 @@ fn run_with_plain_table(plan: &Plan, command_line: Vec<String>) -> anyhow::Resul
     run_plan(plan, command_line, None, &table)
 }
 
-/// `latscope restore`: undoes the isolation of killed runs and says what it did.
+/// `latscope restore`: undoes the isolation of killed runs, removes their tracefs
+/// instances, and says what it did.
 pub fn restore(force: bool) -> anyhow::Result<i32> {
-    let outcomes = crate::sys::isolate::restore_all(force)?;
+    let mut outcomes = crate::sys::isolate::restore_all(force)?;
+    for r in crate::trace::remove_stale_instances() {
+        outcomes.push(match r {
+            Ok(name) => crate::sys::isolate::RestoreOutcome {
+                message: format!("removed tracefs instance {name} (its latscope run is gone)"),
+                ok: true,
+            },
+            Err(message) => crate::sys::isolate::RestoreOutcome { message, ok: false },
+        });
+    }
     if outcomes.is_empty() {
         println!("nothing to restore");
         return Ok(EXIT_OK);
@@ -162,9 +172,10 @@ pub fn run_plan(
         &crate::report::limits::check_run(run, &plan.output.limits),
         !plan.output.limits.is_empty() && !plan.output.quiet,
     );
+    let broke = run.scenarios.iter().any(|s| s.broke.is_some());
     Ok(if run.interrupted {
         EXIT_INTERRUPTED
-    } else if failed {
+    } else if failed || broke {
         EXIT_THRESHOLD
     } else {
         EXIT_OK

@@ -52,6 +52,9 @@ pub enum UserError {
     },
     #[error("{path}: {reason}")]
     BadInputFile { path: String, reason: String },
+    /// A permission problem whose message already names the fix (exit code 4).
+    #[error("{0}")]
+    NeedsPermission(String),
     #[error("{0}")]
     Other(String),
 }
@@ -59,7 +62,7 @@ pub enum UserError {
 impl UserError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            UserError::Permission { .. } => EXIT_PERMISSION,
+            UserError::Permission { .. } | UserError::NeedsPermission(_) => EXIT_PERMISSION,
             _ => EXIT_USAGE,
         }
     }

@@ -17,4 +17,5 @@ pub mod stats;
 pub mod suite;
 pub mod sys;
 pub mod sysinfo;
+pub mod trace;
 pub mod units;

@@ -4,7 +4,7 @@
 
 pub mod wake;
 
-use crate::cli::{CommonArgs, NetArgs, NoiseArgs, OutputArgs, TimerArgs};
+use crate::cli::{CommonArgs, NetArgs, NoiseArgs, OutputArgs, TimerArgs, TraceArgs};
 use crate::error::UserError;
 use crate::probe::net::{packet, NetProbe};
 use crate::probe::noise::NoiseProbe;
@@ -33,9 +33,83 @@ pub struct ScenarioPlan {
     pub dma_latency_us: Option<i32>,
     pub loads: Vec<String>,
     pub isolate: Vec<usize>,
+    /// `--trace`: record and analyse the kernel side (None: no tracing).
+    pub trace: Option<TraceSettings>,
 }
 
-/// Where the results go.
+/// What `--trace` was asked to do, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceSettings {
+    /// Samples above this are spikes; None = the scenario's p99.9.
+    pub threshold_ns: Option<u64>,
+    /// Ring buffer per traced CPU, KiB.
+    pub buffer_kb_per_cpu: u64,
+}
+
+/// Default `--trace-buffer`: per traced CPU.
+pub const DEFAULT_TRACE_BUFFER_BYTES: u64 = 8 << 20;
+
+/// Validates the `--trace` options of a probe (`probe` names it in errors): the values
+/// first, then this machine (root, tracefs, our instance name free). Nothing is created.
+pub fn resolve_trace(args: &TraceArgs) -> Result<Option<TraceSettings>, UserError> {
+    if !args.trace {
+        for (given, option) in [
+            (args.trace_threshold.is_some(), "--trace-threshold"),
+            (args.trace_buffer.is_some(), "--trace-buffer"),
+        ] {
+            if given {
+                return Err(UserError::Other(format!(
+                    "{option} only applies with --trace; add --trace or leave {option} out"
+                )));
+            }
+        }
+        return Ok(None);
+    }
+    let threshold_ns = match &args.trace_threshold {
+        Some(t) => Some(duration_in_range(
+            "--trace-threshold",
+            t,
+            1_000,
+            1,
+            60_000_000_000,
+        )?),
+        None => None,
+    };
+    let buffer_bytes = match &args.trace_buffer {
+        Some(t) => {
+            let b = units::parse_size_bytes(t).map_err(|r| invalid("--trace-buffer", t, r))?;
+            if !(64 << 10..=1 << 30).contains(&b) {
+                return Err(out_of_range("--trace-buffer", t, "64K to 1G per CPU"));
+            }
+            b
+        }
+        None => DEFAULT_TRACE_BUFFER_BYTES,
+    };
+    check_trace_available()?;
+    Ok(Some(TraceSettings {
+        threshold_ns,
+        buffer_kb_per_cpu: buffer_bytes >> 10,
+    }))
+}
+
+/// Refuses `--trace` where it cannot record: not root, no tracefs. (An instance left under
+/// our reused PID by a killed run is removed by the recorder; one in use is refused there.)
+pub fn check_trace_available() -> Result<(), UserError> {
+    if crate::sys::process::effective_uid() != 0 {
+        return Err(UserError::NeedsPermission(
+            "--trace needs root (CAP_SYS_ADMIN for tracefs): run with sudo".into(),
+        ));
+    }
+    let kernel_has_it = std::fs::read_to_string("/proc/filesystems")
+        .map(|f| f.lines().any(|l| l.trim_end().ends_with("tracefs")))
+        .unwrap_or(false);
+    if !kernel_has_it {
+        return Err(UserError::Other(
+            "--trace: this kernel has no tracefs (CONFIG_FTRACE off), so nothing can be recorded; use a kernel with tracing, or leave --trace out".into(),
+        ));
+    }
+    Ok(())
+}
 #[derive(Debug, Clone, Default)]
 pub struct OutputSettings {
     pub export_json: Option<PathBuf>,
@@ -381,6 +455,7 @@ pub fn plan_of(
             dma_latency_us,
             loads: loads.clone(),
             isolate: isolate.clone(),
+            trace: None,
         })
         .collect();
     Plan {
@@ -389,6 +464,18 @@ pub fn plan_of(
         warnings,
         suite: None,
     }
+}
+
+/// Turns tracing on for every scenario of `plan` (the join needs every sample, so they are
+/// kept in order as for `--raw`).
+pub fn with_trace(mut plan: Plan, trace: Option<TraceSettings>) -> Plan {
+    if trace.is_some() {
+        for sp in &mut plan.scenarios {
+            sp.settings.keep_raw = true;
+            sp.trace = trace.clone();
+        }
+    }
+    plan
 }
 
 /// Builds the plan of `latscope timer`.
@@ -404,10 +491,23 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
         Some(d) => duration_in_range("--deadline", d, 1_000, 1, 60_000_000_000)?,
         None => period_ns,
     };
+    let break_above_ns = match &args.break_above {
+        Some(b) => Some(duration_in_range(
+            "--break-above",
+            b,
+            1_000,
+            1,
+            60_000_000_000,
+        )?),
+        None => None,
+    };
     let online = crate::sys::affinity::online_cpus();
     let (settings, dma, mut warnings) = resolve_common(&args.common, &online)?;
     let (loads, isolate) = resolve_loads_and_isolation(&args.common)?;
-    check_raw_capacity(&settings, period_ns, 8, "samples per thread")?;
+    let trace = resolve_trace(&args.trace)?;
+    let mut sized = settings.clone();
+    sized.keep_raw |= trace.is_some();
+    check_raw_capacity(&sized, period_ns, 16, "samples per thread")?;
     if methods.contains(&Method::Busy) {
         check_busy_safety(&settings, args.common.force, &mut warnings)?;
     }
@@ -419,11 +519,13 @@ pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
                 method,
                 period_ns,
                 deadline_ns,
+                break_above_ns,
             }) as Box<dyn Probe>
         })
         .collect();
-    Ok(plan_of(
-        probes, settings, dma, loads, isolate, output, warnings,
+    Ok(with_trace(
+        plan_of(probes, settings, dma, loads, isolate, output, warnings),
+        trace,
     ))
 }
 
@@ -442,19 +544,15 @@ pub fn noise_plan(args: &NoiseArgs) -> Result<Plan, UserError> {
     let (settings, dma, mut warnings) = resolve_common(&args.common, &default_cpus)?;
     check_busy_safety(&settings, args.common.force, &mut warnings)?;
     let (loads, isolate) = resolve_loads_and_isolation(&args.common)?;
+    let trace = resolve_trace(&args.trace)?;
     let output = resolve_output(&args.output, &args.common.raw)?;
     let probe = Box::new(NoiseProbe {
         threshold_ns,
         deadline_ns,
     });
-    Ok(plan_of(
-        vec![probe],
-        settings,
-        dma,
-        loads,
-        isolate,
-        output,
-        warnings,
+    Ok(with_trace(
+        plan_of(vec![probe], settings, dma, loads, isolate, output, warnings),
+        trace,
     ))
 }
 
@@ -503,6 +601,11 @@ pub fn net_sizes(text: &str) -> Result<Vec<usize>, UserError> {
 /// sender runs on the first CPU of --cpus (default: the last online CPU) and the
 /// in-process reflector on another CPU when there is one.
 pub fn net_plan(args: &NetArgs) -> Result<Plan, UserError> {
+    if args.trace {
+        return Err(UserError::Other(
+            "--trace is not available for net (its split uses kernel receive timestamps already); it works with timer, wake and noise".into(),
+        ));
+    }
     let sizes = net_sizes(&args.size)?;
     let interval_ns = match (&args.interval, args.flood) {
         (_, true) => 0,

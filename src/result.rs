@@ -71,6 +71,43 @@ pub struct Scenario {
     pub isolation: Option<serde_json::Value>,
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// When it measured, on the clock of every `--raw` timestamp (absent in files of
+    /// other tools and in results written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<TimeWindow>,
+    /// `--trace`: the kernel-side split and spike attribution (see crate::trace::result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::result::TraceResult>,
+    /// `--break-above` stopped the run at this sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broke: Option<crate::probe::BreakSample>,
+}
+
+/// The measured phase of a scenario on the clock of `--raw` timestamps and trace events,
+/// with what turns those into wall-clock time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeWindow {
+    /// The clock of every timestamp: `CLOCK_MONOTONIC`.
+    pub clock: String,
+    /// The measured phase's start (timer: its first deadline; wake: its first wake-up).
+    pub start_ns: u64,
+    /// When the last measuring thread stopped.
+    pub end_ns: u64,
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC at the scenario's start: add it to a timestamp
+    /// for nanoseconds since the Unix epoch.
+    pub realtime_offset_ns: i64,
+}
+
+impl TimeWindow {
+    /// The window [start_ns, end_ns] on CLOCK_MONOTONIC.
+    pub fn monotonic(start_ns: u64, end_ns: u64, realtime_offset_ns: i64) -> Self {
+        Self {
+            clock: "CLOCK_MONOTONIC".into(),
+            start_ns,
+            end_ns,
+            realtime_offset_ns,
+        }
+    }
 }
 
 /// The knobs of a scenario. Probe-specific fields live in `extra`.

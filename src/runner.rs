@@ -4,7 +4,7 @@
 
 use crate::plan::{Plan, ScenarioPlan};
 use crate::probe::{ProbeContext, RawSeries};
-use crate::result::{Run, Scenario, ScenarioParams, Warning};
+use crate::result::{Run, Scenario, ScenarioParams, TimeWindow, Warning};
 use crate::sys::{dma_latency::DmaLatencyGuard, memlock};
 use crate::sysinfo::SystemInfo;
 use anyhow::Context;
@@ -114,6 +114,7 @@ pub fn execute(
     let show_progress = !plan.output.quiet && std::io::stderr().is_terminal();
     let mut raw = Vec::new();
     let total = plan.scenarios.len();
+    let mut broke = false;
     for (index, sp) in plan.scenarios.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
             run.interrupted = true;
@@ -149,11 +150,37 @@ pub fn execute(
             None => None,
         };
         let loads = start_loads(sp, &stop).with_context(|| format!("scenario '{name}'"))?;
+        let realtime_offset_ns = crate::sys::clock::realtime_offset_ns();
+        // Tracing starts with the loads at speed and stops right after the probe; on any
+        // error the session is dropped, which removes its instance.
+        let session = match &sp.trace {
+            Some(ts) => Some(crate::trace::run::start(ts, sp)?),
+            None => None,
+        };
         // On a probe error, `loads` is dropped here, which stops every load.
-        let output = sp
+        let mut output = sp
             .probe
             .run(&sp.settings, &ctx)
             .with_context(|| format!("scenario '{name}'"))?;
+        let (trace, trace_warnings) = match (session, &sp.trace) {
+            (Some(session), Some(ts)) => {
+                let instance = session.instance_name().to_string();
+                let recording = session.stop().context("stopping --trace")?;
+                let (t, w) = crate::trace::run::finish(
+                    sp.probe.kind(),
+                    ts,
+                    recording,
+                    instance,
+                    &mut output,
+                );
+                (Some(t), w)
+            }
+            _ => (None, Vec::new()),
+        };
+        if plan.output.raw.is_none() {
+            // Kept only for the trace's join: not written.
+            output.raw.clear();
+        }
         let (load_results, load_warnings) = match loads {
             Some(running) => {
                 let warnings = running.warnings.clone();
@@ -193,15 +220,37 @@ pub fn execute(
                 .into_iter()
                 .chain(isolation_warnings)
                 .chain(load_warnings)
+                .chain(trace_warnings)
                 .collect(),
+            time: Some(TimeWindow::monotonic(
+                output.window_ns[0],
+                output.window_ns[1],
+                realtime_offset_ns,
+            )),
+            trace,
+            broke: output.broke,
         };
+        if let Some(b) = &scenario.broke {
+            // --break-above set the shared stop flag: the run ends here, not interrupted.
+            broke = true;
+            eprintln!(
+                "latscope: --break-above {}: CPU {} was {} late at deadline {} ns; run stopped",
+                crate::units::human_ns(b.break_above_ns),
+                b.cpu,
+                crate::units::human_ns(b.latency_ns),
+                b.deadline_ns
+            );
+        }
         run.interrupted |= scenario.interrupted;
         run.scenarios.push(scenario);
         run.finished_at = crate::result::rfc3339_now();
         raw.extend(output.raw.into_iter().map(|r| (name.clone(), r)));
         save(plan, &run, &raw)?;
+        if broke {
+            break;
+        }
     }
-    if stop.load(Ordering::Relaxed) {
+    if stop.load(Ordering::Relaxed) && !broke {
         run.interrupted = true;
         save(plan, &run, &raw)?;
     }

@@ -5,7 +5,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{have, usable_cpu};
+use common::{case, missing, usable_cpu};
 
 fn cyclictest(cpu: usize, histogram: bool, json: &std::path::Path) {
     let mut cmd = std::process::Command::new("cyclictest");
@@ -25,12 +25,8 @@ fn cyclictest(cpu: usize, histogram: bool, json: &std::path::Path) {
     );
 }
 
-#[test]
 fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
-    if !have("cyclictest") {
-        eprintln!("SKIPPED: cyclictest not installed (apt-get install rt-tests)");
-        return;
-    }
+    let _lock = common::latency_lock();
     let cpu = usable_cpu();
     let dir = tempfile::tempdir().unwrap();
     let ct = dir.path().join("cyclictest.json");
@@ -109,4 +105,12 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
         ls_min / ct_min < 10.0 && ct_min / ls_min < 10.0,
         "min {ls_min} vs {ct_min}"
     );
+}
+
+fn main() {
+    common::run_cases(vec![case(
+        "compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu",
+        compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu,
+    )
+    .unless(missing("cyclictest", "rt-tests"))]);
 }

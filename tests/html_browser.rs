@@ -5,7 +5,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::fixture;
+use common::{case, fixture};
 use std::path::Path;
 
 fn chromium() -> Option<&'static str> {
@@ -92,12 +92,8 @@ fn check_in_browser(browser: &str, html: &Path, needles: &[&str]) {
     );
 }
 
-#[test]
 fn html_reports_render_in_chromium() {
-    let Some(browser) = chromium() else {
-        eprintln!("SKIPPED: chromium not installed (apt-get install chromium) — HTML not checked in a browser");
-        return;
-    };
+    let browser = chromium().expect("checked before");
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.html");
     Command::cargo_bin("latscope")
@@ -134,4 +130,34 @@ fn html_reports_render_in_chromium() {
         .assert()
         .success();
     check_in_browser(browser, &cmp, &["histograms overlaid", "REGRESSED"]);
+    // A traced run: the --trace section and its timeline render too.
+    let traced = dir.path().join("trace.html");
+    Command::cargo_bin("latscope")
+        .unwrap()
+        .args(["report", fixture("run_trace.json").to_str().unwrap()])
+        .args(["-f", "html", "-q", "-o"])
+        .arg(&traced)
+        .assert()
+        .success();
+    check_in_browser(
+        browser,
+        &traced,
+        &[
+            "Why was it late (--trace)",
+            "Causes over all spikes",
+            "the worst spike",
+            "switch-in / wake",
+        ],
+    );
+}
+
+fn main() {
+    common::run_cases(vec![case(
+        "html_reports_render_in_chromium",
+        html_reports_render_in_chromium,
+    )
+    .unless(chromium().is_none().then(|| {
+        "chromium not installed (apt-get install chromium): HTML not checked in a browser"
+            .to_string()
+    }))]);
 }

@@ -4,6 +4,8 @@
 //! Tests that change global cpusets hold one file lock, so they never overlap, and a
 //! guard kills what they started and runs `latscope restore` even when they fail.
 
+mod common;
+
 use assert_cmd::cargo::CommandCargoExt;
 use latscope::sys::cpuset::{self, CpusetMount};
 use latscope::sys::filelock::FileLock;
@@ -96,20 +98,40 @@ impl Drop for Cleanup {
     }
 }
 
-/// Takes the test lock; `None` (skip) without cpuset access or with a single CPU.
-fn setup() -> Option<(CpusetMount, Cleanup)> {
+/// Why isolation cannot be tested here (None: it can): one CPU, or no cpuset access.
+fn isolation_unavailable() -> Option<String> {
     if latscope::sys::affinity::online_cpus().len() < 2 {
-        eprintln!("skipped: needs two online CPUs");
-        return None;
+        return Some("needs two online CPUs".into());
     }
-    let mount = match latscope::sys::isolate::check_available() {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            return None;
+    latscope::sys::isolate::check_available()
+        .err()
+        .map(|e| e.to_string())
+}
+
+/// Why a test of one cgroup flavour cannot run here: the other flavour holds the cpuset
+/// controller (or isolation is unavailable altogether).
+fn unless_flavour(v2: bool) -> Option<String> {
+    if let Some(why) = isolation_unavailable() {
+        return Some(why);
+    }
+    let mount = latscope::sys::isolate::check_available().expect("checked");
+    match (&mount, v2) {
+        (CpusetMount::V1 { root, .. }, true) => Some(format!(
+            "this machine binds the cpuset controller to cgroup v1 ({}), so the v2 partition cannot be made",
+            root.display()
+        )),
+        (CpusetMount::V2 { .. }, false) => {
+            Some("this machine has cgroup v2: the v1 cpusets cannot be made".into())
         }
-    };
-    let lock = FileLock::exclusive(&std::env::temp_dir().join("latscope-isolate-tests.lock"))
+        _ => None,
+    }
+}
+
+/// Takes the test lock (the one every latency test holds) and the cpuset mount; the
+/// caller has checked `isolation_unavailable`.
+fn setup() -> (CpusetMount, Cleanup) {
+    let mount = latscope::sys::isolate::check_available().expect("isolation available");
+    let lock = FileLock::exclusive(std::path::Path::new("/tmp/latscope-latency-tests.lock"))
         .expect("test lock");
     let cleanup = Cleanup {
         children: Vec::new(),
@@ -118,7 +140,7 @@ fn setup() -> Option<(CpusetMount, Cleanup)> {
     };
     // A previous run of these tests that was killed may have left something behind.
     let _ = latscope().arg("restore").output();
-    Some((mount, cleanup))
+    (mount, cleanup)
 }
 
 /// The isolated cpuset's directory, once the measuring thread has entered it.
@@ -174,11 +196,8 @@ fn no_leftovers(mount: &CpusetMount) {
     assert!(files.is_empty(), "state files left: {files:?}");
 }
 
-#[test]
 fn shield_confines_an_unpinned_process_and_restores_exactly() {
-    let Some((mount, mut cleanup)) = setup() else {
-        return;
-    };
+    let (mount, mut cleanup) = setup();
     let before = snapshot(&mount);
     let spinner = Command::new("sh")
         .args(["-c", "while :; do :; done"])
@@ -222,22 +241,16 @@ fn shield_confines_an_unpinned_process_and_restores_exactly() {
     assert_eq!(status_field(spinner_pid, "Cpus_allowed_list:"), all);
 }
 
-#[test]
 fn json_reports_what_the_isolation_did() {
-    let Some((mount, _cleanup)) = setup() else {
-        return;
-    };
+    let (mount, _cleanup) = setup();
     let before = snapshot(&mount);
     let json = tempfile::NamedTempFile::new().unwrap();
-    let out = latscope()
-        .args(["timer", "--isolate", "1", "-D", "2", "-q", "--export-json"])
-        .arg(json.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::assert_success(
+        latscope()
+            .args(["timer", "--isolate", "1", "-D", "2", "-q", "--export-json"])
+            .arg(json.path())
+            .output()
+            .unwrap(),
     );
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(json.path()).unwrap()).unwrap();
@@ -275,11 +288,8 @@ fn json_reports_what_the_isolation_did() {
     no_leftovers(&mount);
 }
 
-#[test]
 fn restore_undoes_a_run_killed_with_sigkill() {
-    let Some((mount, mut cleanup)) = setup() else {
-        return;
-    };
+    let (mount, mut cleanup) = setup();
     let before = snapshot(&mount);
     let run = latscope()
         .args(["timer", "--isolate", "1", "-D", "30", "-q"])
@@ -312,7 +322,6 @@ fn restore_undoes_a_run_killed_with_sigkill() {
     );
 }
 
-#[test]
 fn refuses_all_cpus_and_offline_cpus() {
     let online = latscope::sys::affinity::online_cpus();
     let all = latscope::units::format_cpu_list(&online);
@@ -335,11 +344,8 @@ fn refuses_all_cpus_and_offline_cpus() {
     );
 }
 
-#[test]
 fn emergency_restorer_restores_while_the_guard_is_alive() {
-    let Some((mount, _cleanup)) = setup() else {
-        return;
-    };
+    let (mount, _cleanup) = setup();
     let before = snapshot(&mount);
     let guard = latscope::sys::isolate::IsolationGuard::apply(&[1]).unwrap();
     assert_eq!(
@@ -356,15 +362,8 @@ fn emergency_restorer_restores_while_the_guard_is_alive() {
     no_leftovers(&mount);
 }
 
-#[test]
 fn narrows_an_existing_cpuset_and_restores_it() {
-    let Some((mount, mut cleanup)) = setup() else {
-        return;
-    };
-    if !matches!(mount, CpusetMount::V1 { .. }) {
-        eprintln!("skipped: cgroup v1 only (v2 partitions need no narrowing)");
-        return;
-    }
+    let (mount, mut cleanup) = setup();
     // A cpuset someone else made, using every CPU, with a task in it.
     let theirs = mount
         .root()
@@ -407,11 +406,8 @@ fn narrows_an_existing_cpuset_and_restores_it() {
     no_leftovers(&mount);
 }
 
-#[test]
 fn every_probe_runs_shielded_with_a_load_beside_it() {
-    let Some((mount, _cleanup)) = setup() else {
-        return;
-    };
+    let (mount, _cleanup) = setup();
     let before = snapshot(&mount);
     let runs: [&[&str]; 3] = [
         &["wake", "--competitors", "2", "--mechanism", "eventfd"],
@@ -464,4 +460,51 @@ fn every_probe_runs_shielded_with_a_load_beside_it() {
     }
     assert_same(&before, &snapshot(&mount));
     no_leftovers(&mount);
+}
+
+fn main() {
+    let mut cases = common::cases_unless(
+        isolation_unavailable(),
+        &[
+            (
+                "json_reports_what_the_isolation_did",
+                json_reports_what_the_isolation_did,
+            ),
+            (
+                "restore_undoes_a_run_killed_with_sigkill",
+                restore_undoes_a_run_killed_with_sigkill,
+            ),
+            (
+                "emergency_restorer_restores_while_the_guard_is_alive",
+                emergency_restorer_restores_while_the_guard_is_alive,
+            ),
+            (
+                "every_probe_runs_shielded_with_a_load_beside_it",
+                every_probe_runs_shielded_with_a_load_beside_it,
+            ),
+        ],
+    );
+    cases.extend([
+        common::case(
+            "shield_confines_an_unpinned_process_and_restores_exactly_cgroup_v1",
+            shield_confines_an_unpinned_process_and_restores_exactly,
+        )
+        .unless(unless_flavour(false)),
+        common::case(
+            "shield_confines_an_unpinned_process_and_restores_exactly_cgroup_v2",
+            shield_confines_an_unpinned_process_and_restores_exactly,
+        )
+        .unless(unless_flavour(true)),
+        common::case(
+            "refuses_all_cpus_and_offline_cpus",
+            refuses_all_cpus_and_offline_cpus,
+        ),
+        // v2 partitions take their CPUs from every other cgroup at once: nothing to narrow.
+        common::case(
+            "narrows_an_existing_cpuset_and_restores_it",
+            narrows_an_existing_cpuset_and_restores_it,
+        )
+        .unless(unless_flavour(false)),
+    ]);
+    common::run_cases(cases);
 }

@@ -2,20 +2,15 @@
 //! (getrusage, /proc/self/io, /proc/net/dev, the SIGSEGV handler's count, /proc CPU
 //! time); loads stop on request, on Ctrl-C and with the probe, leaving nothing behind.
 
+mod common;
+
 use assert_cmd::Command;
 use latscope::load::{self, RunningLoads};
 use latscope::result::LoadResult;
 use latscope::sys::process;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-
-/// Loads compete for the same two CPUs: run these tests one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn start(spec: &str) -> RunningLoads {
     let specs = load::parse_specs(&[spec.to_string()]).expect("valid spec");
@@ -84,7 +79,7 @@ fn load_average() -> f64 {
 
 #[test]
 fn mem_churn_raises_minor_faults() {
-    let _s = serial();
+    let _lock = common::latency_lock();
     let before = process::usage_self().unwrap();
     let r = run_for("mem-churn:100%,size=16M,cpus=0", 1000);
     let after = process::usage_self().unwrap();
@@ -100,7 +95,7 @@ fn mem_churn_raises_minor_faults() {
 
 #[test]
 fn prot_fault_raises_the_sigsegv_count() {
-    let _s = serial();
+    let _lock = common::latency_lock();
     let segv_before = latscope::sys::memory::handled_prot_faults();
     let usage_before = process::usage_self().unwrap();
     let r = run_for("prot-fault:100%,size=4M,cpus=0", 1000);
@@ -119,7 +114,7 @@ fn prot_fault_raises_the_sigsegv_count() {
 
 #[test]
 fn switch_raises_voluntary_context_switches() {
-    let _s = serial();
+    let _lock = common::latency_lock();
     let before = process::usage_self().unwrap();
     let r = run_for("switch:1,cpus=0", 1000);
     let after = process::usage_self().unwrap();
@@ -134,7 +129,7 @@ fn switch_raises_voluntary_context_switches() {
 
 #[test]
 fn io_writes_and_fsyncs_and_cleans_up() {
-    let _s = serial();
+    let _lock = common::latency_lock();
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let before = proc_io_write_bytes();
     let r = run_for(
@@ -158,7 +153,7 @@ fn io_writes_and_fsyncs_and_cleans_up() {
 
 #[test]
 fn net_moves_bytes_over_loopback() {
-    let _s = serial();
+    let _lock = common::latency_lock();
     let before = loopback_rx_bytes();
     let r = run_for("net:1,cpus=0", 1000);
     let on_wire = loopback_rx_bytes() - before;
@@ -174,7 +169,7 @@ fn net_moves_bytes_over_loopback() {
 
 #[test]
 fn cpu_at_half_duty_uses_half_a_cpu() {
-    let _s = serial();
+    let _lock = common::latency_lock();
     let before = process::usage_self().unwrap();
     let r = run_for("cpu:50%,cpus=0", 1500);
     let after = process::usage_self().unwrap();
@@ -198,7 +193,7 @@ fn cpu_at_half_duty_uses_half_a_cpu() {
 
 #[test]
 fn the_other_loads_run_and_report() {
-    let _s = serial();
+    let _lock = common::latency_lock();
     for (spec, unit) in [
         ("mem-access:100%,size=8M,cpus=0", "MB/s"),
         ("sleepers:4,cpus=0", "wakeups/s"),
@@ -217,7 +212,7 @@ fn the_other_loads_run_and_report() {
 
 #[test]
 fn loads_stop_on_request_and_on_ctrl_c_leaving_no_thread() {
-    let _s = serial();
+    let _lock = common::latency_lock();
     // Threads of earlier tests have been joined, but the kernel may list an exiting
     // one for a moment longer.
     assert!(
@@ -262,7 +257,7 @@ fn threads_settle_at(n: usize) -> bool {
 
 #[test]
 fn exec_child_is_killed_when_the_load_stops() {
-    let _s = serial();
+    let _lock = common::latency_lock();
     let running = start("exec:\"sleep 100\",cpus=0");
     std::thread::sleep(Duration::from_millis(200));
     let results = running.stop();
@@ -276,7 +271,7 @@ fn exec_child_is_killed_when_the_load_stops() {
 
 #[test]
 fn timer_with_a_load_records_it_and_leaves_nothing_behind() {
-    let _s = serial();
+    let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     Command::cargo_bin("latscope")
@@ -321,7 +316,7 @@ fn timer_with_a_load_records_it_and_leaves_nothing_behind() {
 
 #[test]
 fn ctrl_c_stops_latscope_load_and_its_child() {
-    let _s = serial();
+    let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("pid");
     let bin = assert_cmd::cargo::cargo_bin("latscope");

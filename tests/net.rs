@@ -3,6 +3,8 @@
 //! network namespaces the test creates and always removes. Only loopback and the
 //! test's own namespace addresses are used.
 
+mod common;
+
 use assert_cmd::Command;
 use latscope::probe::net::packet;
 use serde_json::Value;
@@ -77,8 +79,8 @@ fn run_json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-#[test]
 fn loopback_with_in_process_reflector() {
+    let _lock = common::latency_lock();
     // A 2 s timeout: on this shared VM a reply may wait behind other RT work, but
     // nothing on loopback may be lost.
     let run = run_json(&[
@@ -168,8 +170,8 @@ fn stop_server(mut server: Server) -> String {
     rest
 }
 
-#[test]
 fn separate_server_process_ignores_malformed_datagrams() {
+    let _lock = common::latency_lock();
     let server = start_server(&[], "127.0.0.1:0");
     let addr = server.addr.clone();
     let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -292,17 +294,9 @@ impl Drop for VethPair {
     }
 }
 
-#[test]
 fn veth_pair_between_two_namespaces() {
-    let pair = match VethPair::create() {
-        Ok(p) => p,
-        Err(reason) => {
-            eprintln!(
-                "SKIPPED veth_pair_between_two_namespaces: network namespaces are not allowed here ({reason})"
-            );
-            return;
-        }
-    };
+    let _lock = common::latency_lock();
+    let pair = VethPair::create().unwrap_or_else(|reason| panic!("veth pair: {reason}"));
     let server = start_server(
         &["ip", "netns", "exec", &pair.server_ns],
         &format!("{SERVER_IP}:0"),
@@ -340,4 +334,35 @@ fn veth_pair_between_two_namespaces() {
     let report = stop_server(server);
     assert!(report.contains("reflected"), "{report}");
     drop(pair);
+}
+
+/// Why test-made network namespaces cannot be had here, if they cannot.
+fn no_namespaces() -> Option<String> {
+    if !common::have("ip") {
+        return Some("ip not installed (apt-get install iproute2)".into());
+    }
+    // SAFETY-free check: only root may create network namespaces and veth pairs.
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    (!root).then(|| "needs root to create network namespaces".to_string())
+}
+
+fn main() {
+    common::run_cases(vec![
+        common::case(
+            "loopback_with_in_process_reflector",
+            loopback_with_in_process_reflector,
+        ),
+        common::case(
+            "separate_server_process_ignores_malformed_datagrams",
+            separate_server_process_ignores_malformed_datagrams,
+        ),
+        common::case(
+            "veth_pair_between_two_namespaces",
+            veth_pair_between_two_namespaces,
+        )
+        .unless(no_namespaces()),
+    ]);
 }

@@ -2,6 +2,8 @@
 //! allocator, and every method's measuring loop runs with the counter watched.
 //! (Its own test binary, with one test, so no other test thread allocates meanwhile.)
 
+mod common;
+
 use latscope::probe::timer::{
     measure_phase, BusyWaiter, ClockNanosleepWaiter, NanosleepWaiter, PhaseEnd, PosixTimerWaiter,
     TimerfdWaiter, Waiter,
@@ -51,6 +53,8 @@ fn allocations_during<W: Waiter>(waiter: &mut W, start_ns: u64) -> u64 {
     let end = PhaseEnd {
         until_ns: u64::MAX,
         samples: SAMPLES,
+        // Never reached, but the compare runs on every sample like under --break-above.
+        break_above_ns: u64::MAX - 1,
     };
     let before = ALLOCATIONS.load(Ordering::SeqCst);
     measure_phase(waiter, &mut rec, start_ns, PERIOD_NS, end, &stop);
@@ -62,6 +66,7 @@ fn allocations_during<W: Waiter>(waiter: &mut W, start_ns: u64) -> u64 {
 
 #[test]
 fn measuring_loops_do_not_allocate() {
+    let _lock = common::latency_lock();
     let start = || clock::monotonic_ns() + 1_000_000;
     assert_eq!(
         allocations_during(&mut ClockNanosleepWaiter, start()),

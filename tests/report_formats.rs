@@ -281,3 +281,83 @@ fn bad_and_older_files_get_an_error_naming_the_file_and_the_problem() {
         }
     }
 }
+
+/// A traced run (tests/fixtures/run_trace.json: `timer --trace` with a FIFO 99 python3
+/// spinning on the measured CPU) as HTML: the parts table, every spike line, the cause
+/// summary and the worst spike's timeline are there.
+#[test]
+fn html_has_the_trace_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("trace.html");
+    Command::cargo_bin("latscope")
+        .unwrap()
+        .args(["report", fixture("run_trace.json").to_str().unwrap()])
+        .args(["-f", "html", "-q", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    let run = Run::load(&fixture("run_trace.json")).unwrap();
+    let t = run.scenarios[0].trace.as_ref().expect("a traced fixture");
+    let section = &html[html
+        .find("<h3>Why was it late (--trace)</h3>")
+        .expect("no trace section")..];
+    // Parts table: one row per part and thread.
+    assert!(section.contains("<th>part</th>"), "no parts table");
+    for part in ["irq_latency", "wake_to_run", "to_user", "remainder"] {
+        assert!(
+            section.contains(&format!("<td>{part}</td>")),
+            "part {part} missing"
+        );
+    }
+    // Spike lines, worst first, each as the terminal shows it.
+    assert!(section.contains(&format!(
+        "<h4>Spikes ({}, worst first)</h4>",
+        t.spikes.len()
+    )));
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let mut at = 0;
+    for s in &t.spikes {
+        let li = format!("<li>CPU {}: {}</li>", s.cpu, esc(&s.line));
+        let pos = section[at..]
+            .find(&li)
+            .unwrap_or_else(|| panic!("spike line missing or out of order: {li}"));
+        at += pos + li.len();
+    }
+    // Cause summary: every cause with its spike count.
+    assert!(section.contains("<h4>Causes over all spikes</h4>"));
+    for c in &t.cause_summary {
+        assert!(
+            section.contains(&format!(
+                "<tr><td>{}</td><td class=\"num\">{}</td>",
+                esc(&c.cause),
+                c.spikes
+            )),
+            "cause {} missing",
+            c.cause
+        );
+    }
+    // The timeline: an SVG with the worst spike's title, a lane per CPU, the task named.
+    let title = section.find("the worst spike").expect("no timeline");
+    let svg = &section[section[..title].rfind("<svg").expect("timeline is an svg")..];
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    assert!(svg.contains("CPU 1"), "lane label missing");
+    assert!(
+        svg.contains("python3/"),
+        "the stalling task is not named in the timeline"
+    );
+    assert!(
+        !svg.contains("&lt;...&gt;"),
+        "an unnamed task in the timeline"
+    );
+    assert!(svg.contains("deadline") && svg.contains("switch-in / wake"));
+    // And the events, in the kernel's format.
+    assert!(section.contains(&format!(
+        "<summary>The worst spike's events ({})</summary>",
+        t.worst_spike_events.len()
+    )));
+}

@@ -6,13 +6,6 @@ use common::*;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// Suites with `--isolate` shield CPUs: the tests of this file must not overlap.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn suite_stdout(args: &[&str], json: &std::path::Path) -> (String, serde_json::Value) {
     let out = latscope()
         .arg("suite")
@@ -29,7 +22,7 @@ fn suite_stdout(args: &[&str], json: &std::path::Path) -> (String, serde_json::V
 
 #[test]
 fn memory_load_preset_prints_the_study_table() {
-    let _serial = serial();
+    let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("mem.json");
     let (table, run) = suite_stdout(&["--preset", "memory-load", "--samples", "2000"], &json);
@@ -90,7 +83,7 @@ fn memory_load_preset_prints_the_study_table() {
 
 #[test]
 fn wake_methods_preset_prints_the_study_table() {
-    let _serial = serial();
+    let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("wake.json");
     let (table, run) = suite_stdout(&["--preset", "wake-methods", "--samples", "2000"], &json);
@@ -121,7 +114,7 @@ fn wake_methods_preset_prints_the_study_table() {
 
 #[test]
 fn interrupted_suite_resumes_where_it_stopped() {
-    let _serial = serial();
+    let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("plan.toml");
     std::fs::write(

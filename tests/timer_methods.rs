@@ -3,8 +3,8 @@
 mod common;
 use common::*;
 
-#[test]
 fn every_method_produces_a_sane_result() {
+    let _lock = common::latency_lock();
     let cpu = test_cpu().to_string();
     let run = run_json(&[
         "timer", "--method", "all", "--cpus", &cpu, "-D", "2s", "--warmup", "200ms", "--policy",
@@ -55,8 +55,8 @@ fn every_method_produces_a_sane_result() {
     assert!(!sys["online_cpus"].as_array().unwrap().is_empty());
 }
 
-#[test]
 fn samples_bound_the_run_and_raw_keeps_every_sample() {
+    let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let raw = dir.path().join("raw.csv");
     let cpu = test_cpu().to_string();
@@ -80,7 +80,7 @@ fn samples_bound_the_run_and_raw_keeps_every_sample() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "scenario,cpu,method,metric,iteration,latency_ns"
+        "scenario,cpu,method,metric,iteration,deadline_ns,latency_ns"
     );
     let values: Vec<u64> = lines
         .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
@@ -90,8 +90,8 @@ fn samples_bound_the_run_and_raw_keeps_every_sample() {
     assert_eq!(*values.iter().min().unwrap(), t["min_ns"].as_u64().unwrap());
 }
 
-#[test]
 fn json_file_is_written_and_other_policy_warns() {
+    let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.json");
     latscope()
@@ -115,12 +115,9 @@ fn json_file_is_written_and_other_policy_warns() {
     assert_eq!(leftovers.len(), 1);
 }
 
-#[test]
 fn dma_latency_is_held_during_the_run_and_released_after() {
-    let Some(before) = latscope::sys::dma_latency::current_us() else {
-        eprintln!("skipped: /dev/cpu_dma_latency not readable");
-        return;
-    };
+    let _lock = common::latency_lock();
+    let before = latscope::sys::dma_latency::current_us().expect("checked before");
     let bin = assert_cmd::cargo::cargo_bin("latscope");
     let child = std::process::Command::new(bin)
         .args([
@@ -148,4 +145,30 @@ fn dma_latency_is_held_during_the_run_and_released_after() {
         Some(before),
         "not released"
     );
+}
+
+fn main() {
+    common::run_cases(vec![
+        case(
+            "every_method_produces_a_sane_result",
+            every_method_produces_a_sane_result,
+        ),
+        case(
+            "samples_bound_the_run_and_raw_keeps_every_sample",
+            samples_bound_the_run_and_raw_keeps_every_sample,
+        ),
+        case(
+            "json_file_is_written_and_other_policy_warns",
+            json_file_is_written_and_other_policy_warns,
+        ),
+        case(
+            "dma_latency_is_held_during_the_run_and_released_after",
+            dma_latency_is_held_during_the_run_and_released_after,
+        )
+        .unless(
+            latscope::sys::dma_latency::current_us()
+                .is_none()
+                .then(|| "/dev/cpu_dma_latency is not readable here".to_string()),
+        ),
+    ]);
 }

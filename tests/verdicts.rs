@@ -6,7 +6,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{fixture, usable_cpu};
+use common::{fixture, latency_lock, usable_cpu};
 
 fn latscope() -> Command {
     Command::cargo_bin("latscope").unwrap()
@@ -18,6 +18,7 @@ fn stderr(out: &std::process::Output) -> String {
 
 #[test]
 fn fail_above_fails_a_real_run_with_exit_3_and_a_verdict_line() {
+    let _lock = latency_lock();
     let cpu = usable_cpu().to_string();
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("junit.xml");
@@ -56,6 +57,7 @@ fn fail_above_fails_a_real_run_with_exit_3_and_a_verdict_line() {
 
 #[test]
 fn fail_above_passes_a_real_run_with_a_generous_limit() {
+    let _lock = latency_lock();
     let cpu = usable_cpu().to_string();
     let out = latscope()
         .args([

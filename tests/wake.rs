@@ -2,14 +2,11 @@
 //! pending wake-ups are counted as merged without hanging, the study's RR-vs-OTHER
 //! finding holds, and bad input is refused with exit code 2.
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::Value;
-use std::sync::Mutex;
 use std::time::Duration;
-
-/// The tests load the CPUs; running them one at a time keeps them from measuring
-/// each other.
-static SERIAL: Mutex<()> = Mutex::new(());
 
 fn online_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -59,9 +56,8 @@ fn assert_ordered(t: &Value, what: &str) {
     );
 }
 
-#[test]
 fn every_mechanism_gives_a_sane_result() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let raw = dir.path().join("raw.csv");
     let run = run_wake(&[
@@ -139,13 +135,8 @@ fn every_mechanism_gives_a_sane_result() {
     assert_eq!(rows, total, "every recorded response is in the raw file");
 }
 
-#[test]
 fn pending_wakeups_are_merged_not_lost() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if online_cpus() < 2 {
-        eprintln!("skipped: needs two CPUs (waker and wakee apart)");
-        return;
-    }
+    let _lock = common::latency_lock();
     // The wakee shares its CPU with 8 SCHED_OTHER competitors while a waker on the
     // other CPU fires every 100 µs: wake-ups pile up while the wakee waits for its turn.
     for mechanism in ["eventfd", "pipe", "signal"] {
@@ -188,17 +179,12 @@ fn pending_wakeups_are_merged_not_lost() {
     }
 }
 
-#[test]
 fn rr_beats_other_with_eight_competitors() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _lock = common::latency_lock();
     // The waker sits on another CPU where there is one, so only the wakee competes
     // (on one CPU a SCHED_OTHER waker is delayed too, and its late t0 hides the
     // wakee's delay).
-    let (waker, wakee) = if online_cpus() >= 2 {
-        ("0", "1")
-    } else {
-        ("0", "0")
-    };
+    let (waker, wakee) = ("0", "1");
     let p99 = |policy: &[&str]| {
         let mut args = vec![
             "--mechanism",
@@ -221,22 +207,21 @@ fn rr_beats_other_with_eight_competitors() {
     };
     let (rr_p99, rr_p50) = p99(&["--policy", "rr", "--priority", "1"]);
     let (other_p99, other_p50) = p99(&["--policy", "other"]);
+    // Judged on the medians: the effect is large there (the RR wakee preempts the
+    // competitors at once, the OTHER one waits for its share), and a median does not move
+    // with the host's stops as a maximum or a high percentile of 3 s would.
+    let effect = other_p50 as f64 / rr_p50.max(1) as f64;
     eprintln!(
-        "8 competitors: rr1 p50 {rr_p50} p99 {rr_p99} ns; other p50 {other_p50} p99 {other_p99} ns"
+        "8 competitors: rr1 p50 {rr_p50} p99 {rr_p99} ns; other p50 {other_p50} p99 {other_p99} ns; effect on the median {effect:.1}x"
     );
     assert!(
-        rr_p99 < other_p99,
-        "SCHED_RR 1 p99 {rr_p99} ns should beat SCHED_OTHER p99 {other_p99} ns"
-    );
-    assert!(
-        rr_p50 < other_p50,
-        "SCHED_RR 1 p50 {rr_p50} ns should beat SCHED_OTHER p50 {other_p50} ns"
+        effect >= 10.0,
+        "SCHED_RR 1 median {rr_p50} ns should beat SCHED_OTHER median {other_p50} ns at least 10x (got {effect:.1}x)"
     );
 }
 
-#[test]
 fn competitors_sweep_makes_one_scenario_per_point_and_mechanism() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _lock = common::latency_lock();
     let run = run_wake(&[
         "--mechanism",
         "futex,pipe",
@@ -271,7 +256,6 @@ fn competitors_sweep_makes_one_scenario_per_point_and_mechanism() {
     assert_eq!(names.len(), 4, "scenario names are unique");
 }
 
-#[test]
 fn bad_input_is_refused() {
     let cases: [(&[&str], &str); 6] = [
         (&["--mechanism", "carrier-pigeon"], "carrier-pigeon"),
@@ -297,4 +281,33 @@ fn bad_input_is_refused() {
             "{args:?}: error should name {needle}: {err}"
         );
     }
+}
+
+/// Why the two-CPU tests cannot run here (waker and wakee apart), if they cannot.
+fn one_cpu() -> Option<String> {
+    (online_cpus() < 2).then(|| "needs two online CPUs (waker and wakee apart)".to_string())
+}
+
+fn main() {
+    common::run_cases(vec![
+        common::case(
+            "every_mechanism_gives_a_sane_result",
+            every_mechanism_gives_a_sane_result,
+        ),
+        common::case(
+            "pending_wakeups_are_merged_not_lost",
+            pending_wakeups_are_merged_not_lost,
+        )
+        .unless(one_cpu()),
+        common::case(
+            "rr_beats_other_with_eight_competitors",
+            rr_beats_other_with_eight_competitors,
+        )
+        .unless(one_cpu()),
+        common::case(
+            "competitors_sweep_makes_one_scenario_per_point_and_mechanism",
+            competitors_sweep_makes_one_scenario_per_point_and_mechanism,
+        ),
+        common::case("bad_input_is_refused", bad_input_is_refused),
+    ]);
 }

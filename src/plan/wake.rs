@@ -100,8 +100,10 @@ pub fn wake_plan(args: &WakeArgs) -> Result<Plan, UserError> {
             }) as Box<dyn Probe>);
         }
     }
-    Ok(super::plan_of(
-        probes, settings, dma, loads, isolate, output, warnings,
+    let trace = super::resolve_trace(&args.trace)?;
+    Ok(super::with_trace(
+        super::plan_of(probes, settings, dma, loads, isolate, output, warnings),
+        trace,
     ))
 }
 

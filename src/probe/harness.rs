@@ -4,7 +4,7 @@
 
 use crate::sys::{affinity, clock, memlock, sched, sched::Policy};
 use anyhow::{anyhow, Context};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Barrier;
 
 /// Where and how one measuring thread runs.
@@ -37,6 +37,24 @@ where
     P: Fn(usize) -> anyhow::Result<S> + Sync,
     M: Fn(usize, S, u64) -> T + Sync,
 {
+    run_measuring_threads_with_tids(placements, prepare, measure).map(|(results, _)| results)
+}
+
+/// `run_measuring_threads`, also returning each thread's kernel thread id (gettid) in
+/// placement order, so `--trace` can find the measuring threads in sched events.
+pub fn run_measuring_threads_with_tids<S, T, P, M>(
+    placements: &[ThreadPlacement],
+    prepare: P,
+    measure: M,
+) -> anyhow::Result<(Vec<T>, Vec<i32>)>
+where
+    S: Send,
+    T: Send,
+    P: Fn(usize) -> anyhow::Result<S> + Sync,
+    M: Fn(usize, S, u64) -> T + Sync,
+{
+    let tids: Vec<AtomicI32> = placements.iter().map(|_| AtomicI32::new(0)).collect();
+    let tids = &tids;
     let ready = Barrier::new(placements.len() + 1);
     let go = Barrier::new(placements.len() + 1);
     let start_ns = AtomicU64::new(0);
@@ -50,6 +68,7 @@ where
                 .name(format!("latscope-cpu{}", placement.cpu))
                 .stack_size(MEASURING_STACK_BYTES)
                 .spawn_scoped(scope, move || -> anyhow::Result<T> {
+                    tids[index].store(sched::gettid(), Ordering::Relaxed);
                     let prepared = place_current_thread(&placement).and_then(|()| {
                         memlock::prefault_stack(PREFAULT_STACK_BYTES);
                         prepare(index)
@@ -80,7 +99,10 @@ where
         }
         match first_error {
             Some(e) => Err(e),
-            None => Ok(results),
+            None => Ok((
+                results,
+                tids.iter().map(|t| t.load(Ordering::Relaxed)).collect(),
+            )),
         }
     })
 }

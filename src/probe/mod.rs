@@ -112,20 +112,21 @@ pub fn note_raw_dropped(
     }
 }
 
-/// The `--raw` series of a recorder that keeps one value per sample.
-pub fn single_column_raw(
+/// The `--raw` series of a recorder: per sample its stamp (`stamp_column`, CLOCK_MONOTONIC
+/// ns) and its value (`value_column`).
+pub fn stamped_raw(
     cpu: usize,
     method: &str,
     metric: &str,
-    column: &str,
+    [stamp_column, value_column]: [&str; 2],
     rec: &Recorder,
 ) -> RawSeries {
     RawSeries {
         cpu,
         method: method.into(),
         metric: metric.into(),
-        columns: vec![column.into()],
-        rows: rec.raw().iter().map(|&v| vec![v]).collect(),
+        columns: vec![stamp_column.into(), value_column.into()],
+        values: rec.raw().iter().flatten().map(|&v| v as i64).collect(),
     }
 }
 
@@ -143,15 +144,29 @@ pub struct ProbeContext {
     pub label: String,
 }
 
-/// One series kept in order for `--raw`.
+/// One series kept in order for `--raw`. Time columns (names ending in `_ns` other than
+/// the value) are CLOCK_MONOTONIC nanoseconds.
 #[derive(Debug, Clone)]
 pub struct RawSeries {
     pub cpu: usize,
     pub method: String,
     pub metric: String,
-    /// Columns of each row, for probes whose rows have several values (wake: t0, t1).
+    /// The columns of each row (timer: deadline_ns, latency_ns; wake: t0_ns, t1_ns,
+    /// response_ns).
     pub columns: Vec<String>,
-    pub rows: Vec<Vec<u64>>,
+    /// The rows one after another, `columns.len()` values each (flat: one allocation).
+    /// Signed, for the `--trace` split parts (a remainder may be negative); times fit easily.
+    pub values: Vec<i64>,
+}
+
+impl RawSeries {
+    /// An empty cell (a sample the `--trace` split could not join).
+    pub const EMPTY: i64 = i64::MIN;
+
+    /// The rows in order.
+    pub fn rows(&self) -> std::slice::ChunksExact<'_, i64> {
+        self.values.chunks_exact(self.columns.len().max(1))
+    }
 }
 
 /// What a probe measured in one scenario.
@@ -159,11 +174,37 @@ pub struct RawSeries {
 pub struct ProbeOutput {
     pub threads: Vec<ThreadResult>,
     pub elapsed_ns: u64,
+    /// The measured phase on CLOCK_MONOTONIC: [start_ns, end_ns] (see result::TimeWindow).
+    pub window_ns: [u64; 2],
     pub interrupted: bool,
     pub warnings: Vec<Warning>,
     pub raw: Vec<RawSeries>,
     /// Probe-specific parameters to record in the scenario.
     pub extra_params: BTreeMap<String, serde_json::Value>,
+    /// Every measuring thread's kernel thread id, for `--trace` to find it in sched events.
+    pub tids: Vec<MeasuringThread>,
+    /// `--break-above` stopped the run at this sample.
+    pub broke: Option<BreakSample>,
+}
+
+/// A measuring thread as the kernel knows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MeasuringThread {
+    pub cpu: usize,
+    /// gettid(): the pid in sched events.
+    pub tid: i32,
+    /// `timer`, `noise`, `waker`, `wakee`, `sender`.
+    pub role: String,
+}
+
+/// The sample that crossed `--break-above`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BreakSample {
+    pub cpu: usize,
+    pub deadline_ns: u64,
+    pub latency_ns: u64,
+    /// The limit it crossed.
+    pub break_above_ns: u64,
 }
 
 /// A measurement the runner can execute as a scenario.

@@ -140,13 +140,16 @@ impl Sender {
                 Ok(r) => match packet::parse(&self.recv_buf[..r.len]) {
                     Some(h) if h.seq == seq => {
                         let round_trip = user_ns.saturating_sub(h.send_ns);
-                        self.round_trip.record(user_ns, round_trip);
+                        self.round_trip.record(h.send_ns, user_ns, round_trip);
                         match r.kernel_rx_realtime_ns {
                             Some(rx) => {
                                 let to_user = user_realtime_ns.saturating_sub(rx);
-                                self.kernel_to_user.record(user_ns, to_user);
-                                self.network
-                                    .record(user_ns, round_trip.saturating_sub(to_user));
+                                self.kernel_to_user.record(h.send_ns, user_ns, to_user);
+                                self.network.record(
+                                    h.send_ns,
+                                    user_ns,
+                                    round_trip.saturating_sub(to_user),
+                                );
                             }
                             None => self.counts.no_timestamp += 1,
                         }
@@ -383,6 +386,7 @@ impl Probe for NetProbe {
         let mut out = ProbeOutput {
             interrupted: stop.load(Ordering::Relaxed),
             elapsed_ns: ended.saturating_sub(started),
+            window_ns: [started, ended],
             ..Default::default()
         };
         let method = self.method();
@@ -403,12 +407,13 @@ impl Probe for NetProbe {
             );
             out.threads.push(tr);
             if settings.keep_raw {
-                // One value column under the name the timer uses; `metric` tells them apart.
-                out.raw.push(super::single_column_raw(
+                // The send time, then the value under the name the timer uses; `metric`
+                // tells the three series apart.
+                out.raw.push(super::stamped_raw(
                     cpu,
                     &method,
                     metric,
-                    "latency_ns",
+                    ["sent_ns", "latency_ns"],
                     rec,
                 ));
             }

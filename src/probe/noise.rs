@@ -3,7 +3,7 @@
 //! reads longer than the loop's own cost plus `threshold` is an interruption, recorded
 //! (minus the loop cost) as one sample of metric `gap`.
 
-use super::harness::run_measuring_threads;
+use super::harness::run_measuring_threads_with_tids;
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
 use crate::result::{ThreadResult, Warning};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
@@ -71,7 +71,8 @@ pub fn noise_phase(
         let delta = now - prev;
         prev = now;
         if delta > limit {
-            rec.record(now, delta - loop_cost_ns);
+            // Stamped with the gap's start: the last read before it.
+            rec.record(now - delta, now, delta - loop_cost_ns);
             if rec.count() >= max_gaps {
                 break;
             }
@@ -142,7 +143,7 @@ impl Probe for NoiseProbe {
         let stop = &*ctx.stop;
         let progress = super::start_progress(ctx, settings, &lives);
         let (threshold, max_gaps) = (self.threshold_ns, settings.samples.unwrap_or(u64::MAX));
-        let outcomes = run_measuring_threads(
+        let outcomes = run_measuring_threads_with_tids(
             &placements,
             |i| {
                 let rec = Recorder::new(&config, lives[i].clone());
@@ -169,7 +170,7 @@ impl Probe for NoiseProbe {
             },
         );
         progress.finish();
-        let outcomes = outcomes?;
+        let (outcomes, tids) = outcomes?;
 
         let mut out = ProbeOutput {
             interrupted: stop.load(Ordering::Relaxed),
@@ -177,7 +178,12 @@ impl Probe for NoiseProbe {
         };
         let throttle_gap_ns = rt_throttle_gap_ns(settings);
         let (mut started, mut ended) = (u64::MAX, 0);
-        for (cpu, o) in settings.cpus.iter().copied().zip(outcomes) {
+        for ((cpu, o), tid) in settings.cpus.iter().copied().zip(outcomes).zip(tids) {
+            out.tids.push(super::MeasuringThread {
+                cpu,
+                tid,
+                role: "noise".into(),
+            });
             started = started.min(o.started_ns);
             ended = ended.max(o.ended_ns);
             let elapsed = o.ended_ns.saturating_sub(o.started_ns);
@@ -223,12 +229,18 @@ impl Probe for NoiseProbe {
                 "gaps",
             );
             if settings.keep_raw {
-                out.raw
-                    .push(super::single_column_raw(cpu, METHOD, "gap", "gap_ns", rec));
+                out.raw.push(super::stamped_raw(
+                    cpu,
+                    METHOD,
+                    "gap",
+                    ["start_ns", "gap_ns"],
+                    rec,
+                ));
             }
             out.threads.push(tr);
         }
         out.elapsed_ns = ended.saturating_sub(started);
+        out.window_ns = [started, ended];
         out.extra_params.insert("method".into(), METHOD.into());
         Ok(out)
     }

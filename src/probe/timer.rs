@@ -3,7 +3,7 @@
 //! latency = (clock right after waking) − deadline. Missed periods are counted, never
 //! hidden: the schedule stays absolute and skipped deadlines add to `missed`.
 
-use super::harness::run_measuring_threads;
+use super::harness::run_measuring_threads_with_tids;
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
 use crate::result::ThreadResult;
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
@@ -74,6 +74,8 @@ pub struct TimerProbe {
     pub method: Method,
     pub period_ns: u64,
     pub deadline_ns: u64,
+    /// `--break-above`: stop the run at the first measured sample above this.
+    pub break_above_ns: Option<u64>,
 }
 
 /// When a measuring phase ends: whichever comes first.
@@ -83,6 +85,9 @@ pub struct PhaseEnd {
     pub until_ns: u64,
     /// Stop once this many samples are recorded.
     pub samples: u64,
+    /// `--break-above`: a sample above this sets `stop` (for every thread) and ends the
+    /// phase with that sample's deadline returned; u64::MAX = never.
+    pub break_above_ns: u64,
 }
 
 /// What a waiter saw when it woke.
@@ -176,7 +181,8 @@ impl Waiter for BusyWaiter {
 }
 
 /// The measuring loop: wait, read the clock, record. Returns the next deadline so a
-/// warm-up phase and the measured phase share one absolute schedule.
+/// warm-up phase and the measured phase share one absolute schedule (after a
+/// `--break-above` break: the deadline of the sample that broke).
 #[inline(never)]
 pub fn measure_phase<W: Waiter>(
     waiter: &mut W,
@@ -190,13 +196,20 @@ pub fn measure_phase<W: Waiter>(
     while deadline < end.until_ns && rec.count() < end.samples && !stop.load(Ordering::Relaxed) {
         let woke = waiter.wait(deadline);
         let latency = woke.now_ns.saturating_sub(deadline);
-        rec.record(woke.now_ns, latency);
+        rec.record(deadline, woke.now_ns, latency);
+        if latency > end.break_above_ns {
+            stop.store(true, Ordering::Relaxed);
+            return deadline;
+        }
         let consumed = match woke.expirations {
             Some(n) => n.max(1),
             None => 1 + latency / period_ns,
         };
         if consumed > 1 {
-            rec.add_missed(consumed - 1);
+            // Only deadlines before the phase's end were missed; later ones were never due
+            // in this run (a wake-up late past the end skips them too).
+            let due_in_phase = end.until_ns.saturating_sub(deadline + 1) / period_ns;
+            rec.add_missed((consumed - 1).min(due_in_phase));
         }
         deadline += consumed * period_ns;
     }
@@ -211,15 +224,25 @@ pub fn timer_signal() -> libc::c_int {
     crate::sys::signals::realtime_signal(TIMER_SIGNAL_OFFSET)
 }
 
+/// What the measured phase of one thread did.
+struct Measured {
+    started_ns: u64,
+    ended_ns: u64,
+    /// `--break-above` fired on this thread: (deadline_ns, latency_ns) of the sample.
+    broke: Option<[u64; 2]>,
+}
+
 /// Runs warm-up then measurement with one waiter, on the calling (measuring) thread.
+/// `--break-above` applies to the measured phase only (warm-up samples are discarded).
 fn warm_up_then_measure<W: Waiter>(
     waiter: &mut W,
     rec: &mut Recorder,
     start_ns: u64,
     period_ns: u64,
     settings: &CommonSettings,
+    break_above_ns: u64,
     stop: &AtomicBool,
-) -> (u64, u64) {
+) -> Measured {
     let warm_end = start_ns + settings.warmup_ns;
     let mut next = start_ns;
     if settings.warmup_ns > 0 {
@@ -231,27 +254,37 @@ fn warm_up_then_measure<W: Waiter>(
             PhaseEnd {
                 until_ns: warm_end,
                 samples: u64::MAX,
+                break_above_ns: u64::MAX,
             },
             stop,
         );
     }
-    let measure_start = clock::monotonic_ns();
+    // The measured phase starts at its first deadline: every recorded deadline is in
+    // [start, end], and the per-second series counts from it.
+    let measure_start = next;
     rec.restart(measure_start);
     let end = PhaseEnd {
         until_ns: settings
             .duration_ns
             .map_or(u64::MAX, |d| next.saturating_add(d)),
         samples: settings.samples.unwrap_or(u64::MAX),
+        break_above_ns,
     };
-    measure_phase(waiter, rec, next, period_ns, end, stop);
-    (measure_start, clock::monotonic_ns())
+    let last_deadline = measure_phase(waiter, rec, next, period_ns, end, stop);
+    // The phase breaks at its first sample above the limit, so only then is max above it.
+    let broke =
+        (rec.count() > 0 && rec.max_ns() > break_above_ns).then(|| [last_deadline, rec.max_ns()]);
+    Measured {
+        started_ns: measure_start,
+        ended_ns: clock::monotonic_ns(),
+        broke,
+    }
 }
 
 /// What a measuring thread hands back.
 struct ThreadOutcome {
     recorder: Recorder,
-    started_ns: u64,
-    ended_ns: u64,
+    measured: Measured,
 }
 
 impl TimerProbe {
@@ -263,24 +296,32 @@ impl TimerProbe {
         stop: &AtomicBool,
     ) -> anyhow::Result<ThreadOutcome> {
         let p = self.period_ns;
-        let (started_ns, ended_ns) = match self.method {
+        let b = self.break_above_ns.unwrap_or(u64::MAX);
+        let measured = match self.method {
             Method::ClockNanosleep => warm_up_then_measure(
                 &mut ClockNanosleepWaiter,
                 &mut rec,
                 start_ns,
                 p,
                 settings,
+                b,
                 stop,
             ),
-            Method::Nanosleep => {
-                warm_up_then_measure(&mut NanosleepWaiter, &mut rec, start_ns, p, settings, stop)
-            }
+            Method::Nanosleep => warm_up_then_measure(
+                &mut NanosleepWaiter,
+                &mut rec,
+                start_ns,
+                p,
+                settings,
+                b,
+                stop,
+            ),
             Method::Busy => {
-                warm_up_then_measure(&mut BusyWaiter, &mut rec, start_ns, p, settings, stop)
+                warm_up_then_measure(&mut BusyWaiter, &mut rec, start_ns, p, settings, b, stop)
             }
             Method::Timerfd => {
                 let mut w = TimerfdWaiter(TimerFd::periodic(start_ns, p)?);
-                warm_up_then_measure(&mut w, &mut rec, start_ns, p, settings, stop)
+                warm_up_then_measure(&mut w, &mut rec, start_ns, p, settings, b, stop)
             }
             Method::PosixTimer => {
                 let signals = SignalSet::of(&[timer_signal()]);
@@ -288,13 +329,12 @@ impl TimerProbe {
                 let timer =
                     PosixTimer::periodic_to_thread(sched::gettid(), timer_signal(), start_ns, p)?;
                 let mut w = PosixTimerWaiter { timer, signals };
-                warm_up_then_measure(&mut w, &mut rec, start_ns, p, settings, stop)
+                warm_up_then_measure(&mut w, &mut rec, start_ns, p, settings, b, stop)
             }
         };
         Ok(ThreadOutcome {
             recorder: rec,
-            started_ns,
-            ended_ns,
+            measured,
         })
     }
 }
@@ -323,26 +363,41 @@ impl Probe for TimerProbe {
         let lives: Vec<Arc<LiveStats>> = placements.iter().map(|_| Arc::default()).collect();
         let progress = super::start_progress(ctx, settings, &lives);
         let stop = &*ctx.stop;
-        let outcomes = run_measuring_threads(
+        let outcomes = run_measuring_threads_with_tids(
             &placements,
             |i| Ok(Recorder::new(&config, lives[i].clone())),
             |_, rec, start_ns| self.measure_on_this_thread(rec, start_ns, settings, stop),
         );
         progress.finish();
-        let outcomes = outcomes?
+        let (outcomes, tids) = outcomes?;
+        let outcomes = outcomes
             .into_iter()
             .collect::<anyhow::Result<Vec<ThreadOutcome>>>()?;
 
         let mut out = ProbeOutput {
+            // A --break-above stop is not an interruption (set below).
             interrupted: stop.load(Ordering::Relaxed),
             ..Default::default()
         };
         let method = self.method.name();
         let mut started = u64::MAX;
         let mut ended = 0;
-        for (cpu, o) in settings.cpus.iter().copied().zip(outcomes) {
-            started = started.min(o.started_ns);
-            ended = ended.max(o.ended_ns);
+        for ((cpu, o), tid) in settings.cpus.iter().copied().zip(outcomes).zip(tids) {
+            started = started.min(o.measured.started_ns);
+            ended = ended.max(o.measured.ended_ns);
+            out.tids.push(super::MeasuringThread {
+                cpu,
+                tid,
+                role: "timer".into(),
+            });
+            if let (Some([deadline_ns, latency_ns]), None) = (o.measured.broke, &out.broke) {
+                out.broke = Some(super::BreakSample {
+                    cpu,
+                    deadline_ns,
+                    latency_ns,
+                    break_above_ns: self.break_above_ns.unwrap_or(u64::MAX),
+                });
+            }
             let mut tr = ThreadResult::from_recorder(cpu, method, "latency", &o.recorder);
             if o.recorder.series().truncated() {
                 tr.extra.insert("per_second_truncated".into(), true.into());
@@ -355,17 +410,21 @@ impl Probe for TimerProbe {
                 "samples",
             );
             if settings.keep_raw {
-                out.raw.push(super::single_column_raw(
+                out.raw.push(super::stamped_raw(
                     cpu,
                     method,
                     "latency",
-                    "latency_ns",
+                    ["deadline_ns", "latency_ns"],
                     &o.recorder,
                 ));
             }
             out.threads.push(tr);
         }
+        if out.broke.is_some() {
+            out.interrupted = false;
+        }
         out.elapsed_ns = ended.saturating_sub(started);
+        out.window_ns = [started, ended];
         let mut extra = BTreeMap::new();
         extra.insert("method".into(), method.into());
         out.extra_params = extra;

@@ -260,6 +260,9 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         loads: Vec::new(),
         isolation: None,
         warnings,
+        time: None,
+        trace: None,
+        broke: None,
     };
     Ok(Run {
         schema_version: crate::result::SCHEMA_VERSION,

@@ -92,6 +92,19 @@ fn with_svg(
     Ok(svg)
 }
 
+/// A chart on `root` with the title, margin and axis label areas every chart here has.
+fn chart_builder<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(64);
+    b
+}
+
 /// Draws the series labels in a box at `position`, alike on every chart.
 fn draw_legend<'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
@@ -149,11 +162,7 @@ pub fn histogram_svg(
         * 2.0;
     let x_max = axis_ns as f64 / 1e3 * 1.05;
     let svg = with_svg(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(64)
+        let mut chart = chart_builder(root, title)
             .build_cartesian_2d(0f64..x_max, (FLOOR..y_max).log_scale())?;
         chart
             .configure_mesh()
@@ -219,12 +228,8 @@ pub fn timeline_svg(
     let deadline = deadline_ns.filter(|&d| d > 0 && d <= max_ns.saturating_mul(2));
     let y_max = max_ns.max(deadline.unwrap_or(0)) as f64 / 1e3 * 1.1;
     with_svg(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0f64..(seconds as f64), 0f64..y_max)?;
+        let mut chart =
+            chart_builder(root, title).build_cartesian_2d(0f64..(seconds as f64), 0f64..y_max)?;
         chart
             .configure_mesh()
             .x_desc("second of the run")
@@ -287,11 +292,7 @@ pub fn category_svg(
         .fold(1.0f64, f64::max)
         * if style == Style::Bars { 1.3 } else { 1.15 };
     with_svg(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(64)
+        let mut chart = chart_builder(root, title)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..y_max)?;
         let labels = categories.to_vec();
         chart
@@ -339,6 +340,127 @@ pub fn category_svg(
             }
         }
         draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        Ok(())
+    })
+}
+
+/// The worst `--trace` spike as a timeline: one lane per CPU, spans colored by kind (tasks
+/// by name, IRQs red, softirqs orange), the deadline and the switch-in as vertical lines.
+/// Times in µs from the window's start.
+pub fn spike_timeline_svg(
+    title: &str,
+    spans: &[crate::trace::result::TimelineSpan],
+) -> anyhow::Result<String> {
+    let lanes: Vec<usize> = {
+        let mut c: Vec<usize> = spans
+            .iter()
+            .filter(|s| s.cpu != usize::MAX)
+            .map(|s| s.cpu)
+            .collect();
+        c.sort_unstable();
+        c.dedup();
+        c
+    };
+    let t0 = spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
+    let t1 = spans
+        .iter()
+        .map(|s| s.end_ns)
+        .max()
+        .unwrap_or(t0 + 1)
+        .max(t0 + 1);
+    let x = |ns: u64| (ns.saturating_sub(t0)) as f64 / 1e3;
+    let x_max = x(t1) * 1.02;
+    let lane_count = lanes.len().max(1) as f64;
+    // The legend (deadline, switch-in, up to 8 tasks) gets a band of its own above the
+    // lanes, so it never hides a span: its share of the ~310 px plot height.
+    let tasks = {
+        let mut t: Vec<&str> = spans
+            .iter()
+            .filter(|s| s.cpu != usize::MAX && s.kind == "task")
+            .map(|s| s.label.as_str())
+            .filter(|l| !(l.starts_with("swapper") || l.ends_with("/0")))
+            .collect();
+        t.sort_unstable();
+        t.dedup();
+        t.len().min(8)
+    };
+    let legend_share = ((2 + tasks) as f64 * 20.0 + 20.0) / 310.0;
+    let headroom = lane_count * legend_share.min(0.6) / (1.0 - legend_share.min(0.6));
+    let mut task_colors: Vec<String> = Vec::new();
+    with_svg(|root| {
+        let mut chart = chart_builder(root, title)
+            .build_cartesian_2d(0f64..x_max, 0f64..lane_count + headroom)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_desc("µs from the window's start")
+            .x_label_formatter(&axis_number)
+            .draw()?;
+        // Lane names left of the axis, at each lane's middle.
+        for (i, c) in lanes.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(0.0, i as f64 + 0.5));
+            root.draw(&Text::new(
+                format!("CPU {c}"),
+                (px - 56, py - 7),
+                ("sans-serif", 14),
+            ))?;
+        }
+        for s in spans {
+            let Some(lane) = lanes.iter().position(|&c| c == s.cpu) else {
+                continue;
+            };
+            let (lo, hi, style) = match s.kind.as_str() {
+                "irq" => (0.55, 0.95, RGBColor(214, 39, 40).filled()),
+                "softirq" => (0.55, 0.95, RGBColor(255, 127, 14).filled()),
+                _ if s.label.starts_with("swapper") || s.label.ends_with("/0") => {
+                    (0.1, 0.5, RGBColor(220, 220, 220).filled())
+                }
+                _ => {
+                    let i = match task_colors.iter().position(|l| *l == s.label) {
+                        Some(i) => i,
+                        None => {
+                            task_colors.push(s.label.clone());
+                            task_colors.len() - 1
+                        }
+                    };
+                    let c = [0usize, 2, 4, 5, 6, 8, 9][i % 7];
+                    (0.1, 0.5, color(c).filled())
+                }
+            };
+            let y = lane as f64;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [
+                    (x(s.start_ns), y + lo),
+                    (x(s.end_ns.max(s.start_ns)), y + hi),
+                ],
+                style,
+            )))?;
+        }
+        for s in spans.iter().filter(|s| s.cpu == usize::MAX) {
+            let c = if s.kind == "deadline" {
+                RGBColor(0, 0, 0)
+            } else {
+                RGBColor(31, 119, 180)
+            };
+            chart
+                .draw_series(LineSeries::new(
+                    [(x(s.start_ns), 0.0), (x(s.start_ns), lane_count)],
+                    c.stroke_width(2),
+                ))?
+                .label(s.label.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
+                });
+        }
+        for (i, label) in task_colors.iter().enumerate().take(8) {
+            let c = color([0usize, 2, 4, 5, 6, 8, 9][i % 7]);
+            chart
+                .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
+                .label(label.clone())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], c.filled()));
+        }
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }

@@ -1,25 +1,71 @@
-//! The `--raw` CSV: every sample in order, one row per iteration, for per-iteration
-//! listings and for plotting elsewhere.
+//! The `--raw` CSV: every sample in order, one row per iteration with its CLOCK_MONOTONIC
+//! timestamp, for per-iteration listings, for matching samples with logs, traces and
+//! injectors, and for plotting elsewhere.
 
 use crate::probe::RawSeries;
-use std::fmt::Write;
 
-/// CSV with a header; the value columns are those of the first series.
+/// CSV with a header (fields quoted where needed); the value columns are those of the
+/// first series (every series of one probe has the same columns).
 pub fn render_raw(series: &[(String, RawSeries)]) -> Vec<u8> {
-    let mut out = String::new();
-    let columns = series
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let columns: Vec<&str> = series
         .first()
-        .map(|(_, s)| s.columns.join(","))
-        .unwrap_or_else(|| "value_ns".into());
-    let _ = writeln!(out, "scenario,cpu,method,metric,iteration,{columns}");
+        .map(|(_, s)| s.columns.iter().map(String::as_str).collect())
+        .unwrap_or_else(|| vec!["value_ns"]);
+    let mut header = vec!["scenario", "cpu", "method", "metric", "iteration"];
+    header.extend(columns);
+    // Writing into a Vec cannot fail; a failed row would only mean a bug in csv.
+    let _ = out.write_record(&header);
+    let mut record = csv::StringRecord::new();
     for (scenario, s) in series {
-        for (i, row) in s.rows.iter().enumerate() {
-            let _ = write!(out, "{scenario},{},{},{},{i}", s.cpu, s.method, s.metric);
-            for v in row {
-                let _ = write!(out, ",{v}");
+        let cpu = s.cpu.to_string();
+        for (i, row) in s.rows().enumerate() {
+            record.clear();
+            record.push_field(scenario);
+            record.push_field(&cpu);
+            record.push_field(&s.method);
+            record.push_field(&s.metric);
+            record.push_field(&i.to_string());
+            for &v in row {
+                if v == RawSeries::EMPTY {
+                    record.push_field("");
+                } else {
+                    record.push_field(&v.to_string());
+                }
             }
-            out.push('\n');
+            let _ = out.write_record(&record);
         }
     }
-    out.into_bytes()
+    out.into_inner().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_carry_their_stamps_and_names_with_commas_are_quoted() {
+        let s = RawSeries {
+            cpu: 1,
+            method: "clock-nanosleep".into(),
+            metric: "latency".into(),
+            columns: vec!["deadline_ns".into(), "latency_ns".into()],
+            values: vec![1_000, 5, 2_000, 7],
+        };
+        let text =
+            String::from_utf8(render_raw(&[("timer load=cpu:50%,cpus=0".into(), s)])).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next(),
+            Some("scenario,cpu,method,metric,iteration,deadline_ns,latency_ns")
+        );
+        assert_eq!(
+            lines.next(),
+            Some("\"timer load=cpu:50%,cpus=0\",1,clock-nanosleep,latency,0,1000,5")
+        );
+        assert_eq!(
+            lines.next(),
+            Some("\"timer load=cpu:50%,cpus=0\",1,clock-nanosleep,latency,1,2000,7")
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! Statistics: the hot-path Recorder, the per-second maximum series, and the summary
 //! (percentiles, mean, standard deviation) computed once a run has ended.
 
+pub mod matching;
 pub mod recorder;
 pub mod series;
 pub mod summary;

@@ -26,7 +26,7 @@ pub struct RecorderConfig {
     pub deadline_ns: u64,
     /// Seconds of per-second maxima to preallocate.
     pub series_seconds: usize,
-    /// Samples to keep in order for `--raw` (0 = none).
+    /// Samples to keep in order for `--raw` (0 = none), each with its timestamp.
     pub raw_capacity: usize,
 }
 
@@ -42,7 +42,9 @@ pub struct Recorder {
     missed: u64,
     deadline_ns: u64,
     series: PerSecondMax,
-    raw: Vec<u64>,
+    /// (stamp_ns, value_ns) per sample, in order: the stamp says when the sample's event
+    /// was due or began on CLOCK_MONOTONIC (timer: the deadline; noise: the gap's start).
+    raw: Vec<[u64; 2]>,
     raw_capacity: usize,
     raw_dropped: u64,
     live: Arc<LiveStats>,
@@ -56,7 +58,7 @@ impl Recorder {
         histogram.record(1).expect("in range");
         histogram.reset();
         // Fill then clear: the capacity stays and every page has been written once.
-        let mut raw = vec![0u64; config.raw_capacity];
+        let mut raw = vec![[0u64; 2]; config.raw_capacity];
         raw.clear();
         Self {
             histogram,
@@ -100,9 +102,10 @@ impl Recorder {
         self.live.missed.store(0, Ordering::Relaxed);
     }
 
-    /// Records one sample observed at `at_ns` with latency `latency_ns`.
+    /// Records one sample: `latency_ns` observed at `at_ns`, for the event stamped
+    /// `stamp_ns` (what `--raw` keeps beside the value: the deadline, the gap's start).
     #[inline(always)]
-    pub fn record(&mut self, at_ns: u64, latency_ns: u64) {
+    pub fn record(&mut self, stamp_ns: u64, at_ns: u64, latency_ns: u64) {
         self.histogram.saturating_record(latency_ns);
         self.count += 1;
         if latency_ns < self.min_ns {
@@ -119,7 +122,7 @@ impl Recorder {
         }
         self.series.record(at_ns, latency_ns);
         if self.raw.len() < self.raw_capacity {
-            self.raw.push(latency_ns);
+            self.raw.push([stamp_ns, latency_ns]);
         } else if self.raw_capacity > 0 {
             self.raw_dropped += 1;
         }
@@ -167,8 +170,8 @@ impl Recorder {
     pub fn series(&self) -> &PerSecondMax {
         &self.series
     }
-    /// Samples kept in order for `--raw`.
-    pub fn raw(&self) -> &[u64] {
+    /// Samples kept in order for `--raw`: (stamp_ns, value_ns).
+    pub fn raw(&self) -> &[[u64; 2]] {
         &self.raw
     }
     /// Samples that did not fit the preallocated raw buffer (reported, never hidden).

@@ -110,7 +110,7 @@ mod tests {
             let cfg = RecorderConfig { deadline_ns: deadline, series_seconds: 4, raw_capacity: 0 };
             let mut rec = Recorder::standalone(&cfg);
             for (i, &s) in samples.iter().enumerate() {
-                rec.record(i as u64 * 1_000_000, s);
+                rec.record(i as u64 * 1_000_000, i as u64 * 1_000_000, s);
             }
             let sum = Summary::from_recorder(&rec);
             let n = samples.len() as f64;
@@ -143,7 +143,7 @@ mod tests {
             sorted.sort_unstable();
             let mut want = [0u64; 10];
             for &(at, v) in &sorted {
-                rec.record(at, v);
+                rec.record(at, at, v);
                 let i = (at / 1_000_000_000) as usize;
                 want[i] = want[i].max(v);
             }
@@ -175,9 +175,9 @@ mod tests {
         };
         let mut rec = Recorder::standalone(&cfg);
         for v in [5, 1, 9, 7] {
-            rec.record(0, v);
+            rec.record(0, 0, v);
         }
-        assert_eq!(rec.raw(), &[5, 1, 9]);
+        assert_eq!(rec.raw(), &[[0, 5], [0, 1], [0, 9]]);
         assert_eq!(rec.raw_dropped(), 1);
     }
 }

@@ -29,6 +29,11 @@ pub struct SuiteSpec {
     pub duration: Option<String>,
     /// Measured CPUs (`1`, `0-3`); default: the last online CPU.
     pub cpus: Option<String>,
+    /// Record and analyse the kernel side of every scenario (`--trace`; needs root).
+    #[serde(default)]
+    pub trace: bool,
+    /// Spike threshold with `trace` (`50us`); default: each scenario's p99.9.
+    pub trace_threshold: Option<String>,
     pub matrix: Vec<MatrixEntry>,
 }
 
@@ -166,7 +171,13 @@ pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec), UserError> {
         common.samples = spec.samples;
         common.duration = spec.duration.clone();
     }
-    let (base, dma, mut warnings) = plan::resolve_common(&common, &default_cpu)?;
+    let (mut base, dma, mut warnings) = plan::resolve_common(&common, &default_cpu)?;
+    let trace = plan::resolve_trace(&crate::cli::TraceArgs {
+        trace: spec.trace,
+        trace_threshold: spec.trace_threshold.clone(),
+        trace_buffer: None,
+    })?;
+    base.keep_raw |= trace.is_some();
     let cpus_text = crate::units::format_cpu_list(&base.cpus);
     let mut scenarios = Vec::new();
     for entry in &spec.matrix {
@@ -214,6 +225,7 @@ pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec), UserError> {
                                     method,
                                     period_ns,
                                     deadline_ns: period_ns,
+                                    break_above_ns: None,
                                 }) as Box<dyn Probe>,
                                 settings: settings.clone(),
                                 dma_latency_us: dma,
@@ -223,6 +235,7 @@ pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec), UserError> {
                                 } else {
                                     Vec::new()
                                 },
+                                trace: trace.clone(),
                             });
                         }
                     }

@@ -11,6 +11,7 @@ pub mod irq;
 pub mod isolate;
 pub mod memlock;
 pub mod memory;
+pub mod mount;
 pub mod mqueue;
 pub mod posix_timer;
 pub mod process;

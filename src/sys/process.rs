@@ -210,3 +210,9 @@ pub fn install_storm_signal_handler() -> io::Result<()> {
 pub fn storm_signals_handled() -> u64 {
     COUNTED_SIGNALS.load(Ordering::Relaxed)
 }
+
+/// The effective user id of this process (0 = root).
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    unsafe { libc::geteuid() }
+}

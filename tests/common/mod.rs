@@ -90,3 +90,276 @@ pub fn have(program: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
 }
+
+/// The cross-process lock every latency-sensitive test holds while it measures, so no two
+/// of them ever run at once (tests of one binary run on parallel threads; binaries of other
+/// worktrees or sessions may run beside them). Held until dropped.
+pub fn latency_lock() -> latscope::sys::filelock::FileLock {
+    latscope::sys::filelock::FileLock::exclusive(std::path::Path::new(
+        "/tmp/latscope-latency-tests.lock",
+    ))
+    .expect("take /tmp/latscope-latency-tests.lock")
+}
+
+/// A FIFO 99 thread named `stall-inj` that spins `stall_ns` on `cpu` every `every_ns`,
+/// recording each stall's CLOCK_MONOTONIC start and end as it really happened.
+pub struct StallInjector {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<Vec<(u64, u64)>>>,
+    /// The injector's thread id (its pid in trace events).
+    pub tid: i32,
+}
+
+impl StallInjector {
+    pub fn start(cpu: usize, stall_ns: u64, every_ns: u64, first_after_ns: u64) -> Self {
+        use latscope::sys::{affinity, clock, sched};
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("stall-inj".into())
+            .spawn(move || {
+                affinity::pin_current_thread(cpu).expect("pin the stall injector");
+                sched::set_current_thread(sched::Policy::Fifo, 99).expect("FIFO 99 injector");
+                tx.send(sched::gettid()).unwrap();
+                let mut stalls = Vec::with_capacity(1024);
+                let mut next = clock::monotonic_ns() + first_after_ns;
+                while !s.load(Ordering::Relaxed) {
+                    clock::sleep_until_ns(next);
+                    let start = clock::monotonic_ns();
+                    let mut now = start;
+                    while now < start + stall_ns {
+                        std::hint::spin_loop();
+                        now = clock::monotonic_ns();
+                    }
+                    stalls.push((start, now));
+                    next += every_ns;
+                    while next <= now {
+                        next += every_ns;
+                    }
+                }
+                stalls
+            })
+            .expect("spawn the stall injector");
+        let tid = rx.recv().expect("injector started");
+        Self {
+            stop,
+            handle: Some(handle),
+            tid,
+        }
+    }
+
+    /// Stops the injector; the stalls it made, in order.
+    pub fn finish(mut self) -> Vec<(u64, u64)> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.handle.take().unwrap().join().expect("injector")
+    }
+}
+
+impl Drop for StallInjector {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The rows of a `--raw` file with two value columns (stamp_ns, value_ns) for `metric`.
+pub fn raw_rows(path: &std::path::Path, metric: &str) -> Vec<[u64; 2]> {
+    let text = std::fs::read_to_string(path).expect("raw file");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    assert!(header.len() >= 7, "two value columns expected: {header:?}");
+    lines
+        .map(|l| l.rsplitn(4, ',').collect::<Vec<_>>())
+        .filter(|f| f[3].ends_with(metric))
+        .map(|f| [f[1].parse().unwrap(), f[0].parse().unwrap()])
+        .collect()
+}
+
+/// Disturbances another tool made on purpose while the tests ran: the stalls logged by
+/// bench/noise_maker.rs (`cargo run --release --example noise-maker -- --log FILE`) when
+/// LATSCOPE_NOISE_LOG names its log. Each is (cpu, start_ns, end_ns) on CLOCK_MONOTONIC.
+pub fn known_disturbances() -> Vec<(usize, u64, u64)> {
+    let Ok(path) = std::env::var("LATSCOPE_NOISE_LOG") else {
+        return Vec::new();
+    };
+    std::fs::read_to_string(&path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace().map(|x| x.parse::<u64>().ok());
+            Some((f.next()?? as usize, f.next()??, f.next()??))
+        })
+        .collect()
+}
+
+/// Whether a known disturbance on `cpu` overlaps [start_ns, end_ns].
+pub fn disturbed(known: &[(usize, u64, u64)], cpu: usize, start_ns: u64, end_ns: u64) -> bool {
+    known
+        .iter()
+        .any(|&(c, s, e)| c == cpu && s < end_ns && e > start_ns)
+}
+
+/// The p-quantile (0..=1) of `values` (sorted copy; 0 when empty).
+pub fn quantile(values: &[u64], p: f64) -> u64 {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    if v.is_empty() {
+        return 0;
+    }
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+/// One test of a binary run by `run_cases` (harness = false): a test whose precondition
+/// fails here is reported as `ignored` in the summary with its reason, never passed silently.
+pub struct Case {
+    name: &'static str,
+    run: fn(),
+    skip: Option<String>,
+}
+
+/// A test that always runs.
+pub fn case(name: &'static str, run: fn()) -> Case {
+    Case {
+        name,
+        run,
+        skip: None,
+    }
+}
+
+impl Case {
+    /// Skips (reported as ignored, the reason printed) when `reason` is Some.
+    pub fn unless(mut self, reason: Option<String>) -> Self {
+        self.skip = reason;
+        self
+    }
+}
+
+/// Runs `cases` like the built-in harness does (filters, --ignored, --test-threads), with
+/// runtime skips shown as `ignored` and their reasons printed as `SKIPPED name: reason`.
+pub fn run_cases(cases: Vec<Case>) -> ! {
+    let args = libtest_mimic::Arguments::from_args();
+    let trials = cases
+        .into_iter()
+        .map(|c| {
+            if let Some(reason) = &c.skip {
+                eprintln!("SKIPPED {}: {reason}", c.name);
+            }
+            let run = c.run;
+            libtest_mimic::Trial::test(c.name, move || {
+                run();
+                Ok(())
+            })
+            .with_ignored_flag(c.skip.is_some())
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit()
+}
+
+/// Why a program is missing here (None when it is on PATH), with the package to install.
+pub fn missing(program: &str, package: &str) -> Option<String> {
+    (!have(program)).then(|| format!("{program} not installed (apt-get install {package})"))
+}
+
+/// Why `--trace` cannot run here (None when it can): it needs root and a kernel with tracefs.
+pub fn no_tracing() -> Option<String> {
+    if latscope::sys::process::effective_uid() != 0 {
+        return Some("needs root (tracefs)".into());
+    }
+    let mounted = std::fs::read_to_string("/proc/self/mounts")
+        .ok()
+        .and_then(|m| latscope::trace::tracefs::find_in_mounts(&m))
+        .is_some();
+    (!mounted && !latscope::trace::tracefs::kernel_has_tracefs())
+        .then(|| "this kernel has no tracefs (CONFIG_TRACING)".into())
+}
+
+/// Asserts a finished latscope run succeeded (its stderr in the message); returns its output.
+pub fn assert_success(out: std::process::Output) -> std::process::Output {
+    assert!(
+        out.status.success(),
+        "latscope failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `--policy fifo --priority 50`: how the latency tests run the measuring thread.
+pub const FIFO_50: [&str; 4] = ["--policy", "fifo", "--priority", "50"];
+
+/// (deadline_ns, latency_ns) of every sample in a `--raw` file, found by column name, so
+/// with or without the `--trace` split columns after them (`raw_rows` reads the last two).
+pub fn raw_samples(path: &std::path::Path) -> Vec<[u64; 2]> {
+    let text = std::fs::read_to_string(path).expect("raw file");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name} column: {header:?}"))
+    };
+    let (d, l) = (col("deadline_ns"), col("latency_ns"));
+    lines
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            [f[d].parse().unwrap(), f[l].parse().unwrap()]
+        })
+        .collect()
+}
+
+/// For each injected stall (start_ns, end_ns), the `--trace` spike whose span
+/// [at_ns, at_ns + latency_ns] overlaps it most (None when none does), matched by timestamp
+/// with `match_events`: a larger spike the host made beside the stall is never taken for it.
+pub fn spikes_of_stalls<'a>(spikes: &'a [Value], stalls: &[(u64, u64)]) -> Vec<Option<&'a Value>> {
+    use latscope::stats::matching::{match_events, SampleSpan};
+    let mut by_time: Vec<&Value> = spikes.iter().collect();
+    by_time.sort_by_key(|s| s["at_ns"].as_u64().unwrap());
+    let spans: Vec<SampleSpan> = by_time
+        .iter()
+        .map(|s| {
+            SampleSpan::of_row([
+                s["at_ns"].as_u64().unwrap(),
+                s["latency_ns"].as_u64().unwrap(),
+            ])
+        })
+        .collect();
+    match_events(&spans, stalls)
+        .into_iter()
+        .map(|m| m.map(|i| by_time[i]))
+        .collect()
+}
+
+/// The cause of `spike` that is the StallInjector thread `tid`, asserted to be labelled
+/// `stall-inj/`.
+pub fn injector_cause(spike: &Value, tid: i64) -> &Value {
+    let cause = spike["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["pid"].as_i64() == Some(tid))
+        .unwrap_or_else(|| panic!("stall-inj/{tid} not among the causes: {spike}"));
+    assert!(
+        cause["label"].as_str().unwrap().starts_with("stall-inj/"),
+        "{cause}"
+    );
+    cause
+}
+
+/// Asserts the injector ran for what it recorded (within 5 %) by the trace's `ran_ns`.
+pub fn assert_ran_as_recorded(cause: &Value, spike: &Value, (start, end): (u64, u64)) {
+    let ran = cause["ran_ns"].as_u64().unwrap() as f64;
+    let recorded = (end - start) as f64;
+    assert!(
+        (ran - recorded).abs() <= recorded * 0.05,
+        "stall-inj ran {ran} ns by the trace, {recorded} ns by the injector: {spike}"
+    );
+}
+
+/// Cases that all share one precondition: each skipped with `why` when it is Some.
+pub fn cases_unless(why: Option<String>, list: &[(&'static str, fn())]) -> Vec<Case> {
+    list.iter()
+        .map(|&(name, run)| case(name, run).unless(why.clone()))
+        .collect()
+}

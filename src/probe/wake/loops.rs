@@ -124,7 +124,7 @@ pub fn waker_loop<C: Channel>(
                 counts.measure_started_ns = t0;
                 measuring = true;
             }
-            calls.record(after, after - t0);
+            calls.record(t0, after, after - t0);
             counts.measured += 1;
         }
         counts.wake_failed += u64::from(!delivered);
@@ -224,7 +224,7 @@ pub fn wakee_loop<C: Channel>(
                     responses.restart(t1);
                     measuring = true;
                 }
-                responses.record(t1, response);
+                responses.record(t0, t1, response);
                 raw.push([t0, t1, response]);
                 counts.merged += posted - served - 1;
             } else if posted > first_measured {

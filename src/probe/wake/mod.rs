@@ -8,7 +8,7 @@ pub mod competitors;
 pub mod loops;
 pub mod mechanism;
 
-use super::harness::{run_measuring_threads, ThreadPlacement};
+use super::harness::{run_measuring_threads_with_tids, ThreadPlacement};
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput, RawSeries};
 use crate::result::{ThreadResult, Warning};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
@@ -64,7 +64,7 @@ impl WakeProbe {
         channel: C,
         settings: &CommonSettings,
         ctx: &ProbeContext,
-    ) -> anyhow::Result<(Recorder, WakerCounts, Recorder, WakeeCounts, RawRows)> {
+    ) -> anyhow::Result<Measured> {
         let config = RecorderConfig {
             deadline_ns: self.deadline_ns,
             series_seconds: settings.series_seconds(self.interval_ns),
@@ -83,7 +83,7 @@ impl WakeProbe {
         );
         let channel = &channel;
         let shared = &shared;
-        let results = run_measuring_threads(
+        let results = run_measuring_threads_with_tids(
             &self.placements(settings),
             |index| -> anyhow::Result<Side<C::Receiver>> {
                 let side = if index == 0 {
@@ -129,7 +129,8 @@ impl WakeProbe {
         progress.finish();
         let mut waker = None;
         let mut wakee = None;
-        for finished in results? {
+        let (results, tids) = results?;
+        for finished in results {
             match finished? {
                 Finished::Waker(r, c) => waker = Some((r, c)),
                 Finished::Wakee(r, c, raw) => wakee = Some((r, c, raw)),
@@ -138,14 +139,14 @@ impl WakeProbe {
         let ((calls, wc), (responses, ec, raw)) = waker
             .zip(wakee)
             .ok_or_else(|| anyhow!("a wake thread returned no result"))?;
-        Ok((calls, wc, responses, ec, raw))
+        Ok((calls, wc, responses, ec, raw, [tids[0], tids[1]]))
     }
 
     fn run_mechanism(
         &self,
         settings: &CommonSettings,
         ctx: &ProbeContext,
-    ) -> anyhow::Result<(Recorder, WakerCounts, Recorder, WakeeCounts, RawRows)> {
+    ) -> anyhow::Result<Measured> {
         match self.mechanism {
             Mechanism::Eventfd => self.run_with(
                 EventfdChannel(wake_primitives::EventFd::new()?),
@@ -163,6 +164,17 @@ impl WakeProbe {
         }
     }
 }
+
+/// What both wake threads measured: the waker's call costs and counts, the wakee's
+/// responses, counts and raw rows, and the two threads' tids (waker, wakee).
+type Measured = (
+    Recorder,
+    WakerCounts,
+    Recorder,
+    WakeeCounts,
+    RawRows,
+    [i32; 2],
+);
 
 impl Probe for WakeProbe {
     fn kind(&self) -> &'static str {
@@ -200,12 +212,26 @@ impl Probe for WakeProbe {
         let competitors = Competitors::start(self.wakee_cpu, self.competitors)?;
         let measured = self.run_mechanism(settings, ctx);
         let competitor_loops = competitors.stop();
-        let (calls, wc, responses, ec, raw) = measured?;
+        let (calls, wc, responses, ec, raw, [waker_tid, wakee_tid]) = measured?;
 
         let method = self.mechanism.name();
         let mut out = ProbeOutput {
             interrupted: ctx.stop.load(Ordering::Relaxed),
             elapsed_ns: wc.ended_ns.saturating_sub(wc.measure_started_ns),
+            // Both threads have been joined: now is after the wakee's last t1 too.
+            window_ns: [wc.measure_started_ns, crate::sys::clock::monotonic_ns()],
+            tids: vec![
+                super::MeasuringThread {
+                    cpu: self.waker_cpu,
+                    tid: waker_tid,
+                    role: "waker".into(),
+                },
+                super::MeasuringThread {
+                    cpu: self.wakee_cpu,
+                    tid: wakee_tid,
+                    role: "wakee".into(),
+                },
+            ],
             ..Default::default()
         };
         let mut response =
@@ -271,7 +297,7 @@ impl Probe for WakeProbe {
                 method: method.to_string(),
                 metric: "response".into(),
                 columns: vec!["t0_ns".into(), "t1_ns".into(), "response_ns".into()],
-                rows: raw.rows.iter().map(|r| r.to_vec()).collect(),
+                values: raw.rows.iter().flatten().map(|&v| v as i64).collect(),
             });
         }
         out.threads.push(response);

@@ -1,0 +1,100 @@
+//! The terminal's `--trace` section under the latency table: the split parts per thread
+//! (min avg p50 p99 p99.9 max), one line per spike (at most `MAX_SPIKE_LINES`), and the
+//! cause summary.
+
+use crate::result::Run;
+use crate::units::{human_ns, latency_cell};
+
+/// Spike lines shown in the terminal; the rest are in the JSON.
+pub const MAX_SPIKE_LINES: usize = 20;
+
+/// The trace section of every traced scenario (empty when none was traced).
+pub fn trace_lines(run: &Run, in_ns: bool) -> String {
+    let mut out = String::new();
+    for sc in &run.scenarios {
+        let Some(t) = &sc.trace else { continue };
+        out.push_str(&format!(
+            "\n--trace [{}]: {} events on CPU {}, threshold {} ({})\n",
+            sc.name,
+            t.events_recorded,
+            crate::units::format_cpu_list(&t.cpus),
+            human_ns(t.threshold_ns),
+            t.threshold_source
+        ));
+        let lost: u64 = t
+            .losses
+            .per_cpu
+            .iter()
+            .map(|c| c.overrun + c.dropped + c.commit_overrun + c.missed_events)
+            .sum();
+        if t.losses.any() {
+            out.push_str(&format!("  LOST {lost} events (per CPU in the JSON)\n"));
+        }
+        let unit = if in_ns { "ns" } else { "µs" };
+        let mut rows = Vec::new();
+        for th in &t.threads {
+            if th.samples_total > 0 {
+                out.push_str(&format!(
+                    "  CPU {} tid {} ({}): {} of {} samples joined",
+                    th.cpu, th.tid, th.role, th.samples_joined, th.samples_total
+                ));
+                for (why, n) in &th.not_joined {
+                    out.push_str(&format!("; {n} not: {why}"));
+                }
+                out.push('\n');
+            }
+            for p in &th.parts {
+                let mut row = vec![th.cpu.to_string(), p.metric.clone()];
+                for stat in ["min", "avg", "p50", "p99", "p99.9", "max"] {
+                    row.push(latency_cell(
+                        p.summary.stat(stat).unwrap_or(0.0).round() as u64,
+                        in_ns,
+                    ));
+                }
+                rows.push(row);
+            }
+        }
+        if !rows.is_empty() {
+            let mut header = vec!["cpu".to_string(), "part".to_string()];
+            for s in ["min", "avg", "p50", "p99", "p99.9", "max"] {
+                header.push(format!("{s} ({unit})"));
+            }
+            out.push_str(&super::table::comfy_table(header, rows, 2).to_string());
+            out.push('\n');
+        }
+        if t.spikes.is_empty() {
+            out.push_str("  no spike above the threshold\n");
+        } else {
+            out.push_str(&format!("  spikes ({}, worst first):\n", t.spikes.len()));
+            for s in t.spikes.iter().take(MAX_SPIKE_LINES) {
+                out.push_str(&format!("    CPU {}: {}\n", s.cpu, s.line));
+            }
+            if t.spikes.len() > MAX_SPIKE_LINES {
+                out.push_str(&format!(
+                    "    … {} more in the JSON\n",
+                    t.spikes.len() - MAX_SPIKE_LINES
+                ));
+            }
+        }
+        if !t.cause_summary.is_empty() {
+            out.push_str("  causes over all spikes:\n");
+            let shown = &t.cause_summary[..t.cause_summary.len().min(10)];
+            // One column for the labels, as wide as the longest shown.
+            let width = shown
+                .iter()
+                .map(|c| c.cause.chars().count())
+                .max()
+                .unwrap_or(0);
+            for c in shown {
+                out.push_str(&format!(
+                    "    {:<width$} in {:>4} spikes (longest in {}), {} total\n",
+                    c.cause,
+                    c.spikes,
+                    c.dominant_in,
+                    human_ns(c.total_ns)
+                ));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,580 @@
+//! The bridge from a recording and the probe's samples to `scenario.trace`: the timer split
+//! and attribution (split, attribution), noise gap classes (noise_classify), the wake split
+//! (wake_split), each part's full statistics, `--raw` split columns, and the worst spike's
+//! events and timeline. Timer and wake spikes are both accounted by account.rs; every task
+//! cause also gets its whole run slice (`ran_ns`, from the run slices below).
+
+use super::account::{Cause, CauseKind, SilenceBounds};
+use super::attribution::{
+    attribute as attribute_split, attribute_response, summarize, AttributionConfig, Spike,
+    SummaryEntry,
+};
+use super::event::{Event, EventKind};
+use super::noise_classify::{classify_gaps, NoiseGap};
+use super::result::{CauseSummary, TimelineSpan, TraceResult, TraceSpike};
+use super::split::{split_timer, SampleSplit, SplitConfig, TimerMethod, TimerSample};
+use super::threshold::Threshold;
+use super::timeline::{softirq_name, Timeline};
+use super::wake_split::{split_wake, WakeSample};
+use super::Recording;
+use crate::probe::ProbeOutput;
+use crate::result::ThreadResult;
+use crate::stats::{Recorder, RecorderConfig};
+use std::collections::BTreeMap;
+
+/// The most spikes kept in the result (worst first).
+pub const MAX_SPIKES: usize = 1000;
+/// Events shown for the worst spike, at most.
+const MAX_WORST_EVENTS: usize = 2000;
+/// How far before the worst spike's stamp its events start.
+const WORST_MARGIN_NS: u64 = 100_000;
+
+/// The sample series of each measuring thread: (cpu, rows of (stamp_ns, value_ns, row)).
+fn samples<'a>(kind: &str, output: &'a ProbeOutput) -> Vec<(usize, &'a crate::probe::RawSeries)> {
+    output
+        .raw
+        .iter()
+        .filter(|r| match kind {
+            "wake" => r.metric == "response",
+            _ => true,
+        })
+        .map(|r| (r.cpu, r))
+        .collect()
+}
+
+/// Full statistics of one split part (negative values, possible only for `remainder`
+/// within the clock slack, count as 0 and are noted).
+fn part_result(cpu: usize, method: &str, name: &str, values: &[(u64, i64)]) -> ThreadResult {
+    let config = RecorderConfig {
+        deadline_ns: u64::MAX,
+        series_seconds: 1,
+        raw_capacity: 0,
+    };
+    let mut rec = Recorder::standalone(&config);
+    rec.restart(values.first().map_or(0, |v| v.0));
+    let mut negative = 0u64;
+    for &(stamp, v) in values {
+        negative += u64::from(v < 0);
+        rec.record(stamp, stamp, v.max(0) as u64);
+    }
+    let mut tr = ThreadResult::from_recorder(cpu, method, name, &rec);
+    tr.per_second_max_ns.clear();
+    if negative > 0 {
+        tr.extra
+            .insert("negative_counted_as_zero".into(), negative.into());
+    }
+    tr
+}
+
+/// Fills threads (join counts, parts), spikes, cause summary and the worst spike's events;
+/// for the timer also the split columns of `--raw`.
+pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &mut TraceResult) {
+    let mut sorted: Vec<Event> = rec.events.clone();
+    sorted.sort_by_key(|e| e.ts_ns);
+    let tl = Timeline::new(&sorted).with_losses(&rec.losses);
+    let threshold = match result.threshold_source.as_str() {
+        "--trace-threshold" => Threshold::Fixed(result.threshold_ns),
+        _ => Threshold::P999,
+    };
+    let method = output
+        .extra_params
+        .get("method")
+        .and_then(|m| m.as_str())
+        .unwrap_or("")
+        .to_string();
+    let mut spikes: Vec<(TraceSpike, u64, u64)> = Vec::new();
+    let mut worst_windows: Vec<(u64, u64, u64)> = Vec::new(); // (latency, from, to)
+    let series: Vec<(usize, usize)> = samples(kind, output)
+        .iter()
+        .map(|(cpu, r)| {
+            (
+                *cpu,
+                output
+                    .raw
+                    .iter()
+                    .position(|x| std::ptr::eq(x, *r))
+                    .unwrap_or(0),
+            )
+        })
+        .collect();
+    for t in &mut result.threads {
+        if t.role == "waker" {
+            continue;
+        }
+        let Some(&(_, ri)) = series.iter().find(|(cpu, _)| *cpu == t.cpu) else {
+            continue;
+        };
+        let raw = &output.raw[ri];
+        let n = raw.columns.len();
+        let rows: Vec<Vec<u64>> = raw
+            .rows()
+            .map(|r| r.iter().map(|&v| v as u64).collect())
+            .collect();
+        t.samples_total = rows.len() as u64;
+        let cpu = t.cpu as u32;
+        match kind {
+            "timer" => {
+                let Some(m) = TimerMethod::from_name(&method) else {
+                    continue;
+                };
+                let samples: Vec<TimerSample> = rows
+                    .iter()
+                    .map(|r| TimerSample {
+                        deadline_ns: r[0],
+                        latency_ns: r[n - 1],
+                    })
+                    .collect();
+                let split = split_timer(&tl, t.tid, cpu, m, &samples, &SplitConfig::default());
+                t.samples_joined = split.counts.joined;
+                let c = &split.counts;
+                for (why, count) in [
+                    ("busy (nothing to split)", c.busy),
+                    ("outside the trace window", c.outside_window),
+                    ("events lost there", c.lost_events),
+                    ("no hrtimer_start with this deadline", c.no_hrtimer_start),
+                    ("no hrtimer expiry", c.no_expiry),
+                    ("no switch-in", c.no_switch_in),
+                ] {
+                    if count > 0 {
+                        t.not_joined.insert(why.into(), count);
+                    }
+                }
+                if c.switch_in_inferred > 0 {
+                    t.classes
+                        .insert("switch_in_inferred".into(), c.switch_in_inferred);
+                }
+                let joined: Vec<&SampleSplit> = split.samples.iter().filter(|s| s.joined).collect();
+                for (i, name) in ["irq_latency", "wake_to_run", "to_user", "remainder"]
+                    .iter()
+                    .enumerate()
+                {
+                    let values: Vec<(u64, i64)> = joined
+                        .iter()
+                        .map(|s| (s.deadline_ns, s.parts()[i]))
+                        .collect();
+                    t.parts.push(part_result(t.cpu, &method, name, &values));
+                }
+                // The split as --raw columns, empty where not joined.
+                let raw = &mut output.raw[ri];
+                let mut values = Vec::with_capacity(split.samples.len() * 6);
+                for s in &split.samples {
+                    values.extend([s.deadline_ns as i64, s.latency_ns as i64]);
+                    for p in s.parts() {
+                        values.push(if s.joined {
+                            p
+                        } else {
+                            crate::probe::RawSeries::EMPTY
+                        });
+                    }
+                }
+                if split.samples.len() == rows.len() {
+                    raw.columns = [
+                        "deadline_ns",
+                        "latency_ns",
+                        "irq_latency_ns",
+                        "wake_to_run_ns",
+                        "to_user_ns",
+                        "remainder_ns",
+                    ]
+                    .map(String::from)
+                    .to_vec();
+                    raw.values = values;
+                }
+                let attribution = attribute_split(
+                    &tl,
+                    &split,
+                    &AttributionConfig {
+                        threshold,
+                        ..AttributionConfig::default()
+                    },
+                );
+                result.threshold_ns = attribution.threshold_ns;
+                let slices = run_slices(tl.cpu(cpu));
+                spikes.extend(
+                    attribution
+                        .spikes
+                        .iter()
+                        .map(|sp| trace_spike(t.cpu, sp, &slices)),
+                );
+                for e in &attribution.summary.entries {
+                    merge_summary(&mut result.cause_summary, e);
+                }
+            }
+            "noise" => {
+                let gaps: Vec<NoiseGap> = rows
+                    .iter()
+                    .map(|r| NoiseGap {
+                        start_ns: r[0],
+                        gap_ns: r[n - 1],
+                    })
+                    .collect();
+                let classes = classify_gaps(&tl, cpu, t.tid, &gaps, SilenceBounds::default());
+                let values: Vec<u64> = gaps.iter().map(|g| g.gap_ns).collect();
+                let limit = threshold.resolve(&values);
+                result.threshold_ns = limit;
+                for g in &classes {
+                    let class = if g.unknown {
+                        "not_classified".to_string()
+                    } else {
+                        g.dominant
+                            .map(kind_name)
+                            .unwrap_or_else(|| "unexplained".into())
+                    };
+                    *t.classes.entry(class).or_default() += 1;
+                    if !g.unknown {
+                        t.samples_joined += 1;
+                    }
+                    if g.gap_ns > limit {
+                        let end = g.start_ns + g.gap_ns;
+                        spikes.push((
+                            TraceSpike {
+                                cpu: t.cpu,
+                                at_ns: g.start_ns,
+                                latency_ns: g.gap_ns,
+                                causes: g
+                                    .causes
+                                    .iter()
+                                    .map(|c| cause_json(c, &[], g.start_ns, end))
+                                    .collect(),
+                                unexplained_ns: g.unexplained_ns,
+                                line: g.render(),
+                            },
+                            g.start_ns,
+                            end,
+                        ));
+                    }
+                }
+                let unknown = t.samples_total - t.samples_joined;
+                if unknown > 0 {
+                    t.not_joined
+                        .insert("outside the trace or events lost".into(), unknown);
+                }
+            }
+            _ => {
+                // wake: the wakee's responses split into waking, wakeup, switch, to_user.
+                let samples: Vec<WakeSample> = rows
+                    .iter()
+                    .map(|r| WakeSample {
+                        t0_ns: r[0],
+                        t1_ns: r[1],
+                    })
+                    .collect();
+                let splits = split_wake(&tl, t.tid, &samples, 2_000);
+                let mut why: BTreeMap<String, u64> = BTreeMap::new();
+                let mut parts: [Vec<(u64, i64)>; 4] = Default::default();
+                for (s, w) in samples.iter().zip(&splits) {
+                    if w.joined {
+                        t.samples_joined += 1;
+                        for (i, v) in [w.to_wakeup_ns, w.switch_ns, w.to_user_ns, w.remainder_ns]
+                            .into_iter()
+                            .enumerate()
+                        {
+                            parts[i].push((s.t0_ns, v));
+                        }
+                    } else if let Some(n) = w.not_joined {
+                        *why.entry(format!("{n:?}")).or_default() += 1;
+                    }
+                }
+                t.not_joined = why;
+                for (i, name) in ["to_wakeup", "switch", "to_user", "remainder"]
+                    .iter()
+                    .enumerate()
+                {
+                    t.parts.push(part_result(t.cpu, &method, name, &parts[i]));
+                }
+                let values: Vec<u64> = rows.iter().map(|r| r[n - 1]).collect();
+                let limit = threshold.resolve(&values);
+                result.threshold_ns = limit;
+                // Each spike accounted as the timer's are (account.rs): who held the
+                // wakee's CPU from the waker's stamp to the wakee's.
+                let slices = run_slices(tl.cpu(cpu));
+                let wake_spikes: Vec<Spike> = rows
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r[n - 1] > limit)
+                    .map(|(i, r)| {
+                        attribute_response(
+                            &tl,
+                            cpu,
+                            i,
+                            r[0],
+                            r[n - 1],
+                            t.tid,
+                            SilenceBounds::default(),
+                        )
+                    })
+                    .collect();
+                spikes.extend(wake_spikes.iter().map(|sp| trace_spike(t.cpu, sp, &slices)));
+                for e in &summarize(&wake_spikes).entries {
+                    merge_summary(&mut result.cause_summary, e);
+                }
+            }
+        }
+    }
+    spikes.sort_by_key(|s| std::cmp::Reverse(s.0.latency_ns));
+    if let Some((_, from, to)) = spikes.first() {
+        worst_windows.push((0, *from, *to));
+    }
+    if let Some(&(_, from, to)) = worst_windows.first() {
+        let a = sorted.partition_point(|e| e.ts_ns < from.saturating_sub(WORST_MARGIN_NS));
+        let b = sorted.partition_point(|e| e.ts_ns <= to);
+        result.worst_spike_events = sorted[a..b.max(a)]
+            .iter()
+            .take(MAX_WORST_EVENTS)
+            .map(super::render_text_line)
+            .collect();
+        result.worst_spike_spans = timeline_spans(&tl, &sorted[a..b.max(a)], from, to);
+    }
+    if kind == "noise" {
+        result.cause_summary = summarize_fallback(&spikes);
+    }
+    result
+        .cause_summary
+        .sort_by_key(|c| std::cmp::Reverse(c.total_ns));
+    result.spikes = spikes.into_iter().take(MAX_SPIKES).map(|s| s.0).collect();
+}
+
+/// A timer or wake spike as the result keeps it, with the interval it covers.
+fn trace_spike(cpu: usize, sp: &Spike, slices: &[Slice]) -> (TraceSpike, u64, u64) {
+    let causes = sp
+        .causes
+        .iter()
+        .map(|c| cause_json(c, slices, sp.deadline_ns, sp.window_end_ns))
+        .collect();
+    (
+        TraceSpike {
+            cpu,
+            at_ns: sp.deadline_ns,
+            latency_ns: sp.latency_ns,
+            causes,
+            unexplained_ns: sp.unexplained_ns,
+            line: sp.render(),
+        },
+        sp.deadline_ns,
+        sp.window_end_ns,
+    )
+}
+
+fn kind_name(k: CauseKind) -> String {
+    serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// A cause as JSON: the analysis's fields, its label, and for tasks `ran_ns`, the whole
+/// run slices of that task overlapping [from, to] (switch-in to switch-out).
+fn cause_json(c: &Cause, slices: &[Slice], from: u64, to: u64) -> serde_json::Value {
+    let mut v = serde_json::to_value(c).unwrap_or_default();
+    v["label"] = c.label().into();
+    if let Some(pid) = c.pid {
+        let ran: u64 = slices
+            .iter()
+            .filter(|s| s.pid == pid && s.out_ns > from && s.in_ns < to)
+            .map(|s| s.out_ns - s.in_ns)
+            .sum();
+        if ran > 0 {
+            v["ran_ns"] = ran.into();
+        }
+    }
+    v
+}
+
+fn merge_summary(out: &mut Vec<CauseSummary>, e: &SummaryEntry) {
+    match out.iter_mut().find(|c| c.cause == e.label) {
+        Some(c) => {
+            c.spikes += e.spikes;
+            c.dominant_in += e.dominant_in;
+            c.total_ns += e.duration_ns;
+        }
+        None => out.push(CauseSummary {
+            kind: kind_name(e.kind),
+            cause: e.label.clone(),
+            spikes: e.spikes,
+            dominant_in: e.dominant_in,
+            total_ns: e.duration_ns,
+        }),
+    }
+}
+
+fn summarize_fallback(spikes: &[(TraceSpike, u64, u64)]) -> Vec<CauseSummary> {
+    let mut out: Vec<CauseSummary> = Vec::new();
+    for (s, _, _) in spikes {
+        let mut best: Option<(String, u64)> = None;
+        for c in &s.causes {
+            let label = c["label"]
+                .as_str()
+                .or(c["cause"].as_str())
+                .unwrap_or("?")
+                .to_string();
+            let ns = c["duration_ns"].as_u64().or(c["ns"].as_u64()).unwrap_or(0);
+            if best.as_ref().is_none_or(|b| ns > b.1) {
+                best = Some((label.clone(), ns));
+            }
+            let kind = c["kind"].as_str().unwrap_or("").to_string();
+            match out.iter_mut().find(|x| x.cause == label) {
+                Some(x) => {
+                    x.spikes += 1;
+                    x.total_ns += ns;
+                }
+                None => out.push(CauseSummary {
+                    kind,
+                    cause: label.clone(),
+                    spikes: 1,
+                    dominant_in: 0,
+                    total_ns: ns,
+                }),
+            }
+        }
+        if let Some((label, _)) = best {
+            if let Some(x) = out.iter_mut().find(|x| x.cause == label) {
+                x.dominant_in += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The worst spike as spans per CPU for the HTML timeline: tasks (from run slices), IRQs,
+/// softirqs, and the spike's start and end marked. A task whose slice has no name (`<...>`,
+/// the kernel's comm cache missed it) takes the last name the whole trace gave its pid.
+fn timeline_spans(tl: &Timeline, events: &[Event], from: u64, to: u64) -> Vec<TimelineSpan> {
+    let mut spans = vec![
+        TimelineSpan {
+            cpu: usize::MAX,
+            start_ns: from,
+            end_ns: from,
+            kind: "deadline".into(),
+            label: "deadline".into(),
+        },
+        TimelineSpan {
+            cpu: usize::MAX,
+            start_ns: to,
+            end_ns: to,
+            kind: "switch_in".into(),
+            label: "switch-in / wake".into(),
+        },
+    ];
+    let mut by_cpu: BTreeMap<u32, Vec<&Event>> = BTreeMap::new();
+    for e in events {
+        by_cpu.entry(e.cpu).or_default().push(e);
+    }
+    for (cpu, evs) in by_cpu {
+        for s in run_slices(&evs) {
+            spans.push(TimelineSpan {
+                cpu: cpu as usize,
+                start_ns: s.in_ns,
+                end_ns: s.out_ns,
+                kind: "task".into(),
+                label: format!("{}/{}", known_comm(tl, &s.comm, s.pid), s.pid),
+            });
+        }
+        let mut open: Option<(u64, String, &str)> = None;
+        for e in &evs {
+            match &e.kind {
+                EventKind::IrqHandlerEntry { irq, name } => {
+                    open = Some((e.ts_ns, format!("irq {irq} {name}"), "irq"))
+                }
+                EventKind::SoftirqEntry { vec } => {
+                    open = Some((
+                        e.ts_ns,
+                        format!("softirq {}", softirq_name(*vec)),
+                        "softirq",
+                    ))
+                }
+                EventKind::IrqHandlerExit { .. } | EventKind::SoftirqExit { .. } => {
+                    if let Some((t, label, kind)) = open.take() {
+                        spans.push(TimelineSpan {
+                            cpu: cpu as usize,
+                            start_ns: t,
+                            end_ns: e.ts_ns,
+                            kind: kind.into(),
+                            label,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    spans
+}
+
+/// `comm`, or the name the trace knows `pid` by when `comm` is unknown (`<...>` or empty).
+fn known_comm<'a>(tl: &'a Timeline, comm: &'a str, pid: i32) -> &'a str {
+    if !comm.is_empty() && comm != "<...>" {
+        return comm;
+    }
+    tl.task(pid)
+        .map(|t| t.comm.as_str())
+        .filter(|c| !c.is_empty() && *c != "<...>")
+        .unwrap_or(comm)
+}
+
+/// One task's stretch on a CPU: from its switch-in to its switch-out.
+#[derive(Debug, Clone)]
+pub struct Slice {
+    pub in_ns: u64,
+    pub out_ns: u64,
+    pub comm: String,
+    pub pid: i32,
+    pub prio: i32,
+}
+
+/// The run slices of one CPU's events (sorted by time). Besides sched_switch, an event whose
+/// `common_pid` is not the task believed running starts a slice of that pid (so a lost
+/// or unrecorded switch-in does not hide who ran); its name and priority come from the
+/// last sched_waking/wakeup/switch naming it.
+pub fn run_slices(events: &[&Event]) -> Vec<Slice> {
+    let mut names: BTreeMap<i32, (String, i32)> = BTreeMap::new();
+    let mut slices: Vec<Slice> = Vec::new();
+    let mut open: Option<Slice> = None;
+    let switch_to =
+        |open: &mut Option<Slice>, slices: &mut Vec<Slice>, ts, comm: String, pid, prio| {
+            if let Some(mut s) = open.take() {
+                s.out_ns = ts;
+                slices.push(s);
+            }
+            *open = Some(Slice {
+                in_ns: ts,
+                out_ns: ts,
+                comm,
+                pid,
+                prio,
+            });
+        };
+    for e in events {
+        match &e.kind {
+            EventKind::SchedSwitch { prev, next, .. } => {
+                names.insert(prev.pid, (prev.comm.clone(), prev.prio));
+                names.insert(next.pid, (next.comm.clone(), next.prio));
+                switch_to(
+                    &mut open,
+                    &mut slices,
+                    e.ts_ns,
+                    next.comm.clone(),
+                    next.pid,
+                    next.prio,
+                );
+                continue;
+            }
+            EventKind::SchedWaking { task, .. } | EventKind::SchedWakeup { task, .. } => {
+                names.insert(task.pid, (task.comm.clone(), task.prio));
+            }
+            _ => {}
+        }
+        if open.as_ref().is_some_and(|s| s.pid != e.pid) || open.is_none() {
+            let (comm, prio) = names
+                .get(&e.pid)
+                .cloned()
+                .unwrap_or_else(|| ("<...>".into(), 120));
+            let comm = if e.pid == 0 { "swapper".into() } else { comm };
+            switch_to(&mut open, &mut slices, e.ts_ns, comm, e.pid, prio);
+        }
+    }
+    if let Some(mut s) = open {
+        s.out_ns = events.last().map_or(s.in_ns, |e| e.ts_ns);
+        slices.push(s);
+    }
+    slices
+}

@@ -1,0 +1,343 @@
+//! latscope's own tracefs instance (`instances/latscope-PID`): clock, buffer size, CPUs and
+//! events set for one run, removed again on Drop, on `finish`, by the emergency restorer
+//! (second Ctrl-C) and, after a killed run, by `latscope restore`.
+
+use super::tracefs::{TraceError, Tracefs};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Instances are named `latscope-PID`.
+pub const INSTANCE_PREFIX: &str = "latscope-";
+
+/// The events `--trace` records by default ("system:name").
+pub const DEFAULT_EVENTS: &[&str] = &[
+    "timer:hrtimer_start",
+    "timer:hrtimer_expire_entry",
+    "timer:hrtimer_expire_exit",
+    "timer:hrtimer_cancel",
+    "sched:sched_waking",
+    "sched:sched_wakeup",
+    "sched:sched_switch",
+    "irq:irq_handler_entry",
+    "irq:irq_handler_exit",
+    "irq:softirq_entry",
+    "irq:softirq_exit",
+    "irq:softirq_raise",
+    "irq_vectors:local_timer_entry",
+    "irq_vectors:local_timer_exit",
+    "irq_vectors:reschedule_entry",
+    "irq_vectors:reschedule_exit",
+    "irq_vectors:call_function_entry",
+    "irq_vectors:call_function_exit",
+    "irq_vectors:call_function_single_entry",
+    "irq_vectors:call_function_single_exit",
+    "irq_vectors:irq_work_entry",
+    "irq_vectors:irq_work_exit",
+    "exceptions:page_fault_user",
+    "exceptions:page_fault_kernel",
+    "ipi:ipi_send_cpu",
+    "ipi:ipi_send_cpumask",
+    "rseq:rseq_update",
+];
+
+/// Events that stand in for a missing one on other kernel versions: (wanted, stand-in).
+/// Kernels before 6.3 have `ipi:ipi_raise` instead of `ipi_send_cpu`/`ipi_send_cpumask`.
+const STAND_INS: &[(&str, &str)] = &[
+    ("ipi:ipi_send_cpu", "ipi:ipi_raise"),
+    ("ipi:ipi_send_cpumask", "ipi:ipi_raise"),
+];
+
+/// Set while this process holds its instance (one per process: the name is the PID).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// The instance name of a process.
+pub fn instance_name(pid: u32) -> String {
+    format!("{INSTANCE_PREFIX}{pid}")
+}
+
+/// `tracing_cpumask` text for a CPU list: 32-bit hex groups, most significant first.
+pub fn cpumask_text(cpus: &[usize]) -> String {
+    let groups = cpus.iter().max().map_or(1, |m| m / 32 + 1);
+    let mut words = vec![0u32; groups];
+    for &c in cpus {
+        words[c / 32] |= 1 << (c % 32);
+    }
+    words
+        .iter()
+        .rev()
+        .map(|w| format!("{w:08x}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn write_file(path: &Path, value: &str) -> Result<(), TraceError> {
+    std::fs::write(path, value)
+        .map_err(|e| TraceError::io(format!("writing {value:?} to {}", path.display()), e))
+}
+
+/// An event directory for "system:name" (or "system:*" for the whole system).
+fn event_dir(instance: &Path, event: &str) -> Option<PathBuf> {
+    let (system, name) = event.split_once(':')?;
+    let dir = instance.join("events").join(system);
+    Some(if name == "*" { dir } else { dir.join(name) })
+}
+
+/// Turns tracing off and removes an instance directory. Retries briefly: the kernel
+/// refuses (EBUSY) while a reader still holds one of its files.
+fn remove_instance_dir(dir: &Path, wait_ms: u64) -> io::Result<()> {
+    let _ = std::fs::write(dir.join("tracing_on"), "0");
+    let mut waited = 0;
+    loop {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && waited < wait_ms => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                waited += 10;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A configured instance; tracing stays off until `set_tracing(true)`. Removed on Drop.
+#[derive(Debug)]
+pub struct Instance {
+    tracefs: Tracefs,
+    name: String,
+    dir: PathBuf,
+    /// Events that exist and were enabled ("system:name").
+    enabled: Vec<String>,
+    /// Requested events this kernel lacks ("system:name").
+    missing: Vec<String>,
+    /// Set by the emergency restorer: readers must close their files at once.
+    abort: Arc<AtomicBool>,
+    restorer_key: Option<u64>,
+    removed: bool,
+}
+
+impl Instance {
+    /// Creates `instances/latscope-<our PID>` and configures it: tracing off, trace_clock
+    /// `mono`, `buffer_kb_per_cpu` per CPU, recording only `cpus` (all when empty), the
+    /// existing ones of `events` enabled.
+    pub fn create(
+        tracefs: Tracefs,
+        buffer_kb_per_cpu: u64,
+        cpus: &[usize],
+        events: &[&str],
+    ) -> Result<Instance, TraceError> {
+        let name = instance_name(std::process::id());
+        let dir = tracefs.root().join("instances").join(&name);
+        if ACTIVE.swap(true, Ordering::SeqCst) {
+            // A session of this very process holds it.
+            return Err(TraceError::InstanceInUse {
+                name,
+                pid: std::process::id() as i32,
+            });
+        }
+        if dir.exists() {
+            // Left by a killed run whose PID we now carry.
+            if let Err(e) = remove_instance_dir(&dir, 200) {
+                ACTIVE.store(false, Ordering::SeqCst);
+                return Err(TraceError::io(
+                    format!("removing the stale {}", dir.display()),
+                    e,
+                ));
+            }
+        }
+        if let Err(e) = std::fs::create_dir(&dir) {
+            ACTIVE.store(false, Ordering::SeqCst);
+            return Err(TraceError::io(format!("creating {}", dir.display()), e));
+        }
+        let abort = Arc::new(AtomicBool::new(false));
+        let mut instance = Instance {
+            tracefs,
+            name,
+            dir: dir.clone(),
+            enabled: Vec::new(),
+            missing: Vec::new(),
+            abort: abort.clone(),
+            restorer_key: None,
+            removed: false,
+        };
+        let mounted = instance
+            .tracefs
+            .mounted_by_us()
+            .then(|| instance.tracefs.root().to_path_buf());
+        instance.restorer_key = Some(crate::interrupt::register_restorer(move || {
+            abort.store(true, Ordering::SeqCst);
+            if let Err(e) = remove_instance_dir(&dir, 500) {
+                eprintln!(
+                    "latscope: could not remove the trace instance {}: {e} (run `latscope restore`)",
+                    dir.display()
+                );
+            }
+            if let Some(root) = &mounted {
+                let _ = crate::sys::mount::umount(root);
+            }
+        }));
+        // On any error below, Drop removes the half-configured instance.
+        instance.configure(buffer_kb_per_cpu, cpus, events)?;
+        Ok(instance)
+    }
+
+    fn configure(
+        &mut self,
+        buffer_kb_per_cpu: u64,
+        cpus: &[usize],
+        events: &[&str],
+    ) -> Result<(), TraceError> {
+        write_file(&self.dir.join("tracing_on"), "0")?;
+        write_file(&self.dir.join("trace_clock"), "mono")?;
+        write_file(
+            &self.dir.join("buffer_size_kb"),
+            &buffer_kb_per_cpu.max(1).to_string(),
+        )?;
+        if !cpus.is_empty() {
+            write_file(&self.dir.join("tracing_cpumask"), &cpumask_text(cpus))?;
+        }
+        for &event in events {
+            let wanted = event_dir(&self.dir, event).filter(|d| d.join("enable").exists());
+            let chosen = match wanted {
+                Some(d) => Some((event.to_string(), d)),
+                None => STAND_INS
+                    .iter()
+                    .filter(|(w, _)| *w == event)
+                    .filter_map(|(_, s)| Some((s.to_string(), event_dir(&self.dir, s)?)))
+                    .find(|(_, d)| d.join("enable").exists()),
+            };
+            match chosen {
+                Some((name, d)) => {
+                    if !self.enabled.contains(&name) {
+                        write_file(&d.join("enable"), "1")?;
+                        self.enabled.push(name);
+                    }
+                }
+                None => self.missing.push(event.to_string()),
+            }
+        }
+        if self.enabled.is_empty() {
+            return Err(TraceError::NoEvents(self.missing.join(", ")));
+        }
+        Ok(())
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The instance directory (…/instances/latscope-PID).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The tracefs root (events/header_page lives there).
+    pub fn tracefs_root(&self) -> &Path {
+        self.tracefs.root()
+    }
+
+    pub fn enabled_events(&self) -> &[String] {
+        &self.enabled
+    }
+
+    /// Requested events this kernel does not have (for a warning naming them).
+    pub fn missing_events(&self) -> &[String] {
+        &self.missing
+    }
+
+    /// Set when the emergency restorer runs: readers close their files at once.
+    pub fn abort_flag(&self) -> Arc<AtomicBool> {
+        self.abort.clone()
+    }
+
+    /// Writes `tracing_on`.
+    pub fn set_tracing(&self, on: bool) -> Result<(), TraceError> {
+        write_file(&self.dir.join("tracing_on"), if on { "1" } else { "0" })
+    }
+
+    /// Stops tracing, removes the instance and unmounts tracefs if we mounted it.
+    /// Idempotent; every reader of the instance's files must be closed before.
+    pub fn finish(&mut self) -> io::Result<()> {
+        if self.removed {
+            return Ok(());
+        }
+        self.removed = true;
+        let result = remove_instance_dir(&self.dir, 1000);
+        ACTIVE.store(false, Ordering::SeqCst);
+        if let Some(key) = self.restorer_key.take() {
+            crate::interrupt::unregister_restorer(key);
+        }
+        let unmounted = self.tracefs.release();
+        result.and(unmounted)
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish() {
+            eprintln!(
+                "latscope: warning: could not remove the trace instance {}: {e} (run `latscope restore`)",
+                self.dir.display()
+            );
+        }
+    }
+}
+
+/// `latscope restore`: removes `instances/latscope-PID` left by runs that are gone (killed).
+/// Returns the removed names and the failures; never mounts tracefs (nothing to remove then).
+pub fn remove_stale_instances() -> Vec<Result<String, String>> {
+    let Ok(mounts) = std::fs::read_to_string("/proc/self/mounts") else {
+        return Vec::new();
+    };
+    let Some(root) = super::tracefs::find_in_mounts(&mounts) else {
+        return Vec::new();
+    };
+    remove_stale_instances_in(&root.join("instances"))
+}
+
+/// The work of `remove_stale_instances` on one `instances` directory.
+pub fn remove_stale_instances_in(instances: &Path) -> Vec<Result<String, String>> {
+    let Ok(entries) = std::fs::read_dir(instances) else {
+        return Vec::new();
+    };
+    let mut names: Vec<(String, i32)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let pid = name.strip_prefix(INSTANCE_PREFIX)?.parse::<i32>().ok()?;
+            Some((name, pid))
+        })
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .filter(|(_, pid)| !crate::sys::mount::pid_alive(*pid))
+        .map(|(name, _)| {
+            remove_instance_dir(&instances.join(&name), 200)
+                .map(|()| name.clone())
+                .map_err(|e| format!("could not remove tracefs instance {name}: {e}"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpumask_groups() {
+        assert_eq!(cpumask_text(&[0, 1]), "00000003");
+        assert_eq!(cpumask_text(&[1, 33]), "00000002,00000002");
+        assert_eq!(cpumask_text(&[]), "00000000");
+    }
+
+    #[test]
+    fn default_events_are_system_colon_name() {
+        for e in DEFAULT_EVENTS {
+            let (s, n) = e.split_once(':').unwrap();
+            assert!(!s.is_empty() && !n.is_empty());
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! `scenario.trace` in the result file: what `--trace` recorded (events, losses, missing
+//! events), how many samples it could join, each measuring thread's split parts with full
+//! statistics, the spikes with their causes, the cause summary and the worst spike's events
+//! in the kernel's text format. Documented in docs/result-schema.md.
+
+use super::event::Losses;
+use crate::result::ThreadResult;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Everything `--trace` found for one scenario.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TraceResult {
+    /// The tracefs instance used (`latscope-PID`; removed at the end of the run).
+    pub instance: String,
+    /// CPUs traced.
+    pub cpus: Vec<usize>,
+    /// The trace's span on CLOCK_MONOTONIC (its clock is `mono`).
+    pub started_ns: u64,
+    pub ended_ns: u64,
+    /// Events recorded (all CPUs), and per tracepoint.
+    pub events_recorded: u64,
+    #[serde(default)]
+    pub events_by_type: BTreeMap<String, u64>,
+    /// Events lost per CPU (overwritten, dropped, pages with missed events): never hidden.
+    pub losses: Losses,
+    /// Requested events this kernel does not have (the analysis that needs them is partial).
+    #[serde(default)]
+    pub missing_events: Vec<String>,
+    /// Samples above this are spikes (`--trace-threshold`, default the scenario's p99.9).
+    pub threshold_ns: u64,
+    /// Where the threshold came from: `--trace-threshold` or `p99.9`.
+    pub threshold_source: String,
+    /// One entry per measuring thread.
+    pub threads: Vec<TraceThread>,
+    /// Spikes above the threshold, worst first (all of them; the terminal shows ~20).
+    pub spikes: Vec<TraceSpike>,
+    /// Per cause: how many spikes it appears in and the time it took in them.
+    pub cause_summary: Vec<CauseSummary>,
+    /// The events on the traced CPUs around the worst spike, as the kernel's `trace` file
+    /// prints them.
+    #[serde(default)]
+    pub worst_spike_events: Vec<String>,
+    /// The worst spike's events as spans for the HTML timeline.
+    #[serde(default)]
+    pub worst_spike_spans: Vec<TimelineSpan>,
+}
+
+/// One measuring thread's side of the join.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TraceThread {
+    pub cpu: usize,
+    /// gettid(): the pid in sched events.
+    pub tid: i32,
+    /// `timer`, `noise`, `waker`, `wakee`.
+    pub role: String,
+    /// Samples (timer/wake) or gaps (noise) measured, and how many the events explained.
+    pub samples_total: u64,
+    pub samples_joined: u64,
+    /// Why the others were not joined, reason -> count.
+    #[serde(default)]
+    pub not_joined: BTreeMap<String, u64>,
+    /// Per part (metric = the part's name, e.g. `irq_latency`): full statistics.
+    #[serde(default)]
+    pub parts: Vec<ThreadResult>,
+    /// Noise: gaps per class (`irq`, `softirq`, `thread`, `no_guest_activity`, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub classes: BTreeMap<String, u64>,
+}
+
+/// A sample above the threshold and what held its CPU.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TraceSpike {
+    pub cpu: usize,
+    /// The sample's stamp: timer deadline, wake t0, noise gap start (CLOCK_MONOTONIC ns).
+    pub at_ns: u64,
+    pub latency_ns: u64,
+    /// What held the CPU, largest first (structured as the analysis names them).
+    pub causes: Vec<serde_json::Value>,
+    /// Latency the events do not account for (on a VM: the host took the CPU).
+    pub unexplained_ns: u64,
+    /// The one-line rendering (`3.1 ms: stall-inj/4242 FIFO 99 ran 2.98 ms; ...`).
+    pub line: String,
+}
+
+/// One cause over all spikes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CauseSummary {
+    /// `task`, `irq`, `softirq`, `vector`, `ipi`, `hypervisor`, `rt_throttling`, `not_preempted`, ...
+    pub kind: String,
+    /// e.g. `stall-inj/4242`, `irq 36 virtio1`, `softirq TIMER`, `hypervisor`.
+    pub cause: String,
+    /// Spikes it appeared in, and in how many it held the CPU longest.
+    pub spikes: u64,
+    pub dominant_in: u64,
+    /// Its time inside those spikes.
+    pub total_ns: u64,
+}
+
+/// A span of one CPU's timeline (HTML): a task, IRQ or softirq running, or a marker.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TimelineSpan {
+    pub cpu: usize,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// `task`, `irq`, `softirq`, `deadline`, `switch_in`.
+    pub kind: String,
+    pub label: String,
+}

@@ -1,0 +1,141 @@
+//! The runner's side of `--trace`: start the session after the loads are up and before the
+//! probe (drain thread on CPUs not measured), stop it after, and turn the recording and the
+//! probe's samples into `scenario.trace` with its warnings.
+
+use super::result::{TraceResult, TraceThread};
+use super::{Recording, TraceConfig, TraceError, TraceSession};
+use crate::error::UserError;
+use crate::plan::{ScenarioPlan, TraceSettings};
+use crate::probe::ProbeOutput;
+use crate::result::Warning;
+use std::collections::BTreeMap;
+
+/// CPUs whose events the analysis needs: the measured ones and, for wake, both threads'.
+pub fn traced_cpus(sp: &ScenarioPlan) -> Vec<usize> {
+    let mut cpus = sp.settings.cpus.clone();
+    let extra = sp.probe.extra_params();
+    for key in ["waker_cpu", "wakee_cpu"] {
+        if let Some(c) = extra.get(key).and_then(|v| v.as_u64()) {
+            cpus.push(c as usize);
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+/// Starts recording for a scenario. Errors a user can fix come back as `UserError`
+/// (exit code 2 or 4), with nothing left in `instances/`.
+pub fn start(ts: &TraceSettings, sp: &ScenarioPlan) -> anyhow::Result<TraceSession> {
+    let cpus = traced_cpus(sp);
+    let online = crate::sys::affinity::online_cpus();
+    let drain_cpus: Vec<usize> = online
+        .iter()
+        .copied()
+        .filter(|c| !cpus.contains(c))
+        .collect();
+    let cfg = TraceConfig {
+        buffer_kb_per_cpu: ts.buffer_kb_per_cpu,
+        cpus,
+        drain_cpus,
+        ..TraceConfig::default()
+    };
+    TraceSession::start(&cfg).map_err(|e| match e {
+        TraceError::NotRoot => UserError::NeedsPermission(
+            "--trace needs root (CAP_SYS_ADMIN for tracefs): run with sudo".into(),
+        )
+        .into(),
+        TraceError::Io { .. } => anyhow::Error::new(e).context("starting --trace"),
+        other => UserError::Other(format!("--trace: {other}")).into(),
+    })
+}
+
+/// The threshold of a scenario: as given, else `--break-above` when the run broke, else the
+/// p99.9 of its samples (resolved by the analysis per thread).
+fn threshold(ts: &TraceSettings, output: &ProbeOutput) -> (u64, String) {
+    match ts.threshold_ns {
+        Some(t) => (t, "--trace-threshold".into()),
+        // The sample that broke the run must be a spike: it is what the trace kept.
+        None if output.broke.is_some() => (
+            output.broke.map_or(0, |b| b.break_above_ns),
+            "--trace-threshold".into(),
+        ),
+        None => {
+            let p = output
+                .threads
+                .iter()
+                .map(|t| t.summary.stat("p99.9").unwrap_or(0.0) as u64)
+                .max()
+                .unwrap_or(0);
+            (p, "p99.9".into())
+        }
+    }
+}
+
+/// Turns a recording and the probe's samples into `scenario.trace` and its warnings.
+pub fn finish(
+    kind: &str,
+    ts: &TraceSettings,
+    recording: Recording,
+    instance: String,
+    output: &mut ProbeOutput,
+) -> (TraceResult, Vec<Warning>) {
+    let mut warnings = Vec::new();
+    let mut by_type: BTreeMap<String, u64> = BTreeMap::new();
+    for e in &recording.events {
+        *by_type.entry(e.kind.tracepoint()).or_default() += 1;
+    }
+    if !recording.missing_events.is_empty() {
+        warnings.push(Warning {
+            code: "trace_missing_events".into(),
+            message: format!(
+                "--trace: this kernel lacks {}; the parts that need them are not split",
+                recording.missing_events.join(", ")
+            ),
+        });
+    }
+    for c in &recording.losses.per_cpu {
+        let lost = c.overrun + c.dropped + c.commit_overrun + c.missed_events;
+        if lost > 0 || c.pages_missing_events > 0 {
+            warnings.push(Warning {
+                code: "trace_lost_events".into(),
+                message: format!(
+                    "--trace: CPU {} lost {lost} events ({} pages flagged); samples there may not join — raise --trace-buffer",
+                    c.cpu, c.pages_missing_events
+                ),
+            });
+        }
+    }
+    for note in &recording.notes {
+        warnings.push(Warning {
+            code: "trace_note".into(),
+            message: format!("--trace: {note}"),
+        });
+    }
+    let (threshold_ns, threshold_source) = threshold(ts, output);
+    let mut result = TraceResult {
+        instance,
+        cpus: recording.cpus.iter().map(|&c| c as usize).collect(),
+        started_ns: recording.started_ns,
+        ended_ns: recording.ended_ns,
+        events_recorded: recording.events.len() as u64,
+        events_by_type: by_type,
+        losses: recording.losses.clone(),
+        missing_events: recording.missing_events.clone(),
+        threshold_ns,
+        threshold_source,
+        ..Default::default()
+    };
+    result.threads = output
+        .tids
+        .iter()
+        .map(|t| TraceThread {
+            cpu: t.cpu,
+            tid: t.tid,
+            role: t.role.clone(),
+            ..Default::default()
+        })
+        .collect();
+    super::analyze::analyze(kind, &recording, output, &mut result);
+    (result, warnings)
+}

@@ -1,0 +1,163 @@
+//! The wake probe's per-iteration split: the waker's t0 → sched_wakeup of the wakee →
+//! switch-in of the wakee ("switch time", as the thread wake-up study measures it) →
+//! return to user space (rseq_update) → the wakee's t1. The parts sum to the response.
+
+use serde::{Deserialize, Serialize};
+
+use super::event::EventKind;
+use super::split::{find_rseq, find_switch_in};
+use super::timeline::Timeline;
+
+/// One wake iteration as `--raw` writes it (`t0_ns,t1_ns,response_ns`, CLOCK_MONOTONIC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WakeSample {
+    pub t0_ns: u64,
+    pub t1_ns: u64,
+}
+
+/// Why an iteration could not be split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WakeNotJoined {
+    OutsideWindow,
+    LostEvents,
+    /// No sched_wakeup of the wakee between t0 and t1: it was not asleep (already running
+    /// or spinning), so there is no wake-up to split.
+    NoWakeup,
+    NoSwitchIn,
+}
+
+/// One iteration's split. When `joined` is false only `remainder_ns` is non-zero.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WakeSplit {
+    pub t0_ns: u64,
+    pub response_ns: u64,
+    pub joined: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_joined: Option<WakeNotJoined>,
+    /// t0 → sched_waking of the wakee (the waker's call up to try_to_wake_up), if traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_waking_ns: Option<i64>,
+    /// t0 → sched_wakeup (the wakee is runnable; includes the IPI to its CPU).
+    pub to_wakeup_ns: i64,
+    /// sched_wakeup → switch-in of the wakee: the switch time.
+    pub switch_ns: i64,
+    /// switch-in → rseq_update (0 without rseq events).
+    pub to_user_ns: i64,
+    /// response − the parts: the wakee's own return path and clock read.
+    pub remainder_ns: i64,
+    pub switch_in_inferred: bool,
+    pub switch_in_uncertainty_ns: u64,
+    pub no_rseq: bool,
+    /// The wakee's CPU (where the wakeup landed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<u32>,
+}
+
+impl WakeSplit {
+    fn unjoined(s: WakeSample, why: WakeNotJoined) -> Self {
+        let response = s.t1_ns.saturating_sub(s.t0_ns);
+        WakeSplit {
+            t0_ns: s.t0_ns,
+            response_ns: response,
+            joined: false,
+            not_joined: Some(why),
+            to_waking_ns: None,
+            to_wakeup_ns: 0,
+            switch_ns: 0,
+            to_user_ns: 0,
+            remainder_ns: response as i64,
+            switch_in_inferred: false,
+            switch_in_uncertainty_ns: 0,
+            no_rseq: false,
+            cpu: None,
+        }
+    }
+}
+
+/// Splits every iteration of the wakee `wakee_tid`. `slack_ns` is how much later than
+/// latscope's clock read a trace stamp of the same moment may be (1 µs text, ~0 binary).
+pub fn split_wake(
+    tl: &Timeline,
+    wakee_tid: i32,
+    samples: &[WakeSample],
+    slack_ns: u64,
+) -> Vec<WakeSplit> {
+    samples
+        .iter()
+        .map(|&s| split_one(tl, wakee_tid, s, slack_ns))
+        .collect()
+}
+
+fn split_one(tl: &Timeline, tid: i32, s: WakeSample, slack_ns: u64) -> WakeSplit {
+    use WakeNotJoined::*;
+    let until = s.t1_ns + slack_ns;
+    let from = s.t0_ns.saturating_sub(slack_ns);
+    // The wakeup may be traced on either CPU: look on all, earliest after t0.
+    let mut waking = None::<u64>;
+    let mut wakeup = None::<(u64, u32, usize)>;
+    let (mut first, mut last) = (u64::MAX, 0);
+    for cpu in tl.cpus() {
+        if let Some((a, b)) = tl.window(cpu) {
+            first = first.min(a);
+            last = last.max(b);
+        }
+        let start = tl.index_at(cpu, from);
+        for (i, e) in tl.cpu(cpu).iter().enumerate().skip(start) {
+            if e.ts_ns > until {
+                break;
+            }
+            match &e.kind {
+                EventKind::SchedWaking { task, .. } if task.pid == tid => {
+                    waking = Some(waking.map_or(e.ts_ns, |w| w.min(e.ts_ns)));
+                }
+                EventKind::SchedWakeup { task, target_cpu } if task.pid == tid => {
+                    if wakeup.is_none_or(|(t, _, _)| e.ts_ns < t) {
+                        let idx = if *target_cpu == cpu {
+                            i
+                        } else {
+                            tl.index_at(*target_cpu, e.ts_ns)
+                        };
+                        wakeup = Some((e.ts_ns, *target_cpu, idx));
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    if !(first <= s.t0_ns && s.t1_ns <= last) {
+        return WakeSplit::unjoined(s, OutsideWindow);
+    }
+    let lost = tl.cpus().any(|c| tl.lost_in(c, from, until));
+    let Some((wakeup_ns, cpu, idx)) = wakeup else {
+        return WakeSplit::unjoined(s, if lost { LostEvents } else { NoWakeup });
+    };
+    if lost {
+        return WakeSplit::unjoined(s, LostEvents);
+    }
+    let Some((sw, inferred, uncertainty)) = find_switch_in(tl, cpu, tid, idx, until) else {
+        return WakeSplit::unjoined(s, NoSwitchIn);
+    };
+    let sw_ns = tl.cpu(cpu)[sw].ts_ns;
+    let rseq = find_rseq(tl, cpu, tid, sw, until);
+    let response = s.t1_ns.saturating_sub(s.t0_ns) as i64;
+    let to_wakeup = wakeup_ns as i64 - s.t0_ns as i64;
+    let switch = sw_ns as i64 - wakeup_ns as i64;
+    let to_user = rseq.map_or(0, |r| r as i64 - sw_ns as i64);
+    WakeSplit {
+        t0_ns: s.t0_ns,
+        response_ns: response as u64,
+        joined: true,
+        not_joined: None,
+        to_waking_ns: waking.map(|w| w as i64 - s.t0_ns as i64),
+        to_wakeup_ns: to_wakeup,
+        switch_ns: switch,
+        to_user_ns: to_user,
+        remainder_ns: response - to_wakeup - switch - to_user,
+        switch_in_inferred: inferred,
+        switch_in_uncertainty_ns: uncertainty,
+        no_rseq: rseq.is_none(),
+        cpu: Some(cpu),
+    }
+}
