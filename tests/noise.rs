@@ -27,8 +27,11 @@ fn noise_finds_an_injected_fifo_stall() {
     let injector = StallInjector::start(cpu, STALL_NS, STALL_EVERY_NS, 10_000_000);
     // SCHED_OTHER: a FIFO measuring thread that spins is stopped by RT throttling for
     // 50 ms each second, and the injector (also RT) would wait behind that window.
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    // At nice -20 (kept by --policy other) other SCHED_OTHER tasks seldom get the CPU first
+    // when the injector ends.
+    let out = Command::new("nice")
+        .args(["-n", "-20"])
+        .arg(assert_cmd::cargo::cargo_bin("latscope"))
         .args(["noise", "--cpus", &cpu.to_string(), "--policy", "other"])
         .args(["-D", &MEASURE_S.to_string(), "--warmup", "0.3s", "-q"])
         .arg("--raw")
@@ -69,6 +72,7 @@ fn noise_finds_an_injected_fifo_stall() {
     let loop_cost = t["extra"]["loop_cost_ns"].as_u64().unwrap();
     // Going off the CPU and back costs a context switch each way.
     let allowed_excess = STALL_NS / 50 + 100_000;
+    let mut excesses = Vec::new();
     for (n, (&(s, e), m)) in inside.iter().zip(&matched).enumerate() {
         let i = m.unwrap_or_else(|| panic!("stall {n} [{s}, {e}] made no gap"));
         let [gap_start, gap] = rows[i];
@@ -88,12 +92,10 @@ fn noise_finds_an_injected_fifo_stall() {
             eprintln!("stall {n}: overlapped by a logged noise-maker stall: length not judged");
             continue;
         }
-        assert!(
-            gap - (e - s).min(gap) <= allowed_excess,
-            "stall {n}: gap {gap} ns for a {} ns stall (allowed 2 % + 100 µs of switching)",
-            e - s
-        );
+        excesses.push((n, gap - (e - s).min(gap)));
     }
+    // Allowed: 2 % of the stall + 100 µs of switching.
+    judge_stall_excess(&excesses, allowed_excess, "its gap outlasted it by");
     let host: Vec<u64> = unmatched(rows.len(), &matched)
         .into_iter()
         .map(|i| rows[i][1])

@@ -63,11 +63,15 @@ pub fn find_in_mounts(mounts: &str) -> Option<PathBuf> {
 /// True when the running kernel knows the tracefs filesystem type.
 pub fn kernel_has_tracefs() -> bool {
     std::fs::read_to_string("/proc/filesystems")
-        .map(|t| {
-            t.lines()
-                .any(|l| l.split_whitespace().last() == Some("tracefs"))
-        })
+        .map(|t| filesystems_list_tracefs(&t))
         .unwrap_or(false)
+}
+
+/// True when a /proc/filesystems text names tracefs.
+fn filesystems_list_tracefs(filesystems: &str) -> bool {
+    filesystems
+        .lines()
+        .any(|l| l.split_whitespace().last() == Some("tracefs"))
 }
 
 impl Tracefs {
@@ -152,6 +156,26 @@ mod tests {
     #[test]
     fn nothing_mounted_is_none() {
         assert_eq!(find_in_mounts("sysfs /sys sysfs rw 0 0\n"), None);
+    }
+
+    #[test]
+    fn a_kernel_without_tracefs_is_told_apart() {
+        assert!(filesystems_list_tracefs("nodev\tsysfs\nnodev\ttracefs\n"));
+        assert!(!filesystems_list_tracefs("nodev\tsysfs\n\text4\n"));
+        let no = TraceError::NoTracefs.to_string();
+        assert!(
+            no.contains("CONFIG_FTRACE") && no.contains("--trace"),
+            "{no}"
+        );
+        let mount = TraceError::Mount {
+            path: "/sys/kernel/tracing".into(),
+            source: io::Error::from_raw_os_error(libc::ENODEV),
+        }
+        .to_string();
+        assert!(
+            mount.contains("mount -t tracefs nodev /sys/kernel/tracing"),
+            "{mount}"
+        );
     }
 
     #[test]
