@@ -56,14 +56,14 @@ fn run_with_plain_table(plan: &Plan, command_line: Vec<String>) -> anyhow::Resul
 /// `latscope restore`: undoes the isolation of killed runs, removes their tracefs
 /// instances, and says what it did.
 pub fn restore(force: bool) -> anyhow::Result<i32> {
-    let mut outcomes = crate::sys::isolate::restore_all(force)?;
+    let mut outcomes = crate::isolate::restore_all(force)?;
     for r in crate::trace::remove_stale_instances() {
         outcomes.push(match r {
-            Ok(name) => crate::sys::isolate::RestoreOutcome {
+            Ok(name) => crate::isolate::RestoreOutcome {
                 message: format!("removed tracefs instance {name} (its latscope run is gone)"),
                 ok: true,
             },
-            Err(message) => crate::sys::isolate::RestoreOutcome { message, ok: false },
+            Err(message) => crate::isolate::RestoreOutcome { message, ok: false },
         });
     }
     if outcomes.is_empty() {

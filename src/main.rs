@@ -1,6 +1,8 @@
 //! Entry point: parse the command line, run, print errors once with their context, and
 //! exit with the documented code.
 
+#![deny(unsafe_code)]
+
 use clap::Parser;
 use latscope::error::{ThresholdFailed, UserError, EXIT_FAILURE, EXIT_THRESHOLD};
 

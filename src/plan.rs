@@ -257,8 +257,8 @@ pub fn resolve_isolate(
     };
     let online = crate::sys::affinity::online_cpus();
     let cpus = units::parse_cpu_list(text, &online).map_err(|r| invalid("--isolate", text, r))?;
-    crate::sys::isolate::validate_cpus(&cpus, &online)?;
-    crate::sys::isolate::check_available()?;
+    crate::isolate::validate_cpus(&cpus, &online)?;
+    crate::isolate::check_available()?;
     let boot: Vec<usize> = std::fs::read_to_string("/sys/devices/system/cpu/isolated")
         .ok()
         .and_then(|s| units::parse_cpu_list_plain(s.trim()).ok())

@@ -141,7 +141,7 @@ pub fn execute(
         } else {
             let cpus = crate::units::format_cpu_list(&sp.isolate);
             Some(
-                crate::sys::isolate::IsolationGuard::apply(&sp.isolate)
+                crate::isolate::IsolationGuard::apply(&sp.isolate)
                     .with_context(|| format!("isolating CPU {cpus}"))?,
             )
         };

@@ -103,7 +103,7 @@ fn isolation_unavailable() -> Option<String> {
     if latscope::sys::affinity::online_cpus().len() < 2 {
         return Some("needs two online CPUs".into());
     }
-    latscope::sys::isolate::check_available()
+    latscope::isolate::check_available()
         .err()
         .map(|e| e.to_string())
 }
@@ -114,7 +114,7 @@ fn unless_flavour(v2: bool) -> Option<String> {
     if let Some(why) = isolation_unavailable() {
         return Some(why);
     }
-    let mount = latscope::sys::isolate::check_available().expect("checked");
+    let mount = latscope::isolate::check_available().expect("checked");
     match (&mount, v2) {
         (CpusetMount::V1 { root, .. }, true) => Some(format!(
             "this machine binds the cpuset controller to cgroup v1 ({}), so the v2 partition cannot be made",
@@ -130,7 +130,7 @@ fn unless_flavour(v2: bool) -> Option<String> {
 /// Takes the test lock (the one every latency test holds) and the cpuset mount; the
 /// caller has checked `isolation_unavailable`.
 fn setup() -> (CpusetMount, Cleanup) {
-    let mount = latscope::sys::isolate::check_available().expect("isolation available");
+    let mount = latscope::isolate::check_available().expect("isolation available");
     let lock = FileLock::exclusive(std::path::Path::new("/tmp/latscope-latency-tests.lock"))
         .expect("test lock");
     let cleanup = Cleanup {
@@ -184,7 +184,7 @@ fn no_leftovers(mount: &CpusetMount) {
         .map(|e| e.path())
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
-    let state = latscope::sys::isolate::state_dir();
+    let state = latscope::isolate::state_dir();
     let files: Vec<_> = std::fs::read_dir(&state)
         .map(|rd| {
             rd.filter_map(Result::ok)
@@ -347,9 +347,9 @@ fn refuses_all_cpus_and_offline_cpus() {
 fn emergency_restorer_restores_while_the_guard_is_alive() {
     let (mount, _cleanup) = setup();
     let before = snapshot(&mount);
-    let guard = latscope::sys::isolate::IsolationGuard::apply(&[1]).unwrap();
+    let guard = latscope::isolate::IsolationGuard::apply(&[1]).unwrap();
     assert_eq!(
-        latscope::sys::isolate::current_system_cpus(),
+        latscope::isolate::current_system_cpus(),
         Some(guard.report().system_cpus.clone())
     );
     assert_ne!(snapshot(&mount), before);
@@ -358,7 +358,7 @@ fn emergency_restorer_restores_while_the_guard_is_alive() {
     assert_same(&before, &snapshot(&mount));
     drop(guard); // restoring again finds nothing left to undo
     assert_same(&before, &snapshot(&mount));
-    assert_eq!(latscope::sys::isolate::current_system_cpus(), None);
+    assert_eq!(latscope::isolate::current_system_cpus(), None);
     no_leftovers(&mount);
 }
 

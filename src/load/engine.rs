@@ -111,8 +111,8 @@ pub fn start(
     let online = affinity::online_cpus();
     check_cpus(specs, &online)?;
     // While CPUs are shielded (--isolate), loads belong to the CPUs left to the system.
-    let usable = crate::sys::isolate::current_system_cpus().unwrap_or_else(|| online.clone());
-    if let Some(isolated) = crate::sys::isolate::current_isolated_cpus() {
+    let usable = crate::isolate::current_system_cpus().unwrap_or_else(|| online.clone());
+    if let Some(isolated) = crate::isolate::current_isolated_cpus() {
         for spec in specs {
             if let Some(&cpu) = spec.cpus.iter().flatten().find(|c| isolated.contains(c)) {
                 return Err(UserError::InvalidValue {

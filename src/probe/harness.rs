@@ -110,7 +110,7 @@ where
 /// Pins the calling thread and sets its scheduling, naming what failed.
 pub fn place_current_thread(p: &ThreadPlacement) -> anyhow::Result<()> {
     // Under --isolate the thread must be inside the shield before it can pin there.
-    crate::sys::isolate::enter_for_cpu(p.cpu)?;
+    crate::isolate::enter_for_cpu(p.cpu)?;
     affinity::pin_current_thread(p.cpu).with_context(|| {
         let allowed = affinity::get_affinity(0).unwrap_or_default();
         format!(

@@ -61,7 +61,7 @@ pub fn current_cpu() -> usize {
 pub fn online_cpus() -> Vec<usize> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
-        .and_then(|s| crate::units::parse_cpu_list_plain(s.trim()).ok())
+        .and_then(|s| super::cpu_list::parse_cpu_list_plain(s.trim()).ok())
         .unwrap_or_else(|| {
             let n = std::thread::available_parallelism()
                 .map(|n| n.get())

@@ -129,9 +129,27 @@ pub fn make_dir(dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir(dir).with_context(|| format!("creating cpuset {}", dir.display()))
 }
 
-/// Removes an (empty) cgroup directory.
-pub fn remove_dir(dir: &Path) -> io::Result<()> {
-    std::fs::remove_dir(dir)
+/// Attempts to remove a just-emptied cgroup directory (10 ms apart).
+const RMDIR_TRIES: u32 = 100;
+
+/// Removes a cgroup directory whose tasks were just moved out; the kernel answers EBUSY
+/// until the last of them has really left, so this retries for up to a second.
+pub fn remove_dir_when_empty(dir: &Path) -> io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match std::fs::remove_dir(dir) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < RMDIR_TRIES => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Whether a failed [`move_task`] failed because the task has exited meanwhile (ESRCH).
+pub fn task_exited(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ESRCH)
 }
 
 /// The cgroup v2 path of process `pid` relative to the v2 root (from /proc/PID/cgroup).

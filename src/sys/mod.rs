@@ -1,14 +1,15 @@
 //! The only place with libc calls and `unsafe`: thin, safe wrappers around the kernel
-//! interfaces latscope needs, each `unsafe` block carrying a SAFETY comment.
+//! interfaces latscope needs, each `unsafe` block carrying a SAFETY comment. It imports
+//! nothing from the rest of latscope (std, libc and external crates only).
 
 pub mod affinity;
 pub mod clock;
+pub mod cpu_list;
 pub mod cpuset;
 pub mod dma_latency;
 pub mod filelock;
 pub mod futex;
 pub mod irq;
-pub mod isolate;
 pub mod memlock;
 pub mod memory;
 pub mod mount;

@@ -40,7 +40,7 @@ impl Competitors {
                 .spawn(move || {
                     // Competitors belong to the scenario: under --isolate they enter the
                     // shield with the wakee, since they compete on its CPU.
-                    let placement = crate::sys::isolate::enter_for_cpu(cpu)
+                    let placement = crate::isolate::enter_for_cpu(cpu)
                         .map_err(|e| std::io::Error::other(format!("{e:#}")))
                         .and_then(|()| affinity::pin_current_thread(cpu))
                         .and_then(|()| sched::set_current_thread(Policy::Other, 0));

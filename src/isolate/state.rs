@@ -1,7 +1,10 @@
 //! The state file of an isolation: every original value, written before it is changed,
-//! so the changes of a killed run can be undone later (`latscope restore`).
+//! so the changes of a killed run can be undone later (`latscope restore`); and the
+//! tally of one such undo.
 
-use crate::sys::cpuset::CpusetMount;
+use super::MOVE_PASSES;
+use crate::sys::cpuset::{self, CpusetMount};
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -76,6 +79,82 @@ impl IsolationState {
                 root: self.cpuset_root.clone(),
                 prefix: self.v1_prefix.clone(),
             },
+        }
+    }
+}
+
+/// An isolation's state and the file it is saved to: every change is recorded and saved
+/// here before it is made, so each knob file changes the machine only through it.
+#[derive(Debug)]
+pub(super) struct StateFile {
+    pub(super) state: IsolationState,
+    pub(super) path: PathBuf,
+}
+
+impl StateFile {
+    /// Writes the state to its file (atomically).
+    pub(super) fn save(&self) -> anyhow::Result<()> {
+        let bytes = serde_json::to_vec_pretty(&self.state)?;
+        crate::result::write_atomically(&self.path, &bytes)
+            .with_context(|| format!("writing {}", self.path.display()))
+    }
+
+    /// Records the original value of `path` (once) in the state file, then writes `value`.
+    pub(super) fn set_knob(&mut self, path: &Path, value: &str) -> anyhow::Result<()> {
+        if !self.state.knobs.iter().any(|k| k.path == path) {
+            let original =
+                cpuset::read_value(path).with_context(|| format!("reading {}", path.display()))?;
+            if original == value {
+                return Ok(());
+            }
+            self.state.knobs.push(KnobOriginal {
+                path: path.to_path_buf(),
+                original,
+            });
+            self.save()?;
+        }
+        cpuset::set(path, value)
+    }
+
+    /// Records `dir` as created (removed on restore), then creates the cpuset.
+    pub(super) fn make_dir(&mut self, dir: &Path) -> anyhow::Result<()> {
+        self.state.created_dirs.push(dir.to_path_buf());
+        self.save()?;
+        cpuset::make_dir(dir)
+    }
+}
+
+/// What one restore did.
+#[derive(Debug, Clone, Default)]
+pub struct RestoreSummary {
+    pub tasks_returned: usize,
+    pub affinities_reset: usize,
+    pub dirs_removed: usize,
+    pub knobs_reset: usize,
+    pub irqs_reset: usize,
+    pub problems: Vec<String>,
+}
+
+impl RestoreSummary {
+    /// Moves every task listed in `from_file` to the cgroup of `to_file`, sweeping again
+    /// for tasks forked meanwhile; tasks that exited are skipped, refusals listed.
+    pub(super) fn move_all_out(&mut self, from_file: &Path, to_file: &Path) {
+        for _ in 0..MOVE_PASSES {
+            let Ok(tids) = cpuset::task_ids(from_file) else {
+                return;
+            };
+            if tids.is_empty() {
+                return;
+            }
+            for tid in tids {
+                match cpuset::move_task(to_file, tid) {
+                    Ok(()) => self.tasks_returned += 1,
+                    Err(e) if cpuset::task_exited(&e) => {}
+                    Err(e) => self
+                        .problems
+                        .push(format!("task {tid} stays in {}: {e}", from_file.display())),
+                }
+            }
         }
     }
 }

@@ -11,19 +11,30 @@
 //!   the system set) and should use [`current_system_cpus`] as their CPUs. On cgroup v2
 //!   the whole latscope process enters the partition (v2 moves processes, not threads),
 //!   so loads there must be child processes moved out with [`release_process`].
+//!
+//! One file per kernel knob, each changing the machine only through the state file and
+//! undoing its own change: `cpuset_v1`, `cpuset_v2`, `irq_affinity`, `workqueue`. The
+//! guard applies them in order; `restore` undoes them in reverse.
 
+mod cpuset_v1;
+mod cpuset_v2;
 mod guard;
+mod irq_affinity;
 mod report;
 mod restore;
 mod state;
+mod workqueue;
 
 pub use guard::IsolationGuard;
 pub use report::{IsolationReport, MovedIrq, UnmovableIrq, UnmovableTask};
-pub use restore::{restore_all, restore_from_file, restore_state, RestoreOutcome, RestoreSummary};
-pub use state::{state_dir, IrqOriginal, IsolationState, KnobOriginal, TaskOriginal};
+pub use restore::{restore_all, restore_from_file, restore_state, RestoreOutcome};
+pub use state::{
+    state_dir, IrqOriginal, IsolationState, KnobOriginal, RestoreSummary, TaskOriginal,
+};
 
 use crate::error::UserError;
 use crate::sys::cpuset::{self, CpusetMount};
+use crate::sys::sched;
 use crate::units::format_cpu_list;
 use anyhow::Context;
 use std::path::PathBuf;
@@ -70,7 +81,7 @@ pub fn enter_for_cpu(cpu: usize) -> anyhow::Result<()> {
         return Ok(());
     }
     let (file, id) = match &a.mount {
-        CpusetMount::V1 { .. } => (a.rt_dir.join("tasks"), super::sched::gettid()),
+        CpusetMount::V1 { .. } => (a.rt_dir.join("tasks"), sched::gettid()),
         CpusetMount::V2 { .. } => (a.rt_dir.join("cgroup.procs"), std::process::id() as i32),
     };
     cpuset::move_task(&file, id)

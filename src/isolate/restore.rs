@@ -1,62 +1,14 @@
-//! Undoing an isolation from its recorded state, idempotently: used by the guard, the
-//! emergency restorer and `latscope restore`.
+//! Undoing an isolation from its recorded state, idempotently (each knob's undo in
+//! reverse order of applying): used by the guard, the emergency restorer and
+//! `latscope restore`, which also removes leftover cpusets of dead runs.
 
-use super::state::{boot_id, state_dir, state_files, IrqOriginal, IsolationState};
-use super::MOVE_PASSES;
+use super::state::{boot_id, state_dir, state_files, IsolationState, RestoreSummary};
+use super::{cpuset_v1, cpuset_v2, irq_affinity};
 use crate::sys::cpuset::{self, CpusetMount};
-use crate::sys::{affinity, irq, procfs};
+use crate::sys::procfs;
 use crate::units::format_cpu_list;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
-
-/// Attempts to remove a just-emptied cpuset (10 ms apart).
-const RMDIR_TRIES: u32 = 100;
-
-/// What one restore did.
-#[derive(Debug, Clone, Default)]
-pub struct RestoreSummary {
-    pub tasks_returned: usize,
-    pub affinities_reset: usize,
-    pub dirs_removed: usize,
-    pub knobs_reset: usize,
-    pub irqs_reset: usize,
-    pub problems: Vec<String>,
-}
-
-fn move_all_out(from_file: &Path, to_file: &Path, summary: &mut RestoreSummary) {
-    for _ in 0..MOVE_PASSES {
-        let Ok(tids) = cpuset::task_ids(from_file) else {
-            return;
-        };
-        if tids.is_empty() {
-            return;
-        }
-        for tid in tids {
-            match cpuset::move_task(to_file, tid) {
-                Ok(()) => summary.tasks_returned += 1,
-                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-                Err(e) => summary
-                    .problems
-                    .push(format!("task {tid} stays in {}: {e}", from_file.display())),
-            }
-        }
-    }
-}
-
-/// Removes a cgroup directory whose tasks were just moved out; the kernel answers EBUSY
-/// until the last of them has really left, so this retries for up to a second.
-fn remove_dir_when_empty(dir: &Path) -> std::io::Result<()> {
-    let mut tries = 0;
-    loop {
-        match cpuset::remove_dir(dir) {
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < RMDIR_TRIES => {
-                tries += 1;
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            other => return other,
-        }
-    }
-}
 
 /// Undoes everything `state` records, idempotently: tasks back to the root (or home)
 /// cgroup, created cpusets removed, knobs and IRQ affinities written back where they
@@ -70,26 +22,10 @@ pub fn restore_state(state: &IsolationState) -> RestoreSummary {
             continue;
         }
         match &mount {
-            CpusetMount::V1 { .. } => {
-                move_all_out(&dir.join("tasks"), &root.join("tasks"), &mut summary)
-            }
-            CpusetMount::V2 { .. } => {
-                // Give the CPUs back to the parent before the cgroup goes.
-                let _ = cpuset::write_value(&mount.knob(dir, "cpus.partition"), "member");
-                let home = state
-                    .v2_home
-                    .as_ref()
-                    .map(|h| root.join(h))
-                    .filter(|h| h.is_dir())
-                    .unwrap_or_else(|| root.clone());
-                move_all_out(
-                    &dir.join("cgroup.procs"),
-                    &home.join("cgroup.procs"),
-                    &mut summary,
-                )
-            }
+            CpusetMount::V1 { .. } => cpuset_v1::empty_cpuset(dir, &root, &mut summary),
+            CpusetMount::V2 { .. } => cpuset_v2::empty_partition(&mount, dir, state, &mut summary),
         }
-        match remove_dir_when_empty(dir) {
+        match cpuset::remove_dir_when_empty(dir) {
             Ok(()) => summary.dirs_removed += 1,
             Err(e) => summary
                 .problems
@@ -97,19 +33,10 @@ pub fn restore_state(state: &IsolationState) -> RestoreSummary {
         }
     }
     if state.v2_enabled_controller {
-        let control = root.join("cgroup.subtree_control");
-        let on =
-            cpuset::read_value(&control).is_ok_and(|v| v.split_whitespace().any(|c| c == "cpuset"));
-        if on {
-            match cpuset::write_value(&control, "-cpuset") {
-                Ok(()) => summary.knobs_reset += 1,
-                Err(e) => summary.problems.push(format!(
-                    "cannot disable cpuset in {}: {e}",
-                    control.display()
-                )),
-            }
-        }
+        cpuset_v2::disable_controller(&root, &mut summary);
     }
+    // Every knob recorded in the state file (narrowed cpusets, sched_load_balance, the
+    // workqueue mask), in reverse order of change.
     for knob in state.knobs.iter().rev() {
         match cpuset::read_value(&knob.path) {
             Ok(now) if now == knob.original => {}
@@ -126,67 +53,13 @@ pub fn restore_state(state: &IsolationState) -> RestoreSummary {
                 .push(format!("cannot read {}: {e}", knob.path.display())),
         }
     }
-    for task in &state.moved_tasks {
-        if !procfs::is_same_task(task.tid, task.start_time) || task.affinity.is_empty() {
-            continue;
-        }
-        if affinity::get_affinity(task.tid).is_ok_and(|now| now != task.affinity)
-            && affinity::set_affinity(task.tid, &task.affinity).is_ok()
-        {
-            summary.affinities_reset += 1;
-        }
-    }
-    restore_irqs(&state.irqs, &mut summary);
-    if let Some(mask) = &state.irq_default_affinity {
-        if irq::default_affinity().is_ok_and(|now| now != *mask) {
-            match irq::set_default_affinity(mask) {
-                Ok(()) => summary.irqs_reset += 1,
-                Err(e) => summary.problems.push(format!(
-                    "cannot set the default IRQ affinity back to {mask}: {e}"
-                )),
-            }
-        }
-    }
+    cpuset_v1::reset_affinities(&state.moved_tasks, &mut summary);
+    irq_affinity::restore(
+        &state.irqs,
+        state.irq_default_affinity.as_deref(),
+        &mut summary,
+    );
     summary
-}
-
-/// Writes the original affinity lists back. IRQs the kernel delivered elsewhere meanwhile
-/// are first sent to their original CPU and given up to a second to get there (x86
-/// moves an IRQ when it next fires), because widening a mask keeps an IRQ on its current
-/// CPU: so they end up where they were, not where the kernel would pick.
-fn restore_irqs(irqs: &[IrqOriginal], summary: &mut RestoreSummary) {
-    let mut todo = Vec::new();
-    let mut travelling = Vec::new();
-    for orig in irqs {
-        let Ok(now) = irq::affinity_list(orig.irq) else {
-            continue; // the IRQ is gone (device removed): nothing to restore
-        };
-        let effective_moved =
-            orig.effective.is_some() && irq::effective_affinity_list(orig.irq) != orig.effective;
-        if now == orig.affinity_list && !effective_moved {
-            continue;
-        }
-        if let Some(effective) = orig.effective.as_deref().filter(|_| effective_moved) {
-            if irq::set_affinity_list(orig.irq, effective).is_ok() {
-                travelling.push(orig);
-            }
-        }
-        todo.push(orig);
-    }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1000);
-    while !travelling.is_empty() && std::time::Instant::now() < deadline {
-        travelling.retain(|o| irq::effective_affinity_list(o.irq) != o.effective);
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    for orig in todo {
-        match irq::set_affinity_list(orig.irq, &orig.affinity_list) {
-            Ok(()) => summary.irqs_reset += 1,
-            Err(e) => summary.problems.push(format!(
-                "cannot set IRQ {} back to {}: {e}",
-                orig.irq, orig.affinity_list
-            )),
-        }
-    }
 }
 
 /// Reads a state file and restores it; removes the file when everything was restored.
@@ -315,8 +188,8 @@ fn remove_orphan_cpusets(force: bool) -> Vec<RestoreOutcome> {
             CpusetMount::V1 { .. } => "tasks",
             CpusetMount::V2 { .. } => "cgroup.procs",
         };
-        move_all_out(&dir.join(tasks_file), &root.join(tasks_file), &mut summary);
-        let removed = remove_dir_when_empty(&dir);
+        summary.move_all_out(&dir.join(tasks_file), &root.join(tasks_file));
+        let removed = cpuset::remove_dir_when_empty(&dir);
         out.push(RestoreOutcome {
             message: match &removed {
                 Ok(()) => format!(
