@@ -24,7 +24,7 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
         Command::Net(args) => run_net(&args, command_line),
         Command::Restore(args) => restore(args.force),
         Command::Wake(args) => {
-            let plan = crate::plan::wake::wake_plan(&args)?;
+            let plan = crate::plan::wake_plan(&args)?;
             run_with_plain_table(&plan, command_line)
         }
         Command::Report(args) => report(&args),
@@ -34,7 +34,7 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
 }
 
 fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Result<i32> {
-    let (plan, _spec) = crate::suite::suite_plan(&args)?;
+    let (plan, _spec) = crate::plan::suite_plan(&args)?;
     let previous = match (&args.resume, &plan.output.export_json) {
         (true, Some(path)) if path.exists() => Some(Run::load(path)?),
         _ => None,
@@ -86,15 +86,7 @@ pub fn run_loads(args: &crate::cli::LoadArgs) -> anyhow::Result<i32> {
         print!("{}", crate::load::list_text());
         return Ok(EXIT_OK);
     }
-    let texts = crate::plan::resolve_loads(&args.specs)?;
-    let duration_ns = crate::plan::duration_in_range(
-        "--duration",
-        &args.duration,
-        1_000_000_000,
-        10_000_000,
-        crate::plan::MAX_DURATION_NS,
-    )?;
-    let specs = crate::load::parse_specs(&texts)?;
+    let crate::plan::load::LoadPlan { specs, duration_ns } = crate::plan::load_plan(args)?;
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
     let running = crate::load::start(&specs, &[], stop.clone())?;
     let deadline = crate::sys::clock::monotonic_ns() + duration_ns;
@@ -188,38 +180,12 @@ fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Res
         let plan = crate::plan::net_plan(args)?;
         return run_with_plain_table(&plan, command_line);
     };
-    let addr = crate::plan::socket_addr("--serve", addr)?;
-    let mut warnings = Vec::new();
-    let placement = match &args.common.cpus {
-        Some(_) => {
-            let (settings, _, w) = crate::plan::resolve_common(&args.common, &[])?;
-            warnings = w;
-            settings
-                .cpus
-                .first()
-                .map(|&cpu| crate::probe::harness::ThreadPlacement {
-                    cpu,
-                    policy: settings.policy,
-                    priority: settings.priority,
-                })
-        }
-        None => None,
-    };
-    let duration_ns = match &args.common.duration {
-        Some(d) => Some(crate::plan::duration_in_range(
-            "--duration",
-            d,
-            1_000_000_000,
-            1_000_000,
-            crate::plan::MAX_DURATION_NS,
-        )?),
-        None => None,
-    };
-    for w in &warnings {
+    let serve = crate::plan::serve_plan(args, addr)?;
+    for w in &serve.warnings {
         eprintln!("warning: {}", w.message);
     }
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
-    let counts = crate::probe::net::serve(addr, placement, duration_ns, stop)?;
+    let counts = crate::probe::net::serve(serve.addr, serve.placement, serve.duration_ns, stop)?;
     use std::sync::atomic::Ordering::Relaxed;
     eprintln!(
         "latscope net: reflected {} datagrams, ignored {} malformed, {} send errors",

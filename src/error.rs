@@ -52,6 +52,12 @@ pub enum UserError {
     },
     #[error("{path}: {reason}")]
     BadInputFile { path: String, reason: String },
+    /// An error in one part of a suite plan: `place` names the plan, the block and the key.
+    #[error("{place}: {source}")]
+    InPlan {
+        place: String,
+        source: Box<UserError>,
+    },
     /// A permission problem whose message already names the fix (exit code 4).
     #[error("{0}")]
     NeedsPermission(String),
@@ -63,6 +69,7 @@ impl UserError {
     pub fn exit_code(&self) -> i32 {
         match self {
             UserError::Permission { .. } | UserError::NeedsPermission(_) => EXIT_PERMISSION,
+            UserError::InPlan { source, .. } => source.exit_code(),
             _ => EXIT_USAGE,
         }
     }

@@ -30,7 +30,7 @@ pub fn scenario_name(sp: &ScenarioPlan) -> String {
         name.push_str(&suffix);
     }
     if !sp.loads.is_empty() {
-        name.push_str(&format!(" load={}", sp.loads.join("+")));
+        name.push_str(&format!(" load={}", sp.load_texts().join("+")));
     }
     if !sp.isolate.is_empty() {
         name.push_str(&format!(
@@ -58,7 +58,7 @@ fn params_of(sp: &ScenarioPlan) -> ScenarioParams {
         duration_ns: sp.settings.duration_ns.unwrap_or(0),
         cpus: sp.settings.cpus.clone(),
         dma_latency_us: sp.dma_latency_us,
-        loads: sp.loads.clone(),
+        loads: sp.load_texts(),
         isolate: sp.isolate.clone(),
         extra: sp.probe.extra_params(),
     }
@@ -269,8 +269,7 @@ fn start_loads(
     if sp.loads.is_empty() {
         return Ok(None);
     }
-    let specs = crate::load::parse_specs(&sp.loads)?;
-    let running = crate::load::start(&specs, &sp.settings.cpus, stop.clone())?;
+    let running = crate::load::start(&sp.loads, &sp.settings.cpus, stop.clone())?;
     crate::sys::clock::sleep_for_ns(LOAD_LEAD_NS);
     Ok(Some(running))
 }

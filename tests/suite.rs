@@ -213,3 +213,45 @@ fn bad_plans_get_clear_errors() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("memory-load, wake-methods, quick"));
 }
+
+#[test]
+fn a_bad_second_block_is_refused_before_the_first_scenario_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("two-blocks.toml");
+    let json = dir.path().join("run.json");
+    // Block 1 is fine; block 2 shields every CPU, then (second plan) pins a load to a CPU
+    // that does not exist. Each scenario would take 30 s: refusing must take none of it.
+    let first = "duration = \"30s\"\ncpus = \"all\"\n\n[[matrix]]\nmethods = [\"clock-nanosleep\"]\npolicies = [\"other\"]\n\n";
+    for (second, key, needle) in [
+        (
+            "[[matrix]]\nmethods = [\"timerfd\"]\npolicies = [\"other\"]\nisolate = [false, true]\n",
+            "isolate",
+            "nothing would be left",
+        ),
+        (
+            "[[matrix]]\nmethods = [\"timerfd\"]\npolicies = [\"other\"]\nloads = [\"none\", \"cpu:50%,cpus=4095\"]\n",
+            "loads",
+            "CPU 4095 is not online",
+        ),
+    ] {
+        std::fs::write(&plan, format!("{first}{second}")).unwrap();
+        let start = std::time::Instant::now();
+        let out = latscope()
+            .args(["suite", "--warmup", "0", "--plan"])
+            .arg(&plan)
+            .arg("--export-json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("two-blocks.toml, [[matrix]] block 2, ") && err.contains(key),
+            "the error should name block 2 and `{key}`: {err}"
+        );
+        assert!(err.contains(needle), "{err}");
+        assert!(start.elapsed() < Duration::from_secs(10), "a scenario ran");
+        assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+        assert!(!json.exists(), "a result was written: a scenario ran");
+    }
+}

@@ -1,18 +1,23 @@
-//! The plan of `latscope wake`: mechanisms × competitor counts, each a scenario, with
-//! the two threads' CPUs, the interval and the shared options validated up front.
+//! The plan of `latscope wake`: mechanisms × competitor counts, each a scenario; the
+//! interval, counts and shared options checked as typed, then the two threads' CPUs
+//! resolved on this machine.
 
-use super::{
-    duration_in_range, invalid, out_of_range, resolve_common, resolve_output, Plan, MAX_PERIOD_NS,
-    MIN_PERIOD_NS,
+use super::common::{
+    check_common, check_output, check_raw_capacity, check_trace, duration_in_range, invalid,
+    out_of_range, resolve_common, resolve_output, resolve_trace, scenarios_of, CommonRequest,
+    Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
 };
+use super::{OutputSettings, Plan, TraceSettings};
 use crate::cli::WakeArgs;
 use crate::error::UserError;
 use crate::probe::wake::{mechanism::Mechanism, WakeProbe};
 use crate::probe::Probe;
-use crate::units;
 
 /// The most competitors accepted per scenario.
 pub const MAX_COMPETITORS: usize = 1024;
+
+/// Bytes `--raw` keeps per wake iteration.
+pub const RAW_BYTES_PER_ITERATION: u64 = 24;
 
 /// Parses `--competitors`: a comma list of counts, each 0 to MAX_COMPETITORS, kept in
 /// the order given without repeats.
@@ -40,20 +45,21 @@ pub fn parse_competitors(text: &str) -> Result<Vec<usize>, UserError> {
     Ok(out)
 }
 
-/// Checks that a thread's CPU is online.
-fn online_cpu(cpu: usize, online: &[usize]) -> Result<usize, UserError> {
-    if online.contains(&cpu) {
-        Ok(cpu)
-    } else {
-        Err(UserError::CpuNotOnline {
-            cpu,
-            online: units::format_cpu_list(online),
-        })
-    }
+/// `latscope wake` as typed, checked.
+pub struct WakeRequest {
+    pub mechanisms: Vec<Mechanism>,
+    pub interval_ns: u64,
+    pub deadline_ns: u64,
+    pub competitors: Vec<usize>,
+    pub waker_cpu: Option<usize>,
+    pub wakee_cpu: Option<usize>,
+    pub common: CommonRequest,
+    pub trace: Option<TraceSettings>,
+    pub output: OutputSettings,
 }
 
-/// Builds the plan of `latscope wake`.
-pub fn wake_plan(args: &WakeArgs) -> Result<Plan, UserError> {
+/// Checks `latscope wake`'s options as typed; reads nothing from the machine.
+pub fn check_wake(args: &WakeArgs) -> Result<WakeRequest, UserError> {
     let mechanisms = Mechanism::parse_list(&args.mechanism)
         .map_err(|r| invalid("--mechanism", &args.mechanism, r))?;
     let interval_ns = duration_in_range(
@@ -75,36 +81,64 @@ pub fn wake_plan(args: &WakeArgs) -> Result<Plan, UserError> {
             "latscope wake places two threads: use --waker-cpu and --wakee-cpu",
         ));
     }
-    let online = crate::sys::affinity::online_cpus();
-    // Under --isolate both threads default to the (last) shielded CPU.
-    let (loads, isolate) = super::resolve_loads_and_isolation(&args.common)?;
-    let last = *isolate.last().or(online.last()).unwrap_or(&0);
-    let wakee_cpu = online_cpu(args.wakee_cpu.unwrap_or(last), &online)?;
-    let waker_cpu = online_cpu(args.waker_cpu.unwrap_or(wakee_cpu), &online)?;
+    let common = check_common(&args.common)?;
+    check_raw_capacity(
+        &common,
+        common.raw.is_some(),
+        interval_ns,
+        RAW_BYTES_PER_ITERATION,
+        "iterations",
+    )?;
+    Ok(WakeRequest {
+        mechanisms,
+        interval_ns,
+        deadline_ns,
+        competitors,
+        waker_cpu: args.waker_cpu,
+        wakee_cpu: args.wakee_cpu,
+        common,
+        trace: check_trace(&args.trace)?,
+        output: check_output(&args.output, &args.common.raw)?,
+    })
+}
+
+/// Resolves a checked `latscope wake` on this machine: both threads default to the last
+/// online CPU, or under --isolate to the (last) shielded one.
+pub fn resolve_wake(request: WakeRequest, machine: &Machine) -> Result<Plan, UserError> {
+    let mut common = resolve_common(&request.common, &[], machine)?;
+    let last = common.isolate.last().copied().unwrap_or(machine.last_cpu());
+    let wakee_cpu = machine.online_cpu(request.wakee_cpu.unwrap_or(last))?;
+    let waker_cpu = machine.online_cpu(request.waker_cpu.unwrap_or(wakee_cpu))?;
     let mut cpus = vec![waker_cpu, wakee_cpu];
     cpus.dedup();
-    let (mut settings, dma, warnings) = resolve_common(&args.common, &cpus)?;
-    settings.cpus = cpus;
-    super::check_raw_capacity(&settings, interval_ns, 24, "iterations")?;
-    let output = resolve_output(&args.output, &args.common.raw)?;
+    common.settings.cpus = cpus;
+    let output = resolve_output(request.output)?;
+    let trace = resolve_trace(request.trace)?;
     let mut probes = Vec::new();
-    for &count in &competitors {
-        for &mechanism in &mechanisms {
+    for &count in &request.competitors {
+        for &mechanism in &request.mechanisms {
             probes.push(Box::new(WakeProbe {
                 mechanism,
-                interval_ns,
-                deadline_ns,
+                interval_ns: request.interval_ns,
+                deadline_ns: request.deadline_ns,
                 waker_cpu,
                 wakee_cpu,
                 competitors: count,
             }) as Box<dyn Probe>);
         }
     }
-    let trace = super::resolve_trace(&args.trace)?;
-    Ok(super::with_trace(
-        super::plan_of(probes, settings, dma, loads, isolate, output, warnings),
-        trace,
-    ))
+    Ok(Plan {
+        scenarios: scenarios_of(probes, &common, &trace),
+        output,
+        warnings: common.warnings,
+        suite: None,
+    })
+}
+
+/// Builds the plan of `latscope wake`.
+pub fn wake_plan(args: &WakeArgs) -> Result<Plan, UserError> {
+    let request = check_wake(args)?;
+    resolve_wake(request, &Machine::read())
 }
 
 #[cfg(test)]

@@ -38,6 +38,12 @@ pub fn from_args(out: &OutputArgs) -> Vec<Export> {
 
 /// Checks that every export can be written and that at most one goes to stdout.
 pub fn check(exports: &[Export]) -> Result<(), UserError> {
+    check_destinations(exports)?;
+    check_writable(exports)
+}
+
+/// Checks as typed that at most one export goes to stdout (touches no file).
+pub fn check_destinations(exports: &[Export]) -> Result<(), UserError> {
     let to_stdout: Vec<&str> = exports
         .iter()
         .filter(|e| e.to_stdout())
@@ -50,8 +56,24 @@ pub fn check(exports: &[Export]) -> Result<(), UserError> {
             reason: "only one export can go to stdout; give the others a file name".into(),
         });
     }
+    Ok(())
+}
+
+/// Checks that every export's file can be written, before measuring.
+pub fn check_writable(exports: &[Export]) -> Result<(), UserError> {
     for e in exports {
-        crate::plan::check_output_path(e.format.flag(), &Some(e.path.clone()))?;
+        check_output_path(e.format.flag(), &Some(e.path.clone()))?;
+    }
+    Ok(())
+}
+
+/// Checks an output path (`option` names it in the error) before measuring.
+pub fn check_output_path(option: &str, path: &Option<PathBuf>) -> Result<(), UserError> {
+    if let Some(p) = path {
+        crate::result::check_writable(p).map_err(|e| UserError::Unwritable {
+            path: format!("{} ({option})", p.display()),
+            reason: e.to_string(),
+        })?;
     }
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! The study presets, kept as TOML in src/suite/presets/ so each doubles as an example
+//! The study presets, kept as TOML files beside this one so each doubles as an example
 //! of the `--plan` format.
 
 /// Preset names, in the order `--help` lists them.
@@ -7,9 +7,9 @@ pub const NAMES: [&str; 3] = ["memory-load", "wake-methods", "quick"];
 /// The TOML text of a preset.
 pub fn text(name: &str) -> Option<&'static str> {
     Some(match name {
-        "memory-load" => include_str!("presets/memory-load.toml"),
-        "wake-methods" => include_str!("presets/wake-methods.toml"),
-        "quick" => include_str!("presets/quick.toml"),
+        "memory-load" => include_str!("memory-load.toml"),
+        "wake-methods" => include_str!("wake-methods.toml"),
+        "quick" => include_str!("quick.toml"),
         _ => return None,
     })
 }

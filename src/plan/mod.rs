@@ -1,0 +1,83 @@
+//! The plan layer: from what the user typed to a validated Plan, one module per probe
+//! (timer, noise, net, wake) and per command that plans (suite, load), plus `common` for
+//! what they share. Each goes in two steps, as ripgrep's low/high args: `check_*` turns
+//! what was typed into a typed request (syntax and ranges, nothing read from the
+//! machine), then `resolve` settles it against this machine (online CPUs, permissions,
+//! RT throttling, cpusets, tracefs, writable outputs), so a long run or a suite never
+//! fails after it has started measuring.
+
+pub mod common;
+pub mod load;
+pub mod net;
+pub mod noise;
+pub mod suite;
+pub mod timer;
+pub mod wake;
+
+pub use common::{
+    duration_in_range, CommonPlan, CommonRequest, CpuList, Machine, DEFAULT_DURATION_NS,
+    DEFAULT_RT_PRIORITY, DEFAULT_TRACE_BUFFER_BYTES, MAX_DURATION_NS, MAX_PERIOD_NS, MIN_PERIOD_NS,
+};
+pub use load::load_plan;
+pub use net::{net_plan, serve_plan};
+pub use noise::noise_plan;
+pub use suite::suite_plan;
+pub use timer::timer_plan;
+pub use wake::wake_plan;
+
+use crate::load::LoadSpec;
+use crate::probe::{CommonSettings, Probe};
+use crate::result::Warning;
+use std::path::PathBuf;
+
+/// One scenario to run.
+pub struct ScenarioPlan {
+    pub probe: Box<dyn Probe>,
+    pub settings: CommonSettings,
+    pub dma_latency_us: Option<i32>,
+    /// The loads beside the probe, parsed and checked against this machine.
+    pub loads: Vec<LoadSpec>,
+    /// The `--isolate` shield (empty: none), resolved once.
+    pub isolate: Vec<usize>,
+    /// `--trace`: record and analyse the kernel side (None: no tracing).
+    pub trace: Option<TraceSettings>,
+}
+
+impl ScenarioPlan {
+    /// The loads as typed, for names and the result's params.
+    pub fn load_texts(&self) -> Vec<String> {
+        self.loads.iter().map(|l| l.text.clone()).collect()
+    }
+}
+
+/// What `--trace` was asked to do, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceSettings {
+    /// Samples above this are spikes; None = the scenario's p99.9.
+    pub threshold_ns: Option<u64>,
+    /// Ring buffer per traced CPU, KiB.
+    pub buffer_kb_per_cpu: u64,
+}
+
+/// Where results go and how they are judged.
+#[derive(Debug, Clone, Default)]
+pub struct OutputSettings {
+    pub export_json: Option<PathBuf>,
+    pub raw: Option<PathBuf>,
+    pub quiet: bool,
+    pub ns: bool,
+    /// `--export-*` destinations besides the JSON.
+    pub exports: Vec<crate::report::exports::Export>,
+    /// `--fail-above` limits.
+    pub limits: Vec<crate::report::limits::Limit>,
+}
+
+/// A validated run.
+pub struct Plan {
+    pub scenarios: Vec<ScenarioPlan>,
+    pub output: OutputSettings,
+    /// Warnings found while resolving the options (e.g. SCHED_OTHER fallback).
+    pub warnings: Vec<Warning>,
+    /// The study-table layout when the plan is a suite.
+    pub suite: Option<crate::result::SuiteInfo>,
+}

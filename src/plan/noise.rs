@@ -1,0 +1,67 @@
+//! The plan of `latscope noise`: threshold and deadline checked as typed, then every
+//! online CPU but the first by default (it keeps the machine's housekeeping), busy at the
+//! chosen policy like the timer's busy method, so the same RT safety checks apply.
+
+use super::common::{
+    check_busy_safety, check_common, check_output, check_trace, duration_in_range, resolve_common,
+    resolve_output, resolve_trace, scenarios_of, CommonRequest, Machine,
+};
+use super::{OutputSettings, Plan, TraceSettings};
+use crate::cli::NoiseArgs;
+use crate::error::UserError;
+use crate::probe::noise::NoiseProbe;
+
+/// `latscope noise` as typed, checked.
+pub struct NoiseRequest {
+    pub probe: NoiseProbe,
+    pub common: CommonRequest,
+    pub trace: Option<TraceSettings>,
+    pub output: OutputSettings,
+}
+
+/// Checks `latscope noise`'s options as typed; reads nothing from the machine.
+pub fn check_noise(args: &NoiseArgs) -> Result<NoiseRequest, UserError> {
+    let threshold_ns = duration_in_range("--threshold", &args.threshold, 1_000, 0, 1_000_000_000)?;
+    let deadline_ns = duration_in_range("--deadline", &args.deadline, 1_000, 1, 60_000_000_000)?;
+    Ok(NoiseRequest {
+        probe: NoiseProbe {
+            threshold_ns,
+            deadline_ns,
+        },
+        common: check_common(&args.common)?,
+        trace: check_trace(&args.trace)?,
+        output: check_output(&args.output, &args.common.raw)?,
+    })
+}
+
+/// Resolves a checked `latscope noise` on this machine.
+pub fn resolve_noise(request: NoiseRequest, machine: &Machine) -> Result<Plan, UserError> {
+    let online = &machine.online;
+    let default_cpus: Vec<usize> = if online.len() > 1 {
+        online[1..].to_vec()
+    } else {
+        online.clone()
+    };
+    let common = resolve_common(&request.common, &default_cpus, machine)?;
+    let mut warnings = common.warnings.clone();
+    check_busy_safety(
+        &common.settings,
+        request.common.force,
+        machine,
+        &mut warnings,
+    )?;
+    let trace = resolve_trace(request.trace)?;
+    let output = resolve_output(request.output)?;
+    Ok(Plan {
+        scenarios: scenarios_of(vec![Box::new(request.probe)], &common, &trace),
+        output,
+        warnings,
+        suite: None,
+    })
+}
+
+/// Builds the plan of `latscope noise`.
+pub fn noise_plan(args: &NoiseArgs) -> Result<Plan, UserError> {
+    let request = check_noise(args)?;
+    resolve_noise(request, &Machine::read())
+}

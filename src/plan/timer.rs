@@ -1,0 +1,125 @@
+//! The plan of `latscope timer`: one scenario per method at one period, checked as typed
+//! (methods, period, deadline, `--break-above`), then resolved with the shared options;
+//! suites build their timer scenarios through [`timer_scenarios`] too.
+
+use super::common::{
+    check_common, check_output, check_raw_capacity, check_trace, duration_in_range, invalid,
+    resolve_common, resolve_output, resolve_trace, scenarios_of, CommonPlan, CommonRequest,
+    Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
+};
+use super::{OutputSettings, Plan, ScenarioPlan, TraceSettings};
+use crate::cli::TimerArgs;
+use crate::error::UserError;
+use crate::probe::timer::{Method, TimerProbe};
+use crate::probe::Probe;
+use crate::result::Warning;
+
+/// Bytes `--raw` keeps per timer sample.
+pub const RAW_BYTES_PER_SAMPLE: u64 = 16;
+
+/// `latscope timer` as typed, checked.
+pub struct TimerRequest {
+    /// One probe per method, in the order given.
+    pub probes: Vec<TimerProbe>,
+    pub common: CommonRequest,
+    pub trace: Option<TraceSettings>,
+    pub output: OutputSettings,
+}
+
+/// Checks `latscope timer`'s options as typed; reads nothing from the machine.
+pub fn check_timer(args: &TimerArgs) -> Result<TimerRequest, UserError> {
+    let methods =
+        Method::parse_list(&args.method).map_err(|r| invalid("--method", &args.method, r))?;
+    let period_ns = match (&args.period, &args.interval_us) {
+        (Some(p), _) => duration_in_range("--period", p, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)?,
+        (None, Some(i)) => duration_in_range("--interval", i, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)?,
+        (None, None) => 1_000_000,
+    };
+    let deadline_ns = match &args.deadline {
+        Some(d) => duration_in_range("--deadline", d, 1_000, 1, 60_000_000_000)?,
+        None => period_ns,
+    };
+    let break_above_ns = match &args.break_above {
+        Some(b) => Some(duration_in_range(
+            "--break-above",
+            b,
+            1_000,
+            1,
+            60_000_000_000,
+        )?),
+        None => None,
+    };
+    let common = check_common(&args.common)?;
+    let trace = check_trace(&args.trace)?;
+    check_raw_capacity(
+        &common,
+        common.raw.is_some() || trace.is_some(),
+        period_ns,
+        RAW_BYTES_PER_SAMPLE,
+        "samples per thread",
+    )?;
+    let output = check_output(&args.output, &args.common.raw)?;
+    let probes = methods
+        .into_iter()
+        .map(|method| TimerProbe {
+            method,
+            period_ns,
+            deadline_ns,
+            break_above_ns,
+        })
+        .collect();
+    Ok(TimerRequest {
+        probes,
+        common,
+        trace,
+        output,
+    })
+}
+
+/// The scenarios of `probes` on resolved shared options; busy-waiting is checked for
+/// safety on this machine (its warnings go to `warnings`).
+pub fn timer_scenarios(
+    probes: Vec<TimerProbe>,
+    common: &CommonPlan,
+    force: bool,
+    trace: &Option<TraceSettings>,
+    machine: &Machine,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<ScenarioPlan>, UserError> {
+    if probes.iter().any(|p| p.method == Method::Busy) {
+        super::common::check_busy_safety(&common.settings, force, machine, warnings)?;
+    }
+    let probes = probes
+        .into_iter()
+        .map(|p| Box::new(p) as Box<dyn Probe>)
+        .collect();
+    Ok(scenarios_of(probes, common, trace))
+}
+
+/// Resolves a checked `latscope timer` on this machine (default CPUs: every online one).
+pub fn resolve_timer(request: TimerRequest, machine: &Machine) -> Result<Plan, UserError> {
+    let common = resolve_common(&request.common, &machine.online, machine)?;
+    let trace = resolve_trace(request.trace)?;
+    let mut warnings = common.warnings.clone();
+    let scenarios = timer_scenarios(
+        request.probes,
+        &common,
+        request.common.force,
+        &trace,
+        machine,
+        &mut warnings,
+    )?;
+    let output = resolve_output(request.output)?;
+    Ok(Plan {
+        scenarios,
+        output,
+        warnings,
+        suite: None,
+    })
+}
+
+/// Builds the plan of `latscope timer`.
+pub fn timer_plan(args: &TimerArgs) -> Result<Plan, UserError> {
+    let request = check_timer(args)?;
+    resolve_timer(request, &Machine::read())
+}
