@@ -8,6 +8,7 @@ use crate::error::UserError;
 use crate::plan::{ScenarioPlan, TraceSettings};
 use crate::probe::ProbeOutput;
 use crate::result::Warning;
+use crate::stats::Stat;
 use std::collections::BTreeMap;
 
 /// CPUs whose events the analysis needs: the measured ones and, for wake, both threads'.
@@ -64,10 +65,10 @@ fn threshold(ts: &TraceSettings, output: &ProbeOutput) -> (u64, String) {
             let p = output
                 .threads
                 .iter()
-                .map(|t| t.summary.stat("p99.9").unwrap_or(0.0) as u64)
+                .map(|t| t.summary.stat(Stat::P999) as u64)
                 .max()
                 .unwrap_or(0);
-            (p, "p99.9".into())
+            (p, Stat::P999.name().into())
         }
     }
 }
