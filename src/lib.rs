@@ -19,3 +19,4 @@ pub mod sys;
 pub mod sysinfo;
 pub mod trace;
 pub mod units;
+pub mod warning;

@@ -4,6 +4,7 @@
 
 use crate::stats::Summary;
 use crate::sysinfo::SystemInfo;
+use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -39,13 +40,6 @@ pub struct SuiteInfo {
     pub title: String,
     /// Statistics shown, as `Stat::parse` names them.
     pub columns: Vec<String>,
-}
-
-/// A warning with a stable code for scripts and a message for people.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Warning {
-    pub code: String,
-    pub message: String,
 }
 
 /// One measured configuration: probe × method × period × load × isolation × policy.

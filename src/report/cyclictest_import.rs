@@ -5,9 +5,10 @@
 //! unknown and never judged.
 
 use crate::error::UserError;
-use crate::result::{Run, Scenario, ScenarioParams, ThreadResult, Warning};
+use crate::result::{Run, Scenario, ScenarioParams, ThreadResult};
 use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
+use crate::warning::{Warning, WarningCode};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -108,10 +109,10 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         .collect();
     entries.sort_by_key(|e| e.0);
     let mut threads = Vec::new();
-    let mut warnings = vec![Warning {
-        code: "imported_cyclictest".into(),
-        message: format!("imported from cyclictest --json ({cmdline})"),
-    }];
+    let mut warnings = vec![Warning::new(
+        WarningCode::ImportedCyclictest,
+        format!("imported from cyclictest --json ({cmdline})"),
+    )];
     let mut max_cycles = 0;
     for (_, t) in entries {
         let cycles = num(t, "cycles")? as u64;
@@ -158,12 +159,9 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
             let overflow = cycles.saturating_sub(in_hist);
             if overflow > 0 {
                 extra.insert("histogram_overflows".into(), Value::from(overflow));
-                warnings.push(Warning {
-                    code: "cyclictest_histogram_overflow".into(),
-                    message: format!(
+                warnings.push(Warning::new(WarningCode::CyclictestHistogramOverflow, format!(
                         "CPU {cpu}: {overflow} samples were beyond cyclictest's histogram (-h); percentiles that fall there and the standard deviation are unknown (raise -h)"
-                    ),
-                });
+                    )));
             }
             let total = in_hist + overflow;
             let fields: [(Stat, f64, &mut u64); 6] = [

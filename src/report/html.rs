@@ -613,7 +613,7 @@ fn system_section(run: &Run) -> String {
         let _ = writeln!(
             out,
             "<p class=\"warn\"><code>{}</code> {}</p>",
-            esc(&w.code),
+            esc(w.code.as_str()),
             esc(&w.message)
         );
     }
@@ -623,7 +623,7 @@ fn system_section(run: &Run) -> String {
             let _ = writeln!(
                 out,
                 "<p class=\"warn\"><code>{}</code> {}: {}</p>",
-                esc(&w.code),
+                esc(w.code.as_str()),
                 esc(&sc.name),
                 esc(&w.message)
             );
