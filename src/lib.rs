@@ -2,6 +2,7 @@
 //! why. The library holds everything; `main.rs` only parses, runs and exits, so tests
 //! and benches reach the internals.
 
+pub mod choice_list;
 pub mod cli;
 pub mod commands;
 pub mod error;

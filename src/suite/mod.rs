@@ -195,7 +195,11 @@ pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec), UserError> {
         }
         let mut methods = Vec::new();
         for m in &entry.methods {
-            methods.extend(Method::parse_list(m).map_err(|r| invalid("methods", m, r))?);
+            for method in Method::parse_list(m).map_err(|r| invalid("methods", m, r))? {
+                if !methods.contains(&method) {
+                    methods.push(method);
+                }
+            }
         }
         for policy_text in &entry.policies {
             let (policy, prio) = parse_policy(policy_text)?;
