@@ -146,15 +146,9 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         let mut unknown: Vec<Stat> = vec![Stat::Overruns, Stat::Missed];
         let in_hist: u64 = histogram.iter().map(|b| b[1]).sum();
         if histogram.is_empty() || cycles == 0 {
-            unknown.extend([
-                Stat::Stddev,
-                Stat::P50,
-                Stat::P90,
-                Stat::P99,
-                Stat::P999,
-                Stat::P9999,
-                Stat::P99999,
-            ]);
+            let percentiles = Stat::ALL.into_iter().filter(|s| s.percentile().is_some());
+            unknown.push(Stat::Stddev);
+            unknown.extend(percentiles);
         } else {
             let overflow = cycles.saturating_sub(in_hist);
             if overflow > 0 {
@@ -212,7 +206,7 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         threads.push(ThreadResult {
             cpu,
             method: METHOD.into(),
-            metric: "latency".into(),
+            metric: crate::result::LATENCY_METRIC.into(),
             summary,
             histogram,
             per_second_max_ns: Vec::new(),

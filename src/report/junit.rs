@@ -52,7 +52,7 @@ impl Reporter for JunitReporter {
                 case.set_classname(format!("latscope.{}", sc.name));
                 case.set_time(elapsed);
                 // The judged statistics (ns, or counts), then the sample count.
-                for stat in Stat::JUDGED.into_iter().chain([Stat::Samples]) {
+                for stat in Stat::JUDGED.iter().copied().chain([Stat::Samples]) {
                     if super::stat_unknown(th, stat) {
                         continue;
                     }

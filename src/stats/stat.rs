@@ -41,20 +41,7 @@ impl Stat {
     ];
 
     /// What a `--fail-above` limit or a compare rule may judge: all but the sample count.
-    pub const JUDGED: [Stat; 12] = [
-        Stat::Min,
-        Stat::Avg,
-        Stat::Stddev,
-        Stat::P50,
-        Stat::P90,
-        Stat::P99,
-        Stat::P999,
-        Stat::P9999,
-        Stat::P99999,
-        Stat::Max,
-        Stat::Overruns,
-        Stat::Missed,
-    ];
+    pub const JUDGED: &'static [Stat] = Stat::ALL.split_first().unwrap().1;
 
     /// The name as reports print it and users type it.
     pub const fn name(self) -> &'static str {
@@ -94,7 +81,11 @@ impl Stat {
             .ok_or_else(|| {
                 format!(
                     "unknown statistic '{text}'; use one of {}",
-                    Stat::JUDGED.map(Stat::name).join(", ")
+                    Stat::JUDGED
+                        .iter()
+                        .map(|s| s.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             })
     }
