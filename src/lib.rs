@@ -4,6 +4,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod choice_list;
 pub mod cli;
 pub mod commands;
 pub mod error;
@@ -23,3 +24,4 @@ pub mod sys;
 pub mod sysinfo;
 pub mod trace;
 pub mod units;
+pub mod warning;

@@ -4,6 +4,7 @@
 
 use crate::stats::Summary;
 use crate::sysinfo::SystemInfo;
+use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -37,15 +38,8 @@ pub struct Run {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SuiteInfo {
     pub title: String,
-    /// Statistics shown, as `Summary::stat` names them.
+    /// Statistics shown, as `Stat::parse` names them.
     pub columns: Vec<String>,
-}
-
-/// A warning with a stable code for scripts and a message for people.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Warning {
-    pub code: String,
-    pub message: String,
 }
 
 /// One measured configuration: probe × method × period × load × isolation × policy.
@@ -162,8 +156,21 @@ pub struct ThreadResult {
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
+/// The metric of the timer and of imported cyclictest files: labels leave it out.
+pub const LATENCY_METRIC: &str = "latency";
+
 fn default_metric() -> String {
-    "latency".into()
+    LATENCY_METRIC.into()
+}
+
+/// A thread's label with its metric (`eventfd response`, `cpu1 round_trip`); the default
+/// `latency` metric adds nothing (`clock-nanosleep`, `cpu1`).
+pub fn metric_label(base: &str, metric: &str) -> String {
+    if metric == LATENCY_METRIC {
+        base.to_string()
+    } else {
+        format!("{base} {metric}")
+    }
 }
 
 /// What a load achieved during a scenario.

@@ -4,9 +4,10 @@
 
 use crate::plan::{Plan, ScenarioPlan};
 use crate::probe::{ProbeContext, RawSeries};
-use crate::result::{Run, Scenario, ScenarioParams, TimeWindow, Warning};
+use crate::result::{Run, Scenario, ScenarioParams, TimeWindow};
 use crate::sys::{dma_latency::DmaLatencyGuard, memlock};
 use crate::sysinfo::SystemInfo;
+use crate::warning::{Warning, WarningCode};
 use anyhow::Context;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -89,10 +90,7 @@ pub fn execute(
     run.warnings.extend(system.warnings());
     run.warnings.extend(plan.warnings.iter().cloned());
     if let Err(e) = memlock::lock_all_memory() {
-        run.warnings.push(Warning {
-            code: "mlockall".into(),
-            message: format!("mlockall failed ({e}): page faults may show up as latency; run as root or raise ulimit -l"),
-        });
+        run.warnings.push(Warning::new(WarningCode::Mlockall, format!("mlockall failed ({e}): page faults may show up as latency; run as root or raise ulimit -l")));
     }
     // The posix-timer method takes its signal with sigwaitinfo: block it everywhere.
     crate::sys::signals::SignalSet::of(&[crate::probe::timer::timer_signal()])
@@ -105,10 +103,7 @@ pub fn execute(
             } else {
                 format!("{v} µs")
             };
-            run.warnings.push(Warning {
-                code: "dma_latency_untouched".into(),
-                message: format!("/dev/cpu_dma_latency left as the system had it ({what}); cyclictest holds it at 0 by default, so compare with --dma-latency 0"),
-            });
+            run.warnings.push(Warning::new(WarningCode::DmaLatencyUntouched, format!("/dev/cpu_dma_latency left as the system had it ({what}); cyclictest holds it at 0 by default, so compare with --dma-latency 0")));
         }
     }
     let show_progress = !plan.output.quiet && std::io::stderr().is_terminal();
@@ -196,10 +191,10 @@ pub fn execute(
             .unwrap_or_default();
         if let Some(guard) = isolation.as_mut() {
             for problem in guard.restore() {
-                run.warnings.push(Warning {
-                    code: "isolation_not_restored".into(),
-                    message: format!("{problem}; run `latscope restore`"),
-                });
+                run.warnings.push(Warning::new(
+                    WarningCode::IsolationNotRestored,
+                    format!("{problem}; run `latscope restore`"),
+                ));
             }
         }
         drop(isolation);

@@ -2,6 +2,7 @@
 //! command line, isolation, clocksource, CPUs, governor, RT throttling, THP,
 //! virtualization and cpu_dma_latency. Read from /proc and /sys, never guessed.
 
+use crate::warning::{Warning, WarningCode};
 use serde::{Deserialize, Serialize};
 use std::fs;
 
@@ -156,47 +157,35 @@ impl SystemInfo {
     }
 
     /// Warnings about the machine itself, independent of what is measured.
-    pub fn warnings(&self) -> Vec<crate::result::Warning> {
-        use crate::result::Warning;
+    pub fn warnings(&self) -> Vec<Warning> {
         let mut w = Vec::new();
         if self.virtualization != "none" {
-            w.push(Warning {
-                code: "virtualized".into(),
-                message: format!(
+            w.push(Warning::new(WarningCode::Virtualized, format!(
                     "running under a hypervisor ({}): the host can stop this machine's CPUs at any time, so maxima include the host's scheduling",
                     self.virtualization
-                ),
-            });
+                )));
         }
         if let Some(g) = self
             .governors
             .iter()
             .find(|g| *g != "performance" && *g != "unavailable")
         {
-            w.push(Warning {
-                code: "governor".into(),
-                message: format!(
+            w.push(Warning::new(WarningCode::Governor, format!(
                     "CPU frequency governor is '{g}', not 'performance': frequency changes add latency (cpupower frequency-set -g performance)"
-                ),
-            });
+                )));
         }
         if self.sched_rt_runtime_us.is_some_and(|r| r >= 0) {
-            w.push(Warning {
-                code: "rt_throttling".into(),
-                message: format!(
+            w.push(Warning::new(WarningCode::RtThrottling, format!(
                     "RT throttling is active (sched_rt_runtime_us={} of {}): a real-time thread that runs without sleeping is stopped for the rest of each period",
                     self.sched_rt_runtime_us.unwrap_or_default(),
                     self.sched_rt_period_us.unwrap_or_default()
-                ),
-            });
+                )));
         }
         if self.transparent_hugepage == "always" {
-            w.push(Warning {
-                code: "thp_always".into(),
-                message:
-                    "transparent huge pages are 'always': khugepaged compaction can stall tasks"
-                        .into(),
-            });
+            w.push(Warning::new(
+                WarningCode::ThpAlways,
+                "transparent huge pages are 'always': khugepaged compaction can stall tasks",
+            ));
         }
         w
     }

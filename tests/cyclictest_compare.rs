@@ -69,7 +69,10 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     assert!(th.summary.min_ns <= th.summary.p50_ns && th.summary.p50_ns <= th.summary.p99_ns);
     assert!(th.summary.p99_ns <= th.summary.max_ns);
     // The median is inside the histogram; percentiles beyond it would be marked unknown.
-    assert!(!latscope::report::stat_unknown(th, "p50"));
+    assert!(!latscope::report::stat_unknown(
+        th,
+        latscope::stats::Stat::P50
+    ));
 
     let out = Command::cargo_bin("latscope")
         .unwrap()

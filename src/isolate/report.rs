@@ -2,6 +2,7 @@
 //! and turned into warnings.
 
 use crate::units::format_cpu_list;
+use crate::warning::{Warning, WarningCode};
 use serde::{Deserialize, Serialize};
 
 /// A task that stayed in the root cpuset.
@@ -64,7 +65,7 @@ pub struct IsolationReport {
 
 impl IsolationReport {
     /// What still reaches the isolated CPUs, as warnings for the scenario.
-    pub fn warnings(&self) -> Vec<crate::result::Warning> {
+    pub fn warnings(&self) -> Vec<Warning> {
         let mut w = Vec::new();
         let cpus = format_cpu_list(&self.isolated_cpus);
         if !self.unmovable_irqs.is_empty() {
@@ -73,23 +74,17 @@ impl IsolationReport {
                 .iter()
                 .map(|i| format!("{} {} ({})", i.irq, i.name, i.reason))
                 .collect();
-            w.push(crate::result::Warning {
-                code: "isolation_irqs_stay".into(),
-                message: format!(
+            w.push(Warning::new(WarningCode::IsolationIrqsStay, format!(
                     "the kernel would not move IRQ {} off CPU {cpus}; these interrupts still reach the isolated CPUs",
                     list.join(", ")
-                ),
-            });
+                )));
         }
         if !self.kthreads_staying.is_empty() {
-            w.push(crate::result::Warning {
-                code: "isolation_kthreads_stay".into(),
-                message: format!(
+            w.push(Warning::new(WarningCode::IsolationKthreadsStay, format!(
                     "{} per-CPU kernel threads stay on isolated CPU {cpus} ({}); the kernel binds them there",
                     self.kthreads_staying.len(),
                     self.kthreads_staying.join(", ")
-                ),
-            });
+                )));
         }
         w
     }

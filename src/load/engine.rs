@@ -4,8 +4,9 @@
 
 use super::{exec::ExecLoad, Load, LoadKind, LoadSpec, Step, DUTY_SLICE_NS};
 use crate::error::UserError;
-use crate::result::{LoadResult, Warning};
+use crate::result::LoadResult;
 use crate::sys::{affinity, clock, process, sched};
+use crate::warning::{Warning, WarningCode};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -73,13 +74,10 @@ pub fn default_cpus(measured: &[usize], online: &[usize]) -> (Vec<usize>, Option
     }
     (
         online.to_vec(),
-        Some(Warning {
-            code: "load_on_measured_cpus".into(),
-            message: format!(
+        Some(Warning::new(WarningCode::LoadOnMeasuredCpus, format!(
                 "every online CPU ({}) is measured, so the loads share the measured CPUs; measure fewer CPUs (--cpus) or give the load cpus=",
                 crate::units::format_cpu_list(online)
-            ),
-        }),
+            ))),
     )
 }
 

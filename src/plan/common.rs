@@ -8,9 +8,9 @@ use crate::cli::{CommonArgs, OutputArgs, TraceArgs};
 use crate::error::UserError;
 use crate::load::LoadSpec;
 use crate::probe::{CommonSettings, Probe, MAX_RAW_SAMPLES};
-use crate::result::Warning;
 use crate::sys::sched::{self, Policy};
 use crate::units;
+use crate::warning::{Warning, WarningCode};
 use std::path::PathBuf;
 
 /// Shortest period accepted.
@@ -425,14 +425,14 @@ pub fn resolve_isolate(
         .unwrap_or_default();
     let overlap: Vec<usize> = cpus.iter().copied().filter(|c| boot.contains(c)).collect();
     if !overlap.is_empty() {
-        warnings.push(Warning {
-            code: "isolate_overlaps_isolcpus".into(),
-            message: format!(
+        warnings.push(Warning::new(
+            WarningCode::IsolateOverlapsIsolcpus,
+            format!(
                 "CPU {} is already isolated at boot (isolcpus={}); --isolate adds the cpuset shield and IRQ moves on top",
                 units::format_cpu_list(&overlap),
                 units::format_cpu_list(&boot)
             ),
-        });
+        ));
     }
     Ok(cpus)
 }
@@ -458,10 +458,10 @@ pub fn resolve_policy(
         None if priority == Some(0) => Policy::Other,
         None if permitted => Policy::Fifo,
         None => {
-            warnings.push(Warning {
-                code: "sched_other".into(),
-                message: "measuring at SCHED_OTHER: real-time policies need CAP_SYS_NICE (run as root for SCHED_FIFO 95); results include time-sharing delays".into(),
-            });
+            warnings.push(Warning::new(
+            WarningCode::SchedOther,
+            "measuring at SCHED_OTHER: real-time policies need CAP_SYS_NICE (run as root for SCHED_FIFO 95); results include time-sharing delays",
+        ));
             Policy::Other
         }
     };
@@ -472,11 +472,10 @@ pub fn resolve_policy(
     });
     check_priority(policy, priority)?;
     if policy == Policy::Other && permitted {
-        warnings.push(Warning {
-            code: "sched_other".into(),
-            message: "measuring at SCHED_OTHER as asked: results include time-sharing delays"
-                .into(),
-        });
+        warnings.push(Warning::new(
+            WarningCode::SchedOther,
+            "measuring at SCHED_OTHER as asked: results include time-sharing delays",
+        ));
     }
     Ok((policy, priority))
 }
@@ -567,15 +566,15 @@ pub fn check_busy_safety(
     }
     if let Some((runtime, period)) = throttling {
         if runtime >= 0 && runtime < period {
-            warnings.push(Warning {
-                code: "busy_rt_throttled".into(),
-                message: format!(
+            warnings.push(Warning::new(
+            WarningCode::BusyRtThrottled,
+            format!(
                     "busy-waiting at {}: RT throttling will stop the spinning thread for {} every {}, which shows up as latency",
                     settings.policy,
                     units::human_ns((period - runtime) as u64 * 1000),
                     units::human_ns(period as u64 * 1000)
                 ),
-            });
+        ));
         }
     }
     Ok(())
@@ -673,7 +672,7 @@ mod tests {
             resolve_policy(None, None, &plain, &mut warnings).unwrap(),
             (Policy::Other, 0)
         );
-        assert_eq!(warnings[0].code, "sched_other");
+        assert_eq!(warnings[0].code, WarningCode::SchedOther);
         assert!(matches!(
             resolve_policy(Some(Policy::Fifo), None, &plain, &mut warnings),
             Err(UserError::Permission { .. })
@@ -716,6 +715,6 @@ mod tests {
         assert!(check_busy_safety(&settings, false, &unthrottled, &mut warnings).is_err());
         warnings.clear();
         check_busy_safety(&settings, false, &machine(2), &mut warnings).unwrap();
-        assert_eq!(warnings[0].code, "busy_rt_throttled");
+        assert_eq!(warnings[0].code, WarningCode::BusyRtThrottled);
     }
 }

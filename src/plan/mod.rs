@@ -27,7 +27,7 @@ pub use wake::wake_plan;
 
 use crate::load::LoadSpec;
 use crate::probe::{CommonSettings, Probe};
-use crate::result::Warning;
+use crate::warning::Warning;
 use std::path::PathBuf;
 
 /// One scenario to run.

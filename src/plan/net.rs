@@ -13,8 +13,8 @@ use crate::error::UserError;
 use crate::probe::harness::ThreadPlacement;
 use crate::probe::net::{packet, NetProbe};
 use crate::probe::Probe;
-use crate::result::Warning;
 use crate::units;
+use crate::warning::Warning;
 use std::net::SocketAddr;
 
 /// Parses `ADDR:PORT` for --target/--serve, naming the option when it is not one.

@@ -62,7 +62,11 @@ fn check_block(
     }
     let mut methods = Vec::new();
     for m in &entry.methods {
-        methods.extend(Method::parse_list(m).map_err(|r| at("methods")(invalid("methods", m, r)))?);
+        for method in Method::parse_list(m).map_err(|r| at("methods")(invalid("methods", m, r)))? {
+            if !methods.contains(&method) {
+                methods.push(method);
+            }
+        }
     }
     let mut periods_ns = Vec::new();
     for text in &entry.periods {

@@ -12,7 +12,7 @@ use crate::cli::TimerArgs;
 use crate::error::UserError;
 use crate::probe::timer::{Method, TimerProbe};
 use crate::probe::Probe;
-use crate::result::Warning;
+use crate::warning::Warning;
 
 /// Bytes `--raw` keeps per timer sample.
 pub const RAW_BYTES_PER_SAMPLE: u64 = 16;

@@ -8,9 +8,10 @@ pub mod noise;
 pub mod timer;
 pub mod wake;
 
-use crate::result::{ThreadResult, Warning};
+use crate::result::ThreadResult;
 use crate::stats::{LiveStats, Recorder};
 use crate::sys::sched::Policy;
+use crate::warning::{Warning, WarningCode};
 use harness::ThreadPlacement;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -103,12 +104,9 @@ pub fn note_raw_dropped(
 ) {
     if dropped > 0 {
         extra.insert("raw_dropped".into(), dropped.into());
-        warnings.push(Warning {
-            code: "raw_dropped".into(),
-            message: format!(
+        warnings.push(Warning::new(WarningCode::RawDropped, format!(
                 "{subject}: {dropped} {what} did not fit the --raw buffer and are missing from the raw file (they are in every statistic)"
-            ),
-        });
+            )));
     }
 }
 

@@ -5,9 +5,10 @@
 
 use super::harness::run_measuring_threads_with_tids;
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
-use crate::result::{ThreadResult, Warning};
+use crate::result::ThreadResult;
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::clock;
+use crate::warning::{Warning, WarningCode};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -210,15 +211,12 @@ impl Probe for NoiseProbe {
             if let Some(gap) = throttle_gap_ns {
                 let long = count_at_or_above(rec, gap * 8 / 10);
                 if long > 0 {
-                    out.warnings.push(Warning {
-                        code: "noise_rt_throttling".into(),
-                        message: format!(
+                    out.warnings.push(Warning::new(WarningCode::NoiseRtThrottling, format!(
                             "CPU {cpu}: {long} gap(s) of {} or more: RT throttling stops a spinning {} thread for {} every second here (sched_rt_runtime_us), so that noise is the kernel's throttling, not hardware",
                             crate::units::human_ns(gap * 8 / 10),
                             settings.policy,
                             crate::units::human_ns(gap)
-                        ),
-                    });
+                        )));
                 }
             }
             super::note_raw_dropped(

@@ -45,26 +45,17 @@ impl Method {
         Method::ALL.into_iter().find(|m| m.name() == text)
     }
 
-    /// Parses a comma list of methods, `all` meaning every method in turn.
+    /// Parses `--method`: a comma list, `all` meaning every method, each method once.
     pub fn parse_list(text: &str) -> Result<Vec<Method>, String> {
-        let mut out = Vec::new();
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            if part == "all" {
-                out.extend(Method::ALL);
-                continue;
-            }
-            out.push(Method::parse(part).ok_or_else(|| {
-                format!(
-                    "unknown method '{part}'; choose from {} or all",
-                    Method::ALL.map(|m| m.name()).join(", ")
-                )
-            })?);
-        }
-        if out.is_empty() {
-            return Err("no method given; e.g. --method clock-nanosleep".into());
-        }
-        out.dedup();
-        Ok(out)
+        crate::choice_list::parse_list(text)
+    }
+}
+
+impl crate::choice_list::Choice for Method {
+    const KIND: &'static str = "method";
+    const CHOICES: &'static [Self] = &Method::ALL;
+    fn choice_name(self) -> &'static str {
+        self.name()
     }
 }
 

@@ -5,27 +5,37 @@
 //! improved or unchanged; and exports the comparison (HTML with overlaid histograms,
 //! Markdown, CSV).
 
-use super::limits::{format_stat, is_count_stat, LimitFailure};
+use super::limits::{format_stat, LimitFailure};
 use super::plots::HistogramLine;
 use super::Format;
 use crate::cli::CompareArgs;
 use crate::error::{UserError, EXIT_OK, EXIT_THRESHOLD};
-use crate::result::{Run, Scenario, ThreadResult};
+use crate::result::{metric_label, Run, Scenario, ThreadResult};
+use crate::stats::Stat;
 use std::fmt::Write;
 
 /// The rule used when no `--rule` is given.
 pub const DEFAULT_RULE: &str = "p99.9,max:10%:5us";
 
 /// The statistics shown in comparison tables.
-pub const STATS: [&str; 10] = [
-    "min", "avg", "p50", "p99", "p99.9", "p99.99", "max", "stddev", "overruns", "missed",
+pub const STATS: [Stat; 10] = [
+    Stat::Min,
+    Stat::Avg,
+    Stat::P50,
+    Stat::P99,
+    Stat::P999,
+    Stat::P9999,
+    Stat::Max,
+    Stat::Stddev,
+    Stat::Overruns,
+    Stat::Missed,
 ];
 
 /// `STATS:PERCENT[:ABSOLUTE]`: a statistic regressed when it is worse (higher) than the
 /// baseline by more than `percent` % and by more than `absolute` (ns, or a count).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
-    pub stats: Vec<String>,
+    pub stats: Vec<Stat>,
     pub percent: f64,
     pub absolute: f64,
 }
@@ -38,19 +48,16 @@ pub fn parse_rule(text: &str) -> Result<Rule, String> {
             "'{text}' is not STATS:PERCENT[:ABSOLUTE]; write e.g. {DEFAULT_RULE}"
         ));
     }
-    let stats: Vec<String> = parts[0]
+    let stats: Vec<Stat> = parts[0]
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect();
+        .map(Stat::parse_judged)
+        .collect::<Result<_, _>>()?;
     if stats.is_empty() {
         return Err(format!(
             "'{text}' names no statistic; write e.g. {DEFAULT_RULE}"
         ));
-    }
-    for s in &stats {
-        super::limits::check_stat_name(s)?;
     }
     let Some(pct_text) = parts[1].strip_suffix('%') else {
         return Err(format!(
@@ -66,7 +73,7 @@ pub fn parse_rule(text: &str) -> Result<Rule, String> {
     let absolute = match parts.get(2) {
         None => 0.0,
         Some(a) if a.chars().all(|c| c.is_ascii_digit() || c == '.') => {
-            if stats.iter().all(|s| is_count_stat(s)) {
+            if stats.iter().all(|s| s.is_count()) {
                 a.parse::<f64>()
                     .map_err(|_| format!("'{a}' is not a number"))?
             } else {
@@ -107,13 +114,11 @@ pub fn judge(base: &ThreadResult, new: &ThreadResult, rules: &[Rule]) -> Judgeme
     let mut worse = Vec::new();
     let mut better = Vec::new();
     for rule in rules {
-        for stat in &rule.stats {
+        for &stat in &rule.stats {
             if super::stat_unknown(base, stat) || super::stat_unknown(new, stat) {
                 continue;
             }
-            let (Some(a), Some(b)) = (base.summary.stat(stat), new.summary.stat(stat)) else {
-                continue;
-            };
+            let (a, b) = (base.summary.stat(stat), new.summary.stat(stat));
             let reason = format!("{stat} {} ({})", signed(stat, b - a), ratio(a, b));
             if b > a * (1.0 + rule.percent / 100.0) && b - a > rule.absolute {
                 worse.push(reason);
@@ -132,9 +137,9 @@ pub fn judge(base: &ThreadResult, new: &ThreadResult, rules: &[Rule]) -> Judgeme
 }
 
 /// A signed change: `+12.30 µs`, `-3` for counts.
-fn signed(stat: &str, delta: f64) -> String {
+fn signed(stat: Stat, delta: f64) -> String {
     let sign = if delta >= 0.0 { "+" } else { "-" };
-    if is_count_stat(stat) {
+    if stat.is_count() {
         format!("{sign}{:.0}", delta.abs())
     } else {
         format!("{sign}{:.2} µs", delta.abs() / 1e3)
@@ -184,11 +189,7 @@ impl AlignKey {
             s.push_str(&format!(" #{}", self.ordinal + 1));
         }
         s.push_str(&format!(" cpu{}", self.cpu));
-        if self.metric != "latency" {
-            s.push(' ');
-            s.push_str(&self.metric);
-        }
-        s
+        metric_label(&s, &self.metric)
     }
 }
 
@@ -298,17 +299,17 @@ pub fn compare<'a>(labels: Vec<String>, runs: &'a [Run], rules: &[Rule]) -> Comp
     }
 }
 
-fn cell(th: &ThreadResult, stat: &str) -> Option<f64> {
+fn cell(th: &ThreadResult, stat: Stat) -> Option<f64> {
     if super::stat_unknown(th, stat) {
         return None;
     }
-    th.summary.stat(stat)
+    Some(th.summary.stat(stat))
 }
 
-fn value_text(stat: &str, v: Option<f64>, in_ns: bool) -> String {
+fn value_text(stat: Stat, v: Option<f64>, in_ns: bool) -> String {
     match v {
         None => "–".into(),
-        Some(v) if is_count_stat(stat) => format!("{v:.0}"),
+        Some(v) if stat.is_count() => format!("{v:.0}"),
         Some(v) => crate::units::latency_cell(v.round() as u64, in_ns),
     }
 }
@@ -344,7 +345,7 @@ impl Comparison<'_> {
                 if r > 0 {
                     match (base, v) {
                         (Some(b), Some(v)) => {
-                            row.push(if in_ns && !is_count_stat(stat) {
+                            row.push(if in_ns && !stat.is_count() {
                                 format!("{:+.0}", v - b)
                             } else {
                                 signed(stat, v - b).replace(" µs", "")
@@ -696,12 +697,13 @@ fn rule_text(rules: &[Rule]) -> String {
     rules
         .iter()
         .map(|r| {
-            let abs = if r.stats.iter().all(|s| is_count_stat(s)) {
+            let abs = if r.stats.iter().all(|s| s.is_count()) {
                 format!("{}", r.absolute)
             } else {
-                format_stat("max", r.absolute).replace(' ', "")
+                format_stat(Stat::Max, r.absolute).replace(' ', "")
             };
-            format!("{}:{}%:{abs}", r.stats.join(","), r.percent)
+            let stats: Vec<&str> = r.stats.iter().map(|s| s.name()).collect();
+            format!("{}:{}%:{abs}", stats.join(","), r.percent)
         })
         .collect::<Vec<_>>()
         .join(" ")
@@ -714,7 +716,7 @@ mod tests {
     #[test]
     fn rules_parse_and_explain_mistakes() {
         let r = parse_rule(DEFAULT_RULE).unwrap();
-        assert_eq!(r.stats, vec!["p99.9", "max"]);
+        assert_eq!(r.stats, vec![Stat::P999, Stat::Max]);
         assert_eq!(r.percent, 10.0);
         assert_eq!(r.absolute, 5000.0);
         assert_eq!(parse_rule("overruns:0%:10").unwrap().absolute, 10.0);

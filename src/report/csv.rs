@@ -3,25 +3,9 @@
 
 use super::Reporter;
 use crate::result::Run;
+use crate::stats::Stat;
 
 pub struct CsvReporter;
-
-/// The statistic columns, in `Summary` order, with the names `Summary::stat` knows.
-const STATS: [(&str, &str); 13] = [
-    ("samples", "samples"),
-    ("min_ns", "min"),
-    ("mean_ns", "avg"),
-    ("stddev_ns", "stddev"),
-    ("p50_ns", "p50"),
-    ("p90_ns", "p90"),
-    ("p99_ns", "p99"),
-    ("p999_ns", "p99.9"),
-    ("p9999_ns", "p99.99"),
-    ("p99999_ns", "p99.999"),
-    ("max_ns", "max"),
-    ("overruns", "overruns"),
-    ("missed", "missed"),
-];
 
 impl Reporter for CsvReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
@@ -39,7 +23,7 @@ impl Reporter for CsvReporter {
             "cpu",
             "metric",
         ];
-        header.extend(STATS.iter().map(|(col, _)| *col));
+        header.extend(Stat::ALL.map(Stat::field));
         header.extend(["elapsed_ns", "interrupted"]);
         w.write_record(&header)?;
         for sc in &run.scenarios {
@@ -58,15 +42,16 @@ impl Reporter for CsvReporter {
                     th.cpu.to_string(),
                     th.metric.clone(),
                 ];
-                for (col, stat) in STATS {
+                // Every statistic in Summary order, as the JSON has it.
+                for stat in Stat::ALL {
                     row.push(if super::stat_unknown(th, stat) {
                         String::new()
-                    } else if col == "samples" {
+                    } else if stat == Stat::Samples {
                         th.summary.samples.to_string()
-                    } else if col == "mean_ns" || col == "stddev_ns" {
-                        format!("{:.1}", th.summary.stat(stat).unwrap_or(0.0))
+                    } else if matches!(stat, Stat::Avg | Stat::Stddev) {
+                        format!("{:.1}", th.summary.stat(stat))
                     } else {
-                        format!("{}", th.summary.stat(stat).unwrap_or(0.0) as u64)
+                        format!("{}", th.summary.stat(stat) as u64)
                     });
                 }
                 row.push(sc.elapsed_ns.to_string());

@@ -5,9 +5,10 @@
 //! unknown and never judged.
 
 use crate::error::UserError;
-use crate::result::{Run, Scenario, ScenarioParams, ThreadResult, Warning};
-use crate::stats::Summary;
+use crate::result::{Run, Scenario, ScenarioParams, ThreadResult};
+use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
+use crate::warning::{Warning, WarningCode};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -108,10 +109,10 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         .collect();
     entries.sort_by_key(|e| e.0);
     let mut threads = Vec::new();
-    let mut warnings = vec![Warning {
-        code: "imported_cyclictest".into(),
-        message: format!("imported from cyclictest --json ({cmdline})"),
-    }];
+    let mut warnings = vec![Warning::new(
+        WarningCode::ImportedCyclictest,
+        format!("imported from cyclictest --json ({cmdline})"),
+    )];
     let mut max_cycles = 0;
     for (_, t) in entries {
         let cycles = num(t, "cycles")? as u64;
@@ -142,29 +143,28 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
             max_ns,
             ..Summary::default()
         };
-        let mut unknown: Vec<&str> = vec!["overruns", "missed"];
+        let mut unknown: Vec<Stat> = vec![Stat::Overruns, Stat::Missed];
         let in_hist: u64 = histogram.iter().map(|b| b[1]).sum();
         if histogram.is_empty() || cycles == 0 {
-            unknown.extend(["stddev", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999"]);
+            let percentiles = Stat::ALL.into_iter().filter(|s| s.percentile().is_some());
+            unknown.push(Stat::Stddev);
+            unknown.extend(percentiles);
         } else {
             let overflow = cycles.saturating_sub(in_hist);
             if overflow > 0 {
                 extra.insert("histogram_overflows".into(), Value::from(overflow));
-                warnings.push(Warning {
-                    code: "cyclictest_histogram_overflow".into(),
-                    message: format!(
+                warnings.push(Warning::new(WarningCode::CyclictestHistogramOverflow, format!(
                         "CPU {cpu}: {overflow} samples were beyond cyclictest's histogram (-h); percentiles that fall there and the standard deviation are unknown (raise -h)"
-                    ),
-                });
+                    )));
             }
             let total = in_hist + overflow;
-            let fields: [(&str, f64, &mut u64); 6] = [
-                ("p50", 50.0, &mut summary.p50_ns),
-                ("p90", 90.0, &mut summary.p90_ns),
-                ("p99", 99.0, &mut summary.p99_ns),
-                ("p99.9", 99.9, &mut summary.p999_ns),
-                ("p99.99", 99.99, &mut summary.p9999_ns),
-                ("p99.999", 99.999, &mut summary.p99999_ns),
+            let fields: [(Stat, f64, &mut u64); 6] = [
+                (Stat::P50, 50.0, &mut summary.p50_ns),
+                (Stat::P90, 90.0, &mut summary.p90_ns),
+                (Stat::P99, 99.0, &mut summary.p99_ns),
+                (Stat::P999, 99.9, &mut summary.p999_ns),
+                (Stat::P9999, 99.99, &mut summary.p9999_ns),
+                (Stat::P99999, 99.999, &mut summary.p99999_ns),
             ];
             for (name, q, field) in fields {
                 let rank = rank_of(q, total);
@@ -177,7 +177,7 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
                 }
             }
             if overflow > 0 {
-                unknown.push("stddev");
+                unknown.push(Stat::Stddev);
                 summary.stddev_ns = 0.0;
             } else {
                 let var = histogram
@@ -196,12 +196,17 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         }
         extra.insert(
             super::UNKNOWN_STATS_KEY.into(),
-            Value::from(unknown.iter().map(|s| Value::from(*s)).collect::<Vec<_>>()),
+            Value::from(
+                unknown
+                    .iter()
+                    .map(|s| Value::from(s.name()))
+                    .collect::<Vec<_>>(),
+            ),
         );
         threads.push(ThreadResult {
             cpu,
             method: METHOD.into(),
-            metric: "latency".into(),
+            metric: crate::result::LATENCY_METRIC.into(),
             summary,
             histogram,
             per_second_max_ns: Vec::new(),

@@ -8,7 +8,8 @@
 use super::limits::{format_stat, thread_failures, Limit};
 use super::plots::{self, HistogramLine};
 use super::Reporter;
-use crate::result::{Run, Scenario};
+use crate::result::{metric_label, Run, Scenario};
+use crate::stats::Stat;
 use crate::units::human_ns;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -53,18 +54,28 @@ pub fn page(title: &str, body: &str) -> String {
     )
 }
 
-/// The statistics of the summary tables: (header, `Summary::stat` name).
-const TABLE_STATS: [&str; 11] = [
-    "min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max", "stddev", "overruns", "missed",
+/// The statistics of the summary tables.
+const TABLE_STATS: [Stat; 11] = [
+    Stat::Min,
+    Stat::Avg,
+    Stat::P50,
+    Stat::P90,
+    Stat::P99,
+    Stat::P999,
+    Stat::P9999,
+    Stat::Max,
+    Stat::Stddev,
+    Stat::Overruns,
+    Stat::Missed,
 ];
 
-fn stat_cell(th: &crate::result::ThreadResult, stat: &str, failed: bool) -> String {
+fn stat_cell(th: &crate::result::ThreadResult, stat: Stat, failed: bool) -> String {
     let class = if failed { "num fail" } else { "num" };
     if super::stat_unknown(th, stat) {
         return format!("<td class=\"{class}\">–</td>");
     }
-    let v = th.summary.stat(stat).unwrap_or(0.0);
-    let text = if super::limits::is_count_stat(stat) {
+    let v = th.summary.stat(stat);
+    let text = if stat.is_count() {
         format!("{v:.0}")
     } else {
         format!("{:.2}", v / 1e3)
@@ -76,21 +87,12 @@ fn stat_cell(th: &crate::result::ThreadResult, stat: &str, failed: bool) -> Stri
 pub fn summary_table(sc: &Scenario, limits: &[Limit]) -> String {
     let mut out = String::from("<table>\n<tr><th>CPU</th><th>method</th><th>samples</th>");
     for s in TABLE_STATS {
-        let unit = if super::limits::is_count_stat(s) {
-            ""
-        } else {
-            " (µs)"
-        };
-        let _ = write!(out, "<th>{s}{unit}</th>");
+        let _ = write!(out, "<th>{}</th>", s.header("µs"));
     }
     out.push_str("</tr>\n");
     for th in &sc.threads {
         let failures = thread_failures(sc, th, limits);
-        let method = if th.metric == "latency" {
-            th.method.clone()
-        } else {
-            format!("{} {}", th.method, th.metric)
-        };
+        let method = metric_label(&th.method, &th.metric);
         let _ = write!(
             out,
             "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>",
@@ -99,7 +101,7 @@ pub fn summary_table(sc: &Scenario, limits: &[Limit]) -> String {
             th.summary.samples
         );
         for s in TABLE_STATS {
-            let failed = failures.iter().any(|f| super::canonical_stat(&f.stat) == s);
+            let failed = failures.iter().any(|f| f.stat == s);
             out.push_str(&stat_cell(th, s, failed));
         }
         out.push_str("</tr>\n");
@@ -167,11 +169,7 @@ fn json_text(v: &serde_json::Value) -> String {
 }
 
 fn thread_label(th: &crate::result::ThreadResult) -> String {
-    if th.metric == "latency" {
-        format!("CPU {}", th.cpu)
-    } else {
-        format!("CPU {} {}", th.cpu, th.metric)
-    }
+    metric_label(&format!("CPU {}", th.cpu), &th.metric)
 }
 
 fn figure(svg: &str, caption: &str) -> String {
@@ -286,12 +284,16 @@ fn trace_section(sc: &Scenario, t: &crate::trace::result::TraceResult) -> anyhow
             esc(&serde_json::to_string(&t.losses).unwrap_or_default())
         );
     }
-    out.push_str("<table>\n<tr><th>CPU</th><th>part</th><th>min</th><th>avg</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
+    out.push_str("<table>\n<tr><th>CPU</th><th>part</th>");
+    for stat in super::trace::PART_STATS {
+        let _ = write!(out, "<th>{stat}</th>");
+    }
+    out.push_str("</tr>\n");
     for th in &t.threads {
         for p in &th.parts {
             let _ = write!(out, "<tr><td>{}</td><td>{}</td>", th.cpu, esc(&p.metric));
-            for stat in ["min", "avg", "p50", "p99", "p99.9", "max"] {
-                let v = p.summary.stat(stat).unwrap_or(0.0).round() as u64;
+            for stat in super::trace::PART_STATS {
+                let v = p.summary.stat(stat).round() as u64;
                 let _ = write!(
                     out,
                     "<td class=\"num\">{} µs</td>",
@@ -394,12 +396,12 @@ fn dimensions(sc: &Scenario) -> BTreeMap<&'static str, String> {
 const X_PREFERENCE: [&str; 5] = ["load", "method", "isolation", "policy", "period"];
 
 /// The worst value of a statistic over a scenario's threads of its first metric.
-fn worst(sc: &Scenario, stat: &str) -> Option<f64> {
+fn worst(sc: &Scenario, stat: Stat) -> Option<f64> {
     let metric = &sc.threads.first()?.metric;
     sc.threads
         .iter()
         .filter(|t| &t.metric == metric && !super::stat_unknown(t, stat))
-        .filter_map(|t| t.summary.stat(stat))
+        .map(|t| t.summary.stat(stat))
         .reduce(f64::max)
 }
 
@@ -486,7 +488,7 @@ fn suite_charts(probe: &str, scenarios: &[&Scenario]) -> anyhow::Result<String> 
             "run".into()
         })
     );
-    for stat in ["max", "p99", "avg"] {
+    for stat in [Stat::Max, Stat::P99, Stat::Avg] {
         let mut series: Vec<(String, Vec<Option<f64>>)> = Vec::new();
         for (sc, (cat, line)) in scenarios.iter().zip(&keys) {
             let idx = match series.iter().position(|s| &s.0 == line) {
@@ -538,8 +540,8 @@ fn wake_section(run: &Run) -> anyhow::Result<String> {
         }
         points.sort_by_key(|p| p.0);
         let categories: Vec<String> = points.iter().map(|p| p.0.to_string()).collect();
-        let series: Vec<(String, Vec<Option<f64>>)> = ["p50", "p99", "p99.9", "max"]
-            .iter()
+        let series: Vec<(String, Vec<Option<f64>>)> = [Stat::P50, Stat::P99, Stat::P999, Stat::Max]
+            .into_iter()
             .map(|stat| {
                 let values = points
                     .iter()
@@ -552,7 +554,7 @@ fn wake_section(run: &Run) -> anyhow::Result<String> {
                         sc.threads
                             .iter()
                             .filter(|t| t.metric == metric && !super::stat_unknown(t, stat))
-                            .filter_map(|t| t.summary.stat(stat))
+                            .map(|t| t.summary.stat(stat))
                             .reduce(f64::max)
                             .map(|v| v / 1e3)
                     })
@@ -611,7 +613,7 @@ fn system_section(run: &Run) -> String {
         let _ = writeln!(
             out,
             "<p class=\"warn\"><code>{}</code> {}</p>",
-            esc(&w.code),
+            esc(w.code.as_str()),
             esc(&w.message)
         );
     }
@@ -621,7 +623,7 @@ fn system_section(run: &Run) -> String {
             let _ = writeln!(
                 out,
                 "<p class=\"warn\"><code>{}</code> {}: {}</p>",
-                esc(&w.code),
+                esc(w.code.as_str()),
                 esc(&sc.name),
                 esc(&w.message)
             );
@@ -640,7 +642,7 @@ fn verdict_section(run: &Run, limits: &[Limit]) -> String {
     }
     let asked: Vec<String> = limits
         .iter()
-        .map(|l| format!("{}={}", l.stat, format_stat(&l.stat, l.limit)))
+        .map(|l| format!("{}={}", l.stat, format_stat(l.stat, l.limit)))
         .collect();
     let failures = super::limits::check_run(run, limits);
     let mut out = format!(

@@ -4,19 +4,14 @@
 
 use super::limits::{thread_failures, Limit};
 use super::Reporter;
-use crate::result::Run;
+use crate::result::{metric_label, Run};
+use crate::stats::Stat;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
 
 pub struct JunitReporter {
     pub limits: Vec<Limit>,
 }
-
-/// The statistics written as properties (ns, or counts), by their `Summary::stat` names.
-const PROPERTIES: [&str; 13] = [
-    "min", "avg", "stddev", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max", "overruns",
-    "missed", "samples",
-];
 
 impl Reporter for JunitReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
@@ -52,32 +47,20 @@ impl Reporter for JunitReporter {
                     s.set_description(lines.join("\n"));
                     s
                 };
-                let name = if th.metric == "latency" {
-                    format!("cpu{}", th.cpu)
-                } else {
-                    format!("cpu{} {}", th.cpu, th.metric)
-                };
+                let name = metric_label(&format!("cpu{}", th.cpu), &th.metric);
                 let mut case = TestCase::new(name, status);
                 case.set_classname(format!("latscope.{}", sc.name));
                 case.set_time(elapsed);
-                for stat in PROPERTIES {
+                // The judged statistics (ns, or counts), then the sample count.
+                for stat in Stat::JUDGED.iter().copied().chain([Stat::Samples]) {
                     if super::stat_unknown(th, stat) {
                         continue;
                     }
-                    let value = if stat == "samples" {
-                        th.summary.samples.to_string()
+                    let v = th.summary.stat(stat);
+                    let (key, value) = if stat.is_count() {
+                        (stat.name().to_string(), format!("{v:.0}"))
                     } else {
-                        let v = th.summary.stat(stat).unwrap_or(0.0);
-                        if super::limits::is_count_stat(stat) {
-                            format!("{v:.0}")
-                        } else {
-                            format!("{:.0}", v.round())
-                        }
-                    };
-                    let key = if stat == "samples" || super::limits::is_count_stat(stat) {
-                        stat.to_string()
-                    } else {
-                        format!("{stat}_ns")
+                        (format!("{stat}_ns"), format!("{:.0}", v.round()))
                     };
                     case.add_property(Property::new(key, value));
                 }

@@ -2,9 +2,10 @@
 //! a LAVA test, see contrib/lava/latscope.yaml). One line per scenario × CPU × key
 //! statistic, in µs; a line fails when a `--fail-above` limit on that statistic fails.
 
-use super::limits::{is_count_stat, thread_failures, Limit};
+use super::limits::{thread_failures, Limit};
 use super::Reporter;
-use crate::result::Run;
+use crate::result::{metric_label, Run};
+use crate::stats::Stat;
 use std::fmt::Write;
 
 pub struct LavaReporter {
@@ -12,7 +13,14 @@ pub struct LavaReporter {
 }
 
 /// The statistics reported when no limit names others.
-const DEFAULT_STATS: [&str; 6] = ["min", "avg", "p99", "p99.9", "max", "overruns"];
+const DEFAULT_STATS: [Stat; 6] = [
+    Stat::Min,
+    Stat::Avg,
+    Stat::P99,
+    Stat::P999,
+    Stat::Max,
+    Stat::Overruns,
+];
 
 /// A LAVA test case name: letters, digits, `.`, `_` and `-` only.
 pub fn lava_name(text: &str) -> String {
@@ -30,32 +38,23 @@ pub fn lava_name(text: &str) -> String {
 impl Reporter for LavaReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         let mut out = String::from("#!/bin/sh\n# latscope results as LAVA test cases\n");
-        let mut stats: Vec<String> = DEFAULT_STATS.iter().map(|s| s.to_string()).collect();
+        let mut stats = DEFAULT_STATS.to_vec();
         for l in &self.limits {
-            let canon = super::canonical_stat(&l.stat).to_string();
-            if !stats.contains(&canon) {
-                stats.push(canon);
+            if !stats.contains(&l.stat) {
+                stats.push(l.stat);
             }
         }
         for sc in &run.scenarios {
             for th in &sc.threads {
                 let failures = thread_failures(sc, th, &self.limits);
-                let mut base = format!("{} cpu{}", sc.name, th.cpu);
-                if th.metric != "latency" {
-                    base.push(' ');
-                    base.push_str(&th.metric);
-                }
-                for stat in &stats {
+                let base = metric_label(&format!("{} cpu{}", sc.name, th.cpu), &th.metric);
+                for &stat in &stats {
                     if super::stat_unknown(th, stat) {
                         continue;
                     }
-                    let Some(value) = th.summary.stat(stat) else {
-                        continue;
-                    };
-                    let failed = failures
-                        .iter()
-                        .any(|f| super::canonical_stat(&f.stat) == stat);
-                    let (measurement, units) = if is_count_stat(stat) {
+                    let value = th.summary.stat(stat);
+                    let failed = failures.iter().any(|f| f.stat == stat);
+                    let (measurement, units) = if stat.is_count() {
                         (format!("{value:.0}"), "count")
                     } else {
                         (format!("{:.2}", value / 1e3), "us")

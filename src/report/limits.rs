@@ -1,23 +1,14 @@
 //! `--fail-above p99=50us,max=100us`: limits on statistics, checked against every
 //! scenario × thread of a run, and the one-line verdicts CI logs show when one fails.
 
-use crate::result::{Run, Scenario, ThreadResult};
+use crate::result::{metric_label, Run, Scenario, ThreadResult};
+use crate::stats::Stat;
 use crate::units::human_ns;
-
-/// Statistics that count events rather than measure time (their limits have no unit).
-const COUNT_STATS: [&str; 2] = ["overruns", "missed"];
-
-/// The statistic names a limit or compare rule may use, as `Summary::stat` knows them.
-pub const STAT_NAMES: [&str; 12] = [
-    "min", "avg", "stddev", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max", "overruns",
-    "missed",
-];
 
 /// One `STAT=VALUE` limit: the statistic must not exceed `limit`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limit {
-    /// The statistic as typed (`p99`, `max`, `overruns`).
-    pub stat: String,
+    pub stat: Stat,
     /// ns for latency statistics, a plain count for `overruns`/`missed`.
     pub limit: f64,
 }
@@ -28,28 +19,11 @@ pub struct LimitFailure {
     pub scenario: String,
     pub cpu: usize,
     pub metric: String,
-    pub stat: String,
+    pub stat: Stat,
     pub value: f64,
     pub limit: f64,
     /// Where the run came from, when several are judged at once (compare).
     pub source: Option<String>,
-}
-
-/// Whether a statistic is a count (no unit) rather than a latency.
-pub fn is_count_stat(stat: &str) -> bool {
-    COUNT_STATS.contains(&stat)
-}
-
-/// Checks that `stat` is a known statistic name, for error messages.
-pub fn check_stat_name(stat: &str) -> Result<(), String> {
-    if crate::stats::Summary::default().stat(stat).is_some() {
-        Ok(())
-    } else {
-        Err(format!(
-            "unknown statistic '{stat}'; use one of {}",
-            STAT_NAMES.join(", ")
-        ))
-    }
 }
 
 /// Parses `p99=50us,max=100us,overruns=0`. Latency limits need a unit (ns, us, ms, s).
@@ -59,10 +33,9 @@ pub fn parse_limits(text: &str) -> Result<Vec<Limit>, String> {
         let (stat, value) = part
             .split_once('=')
             .ok_or_else(|| format!("'{part}' is not STAT=VALUE; write e.g. p99=50us,max=100us"))?;
-        let stat = stat.trim();
+        let stat = Stat::parse_judged(stat.trim())?;
         let value = value.trim();
-        check_stat_name(stat)?;
-        let limit = if is_count_stat(stat) {
+        let limit = if stat.is_count() {
             value
                 .parse::<u64>()
                 .map_err(|_| format!("'{value}' for {stat} is not a count; write e.g. {stat}=0"))?
@@ -75,10 +48,7 @@ pub fn parse_limits(text: &str) -> Result<Vec<Limit>, String> {
             }
             crate::units::parse_duration_ns(value)? as f64
         };
-        limits.push(Limit {
-            stat: stat.to_string(),
-            limit,
-        });
+        limits.push(Limit { stat, limit });
     }
     if limits.is_empty() {
         return Err("no limit given; write e.g. p99=50us,max=100us".into());
@@ -91,15 +61,15 @@ pub fn thread_failures(sc: &Scenario, th: &ThreadResult, limits: &[Limit]) -> Ve
     limits
         .iter()
         .filter_map(|l| {
-            let value = th.summary.stat(&l.stat)?;
-            if crate::report::stat_unknown(th, &l.stat) || value <= l.limit {
+            let value = th.summary.stat(l.stat);
+            if crate::report::stat_unknown(th, l.stat) || value <= l.limit {
                 return None;
             }
             Some(LimitFailure {
                 scenario: sc.name.clone(),
                 cpu: th.cpu,
                 metric: th.metric.clone(),
-                stat: l.stat.clone(),
+                stat: l.stat,
                 value,
                 limit: l.limit,
                 source: None,
@@ -121,8 +91,8 @@ pub fn check_run(run: &Run, limits: &[Limit]) -> Vec<LimitFailure> {
 }
 
 /// A statistic's value for people: `63.20 µs` for latencies, a number for counts.
-pub fn format_stat(stat: &str, value: f64) -> String {
-    if is_count_stat(stat) {
+pub fn format_stat(stat: Stat, value: f64) -> String {
+    if stat.is_count() {
         format!("{value:.0}")
     } else {
         human_ns(value.round() as u64)
@@ -135,16 +105,14 @@ impl std::fmt::Display for LimitFailure {
         if let Some(src) = &self.source {
             write!(f, "{src}: ")?;
         }
-        write!(f, "{} cpu{}", self.scenario, self.cpu)?;
-        if self.metric != "latency" {
-            write!(f, " {}", self.metric)?;
-        }
+        let place = format!("{} cpu{}", self.scenario, self.cpu);
         write!(
             f,
-            " {} {} > {}",
+            "{} {} {} > {}",
+            metric_label(&place, &self.metric),
             self.stat,
-            format_stat(&self.stat, self.value),
-            format_stat(&self.stat, self.limit)
+            format_stat(self.stat, self.value),
+            format_stat(self.stat, self.limit)
         )
     }
 }
@@ -168,7 +136,7 @@ mod tests {
     #[test]
     fn parses_limits_with_units() {
         let l = parse_limits("p99=50us, max=1ms,overruns=0").unwrap();
-        assert_eq!(l[0].stat, "p99");
+        assert_eq!(l[0].stat, Stat::P99);
         assert_eq!(l[0].limit, 50_000.0);
         assert_eq!(l[1].limit, 1_000_000.0);
         assert_eq!(l[2].limit, 0.0);

@@ -20,6 +20,7 @@ pub mod table;
 pub mod trace;
 
 use crate::result::{Run, ThreadResult};
+use crate::stats::Stat;
 
 /// Renders a Run in one format.
 pub trait Reporter {
@@ -81,27 +82,15 @@ pub fn reporter(format: Format, opts: &RenderOptions) -> Box<dyn Reporter> {
     }
 }
 
-/// The canonical name of a statistic (`mean` -> `avg`, `p999` -> `p99.9`).
-pub fn canonical_stat(stat: &str) -> &str {
-    match stat {
-        "mean" => "avg",
-        "p999" => "p99.9",
-        "p9999" => "p99.99",
-        "p99999" => "p99.999",
-        other => other,
-    }
-}
-
 /// Key in `ThreadResult::extra` listing statistics the source did not provide (e.g. the
 /// percentiles of a cyclictest file without histogram); they are shown as `–` and
 /// never judged.
 pub const UNKNOWN_STATS_KEY: &str = "unknown_stats";
 
 /// Whether a thread's source did not provide `stat`.
-pub fn stat_unknown(th: &ThreadResult, stat: &str) -> bool {
-    let stat = canonical_stat(stat);
+pub fn stat_unknown(th: &ThreadResult, stat: Stat) -> bool {
     th.extra
         .get(UNKNOWN_STATS_KEY)
         .and_then(|v| v.as_array())
-        .is_some_and(|a| a.iter().any(|s| s.as_str() == Some(stat)))
+        .is_some_and(|a| a.iter().any(|s| s.as_str() == Some(stat.name())))
 }

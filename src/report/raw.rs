@@ -48,7 +48,7 @@ mod tests {
         let s = RawSeries {
             cpu: 1,
             method: "clock-nanosleep".into(),
-            metric: "latency".into(),
+            metric: crate::result::LATENCY_METRIC.into(),
             columns: vec!["deadline_ns".into(), "latency_ns".into()],
             values: vec![1_000, 5, 2_000, 7],
         };

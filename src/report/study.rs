@@ -1,21 +1,16 @@
 //! The study table of a suite: one row per scenario × CPU, labelled by what varies
 //! (method, period, load, isolation, policy), with the statistics the study printed.
 
-use crate::result::{Run, Scenario};
-use crate::stats::Summary;
+use crate::result::{metric_label, Run, Scenario};
+use crate::stats::{Stat, Summary};
 use crate::units::{compact_ns, latency_cell};
 use comfy_table::Table;
 
 pub struct StudyTableReporter {
     pub title: String,
-    /// Statistic names as `Summary::stat` knows them.
+    /// Statistic names as `Stat::parse` knows them.
     pub columns: Vec<String>,
     pub in_ns: bool,
-}
-
-/// Counts, not times: shown without a unit.
-fn is_count(stat: &str) -> bool {
-    matches!(stat, "overruns" | "missed" | "samples")
 }
 
 fn load_label(sc: &Scenario) -> String {
@@ -26,13 +21,11 @@ fn load_label(sc: &Scenario) -> String {
     }
 }
 
-fn cell(summary: &Summary, stat: &str, in_ns: bool) -> String {
-    if stat == "samples" {
-        return summary.samples.to_string();
-    }
-    match summary.stat(stat) {
-        Some(v) if is_count(stat) => format!("{v:.0}"),
-        Some(v) => latency_cell(v.round() as u64, in_ns),
+fn cell(summary: &Summary, column: &str, in_ns: bool) -> String {
+    match Stat::parse(column) {
+        Some(Stat::Samples) => summary.samples.to_string(),
+        Some(stat) if stat.is_count() => format!("{:.0}", summary.stat(stat)),
+        Some(stat) => latency_cell(summary.stat(stat).round() as u64, in_ns),
         None => "?".into(),
     }
 }
@@ -49,20 +42,15 @@ pub fn header_and_rows(
         .map(String::from)
         .to_vec();
     for c in columns {
-        header.push(if is_count(c) {
-            c.clone()
-        } else {
-            format!("{c} ({unit})")
+        header.push(match Stat::parse(c) {
+            Some(stat) if stat.is_count() => c.clone(),
+            _ => format!("{c} ({unit})"),
         });
     }
     let mut rows = Vec::new();
     for sc in &run.scenarios {
         for th in &sc.threads {
-            let mut method = if th.metric == "latency" {
-                th.method.clone()
-            } else {
-                format!("{} {}", th.method, th.metric)
-            };
+            let mut method = metric_label(&th.method, &th.metric);
             if sc.interrupted {
                 method.push_str(" (interrupted)");
             }

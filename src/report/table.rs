@@ -2,7 +2,8 @@
 //! (or ns), followed by the run's warnings.
 
 use super::Reporter;
-use crate::result::Run;
+use crate::result::{metric_label, Run};
+use crate::stats::Stat;
 use crate::units::latency_cell;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 
@@ -20,11 +21,18 @@ pub fn header_and_rows(run: &Run, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>
         header.push("scenario".into());
     }
     header.extend(["cpu", "method", "samples"].map(String::from));
-    const STATS: [&str; 7] = ["min", "avg", "p50", "p99", "p99.9", "max", "stddev"];
-    for s in STATS {
-        header.push(format!("{s} ({unit})"));
-    }
-    header.extend(["overruns", "missed"].map(String::from));
+    const STATS: [Stat; 9] = [
+        Stat::Min,
+        Stat::Avg,
+        Stat::P50,
+        Stat::P99,
+        Stat::P999,
+        Stat::Max,
+        Stat::Stddev,
+        Stat::Overruns,
+        Stat::Missed,
+    ];
+    header.extend(STATS.map(|s| s.header(unit)));
     let mut rows = Vec::new();
     for sc in &run.scenarios {
         for th in &sc.threads {
@@ -33,24 +41,18 @@ pub fn header_and_rows(run: &Run, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>
             if multi {
                 row.push(sc.name.clone());
             }
-            let method = if th.metric == "latency" {
-                th.method.clone()
-            } else {
-                format!("{} {}", th.method, th.metric)
-            };
-            row.extend([th.cpu.to_string(), method, s.samples.to_string()]);
+            row.extend([
+                th.cpu.to_string(),
+                metric_label(&th.method, &th.metric),
+                s.samples.to_string(),
+            ]);
             for stat in STATS {
                 row.push(if super::stat_unknown(th, stat) {
                     "–".into()
+                } else if stat.is_count() {
+                    format!("{}", s.stat(stat) as u64)
                 } else {
-                    latency_cell(s.stat(stat).unwrap_or(0.0).round() as u64, in_ns)
-                });
-            }
-            for stat in ["overruns", "missed"] {
-                row.push(if super::stat_unknown(th, stat) {
-                    "–".into()
-                } else {
-                    format!("{}", s.stat(stat).unwrap_or(0.0) as u64)
+                    latency_cell(s.stat(stat).round() as u64, in_ns)
                 });
             }
             rows.push(row);

@@ -3,10 +3,21 @@
 //! cause summary.
 
 use crate::result::Run;
+use crate::stats::Stat;
 use crate::units::{human_ns, latency_cell};
 
 /// Spike lines shown in the terminal; the rest are in the JSON.
 pub const MAX_SPIKE_LINES: usize = 20;
+
+/// The statistics of each split part (terminal and HTML).
+pub const PART_STATS: [Stat; 6] = [
+    Stat::Min,
+    Stat::Avg,
+    Stat::P50,
+    Stat::P99,
+    Stat::P999,
+    Stat::Max,
+];
 
 /// The trace section of every traced scenario (empty when none was traced).
 pub fn trace_lines(run: &Run, in_ns: bool) -> String {
@@ -45,20 +56,15 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
             }
             for p in &th.parts {
                 let mut row = vec![th.cpu.to_string(), p.metric.clone()];
-                for stat in ["min", "avg", "p50", "p99", "p99.9", "max"] {
-                    row.push(latency_cell(
-                        p.summary.stat(stat).unwrap_or(0.0).round() as u64,
-                        in_ns,
-                    ));
+                for stat in PART_STATS {
+                    row.push(latency_cell(p.summary.stat(stat).round() as u64, in_ns));
                 }
                 rows.push(row);
             }
         }
         if !rows.is_empty() {
             let mut header = vec!["cpu".to_string(), "part".to_string()];
-            for s in ["min", "avg", "p50", "p99", "p99.9", "max"] {
-                header.push(format!("{s} ({unit})"));
-            }
+            header.extend(PART_STATS.map(|s| s.header(unit)));
             out.push_str(&super::table::comfy_table(header, rows, 2).to_string());
             out.push('\n');
         }

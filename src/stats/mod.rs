@@ -1,10 +1,13 @@
 //! Statistics: the hot-path Recorder, the per-second maximum series, and the summary
-//! (percentiles, mean, standard deviation) computed once a run has ended.
+//! (percentiles, mean, standard deviation) computed once a run has ended, and the Stat
+//! enum naming each statistic.
 
 pub mod matching;
 pub mod recorder;
 pub mod series;
+pub mod stat;
 pub mod summary;
 
 pub use recorder::{LiveStats, Recorder, RecorderConfig};
+pub use stat::Stat;
 pub use summary::Summary;

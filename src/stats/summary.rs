@@ -2,6 +2,7 @@
 //! mean and standard deviation, histogram percentiles clamped to the exact extremes.
 
 use super::recorder::Recorder;
+use super::Stat;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -48,23 +49,9 @@ impl Summary {
         }
     }
 
-    /// A statistic by the name users give it in `--fail-above` and compare rules.
-    pub fn stat(&self, name: &str) -> Option<f64> {
-        Some(match name {
-            "min" => self.min_ns as f64,
-            "avg" | "mean" => self.mean_ns,
-            "stddev" => self.stddev_ns,
-            "max" => self.max_ns as f64,
-            "p50" => self.p50_ns as f64,
-            "p90" => self.p90_ns as f64,
-            "p99" => self.p99_ns as f64,
-            "p99.9" | "p999" => self.p999_ns as f64,
-            "p99.99" | "p9999" => self.p9999_ns as f64,
-            "p99.999" | "p99999" => self.p99999_ns as f64,
-            "overruns" => self.overruns as f64,
-            "missed" => self.missed as f64,
-            _ => return None,
-        })
+    /// A statistic's value (ns, or a count).
+    pub fn stat(&self, stat: Stat) -> f64 {
+        stat.of(self)
     }
 }
 

@@ -35,9 +35,18 @@ pub struct SuiteSpec {
 }
 
 fn default_columns() -> Vec<String> {
-    ["min", "avg", "p99", "max", "stddev", "overruns", "missed"]
-        .map(String::from)
-        .to_vec()
+    use crate::stats::Stat;
+    [
+        Stat::Min,
+        Stat::Avg,
+        Stat::P99,
+        Stat::Max,
+        Stat::Stddev,
+        Stat::Overruns,
+        Stat::Missed,
+    ]
+    .map(|s| s.name().to_string())
+    .to_vec()
 }
 
 /// One block of the matrix: every combination of its lists is a scenario.

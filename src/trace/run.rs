@@ -7,7 +7,8 @@ use super::{Recording, TraceConfig, TraceError, TraceSession};
 use crate::error::UserError;
 use crate::plan::{ScenarioPlan, TraceSettings};
 use crate::probe::ProbeOutput;
-use crate::result::Warning;
+use crate::stats::Stat;
+use crate::warning::{Warning, WarningCode};
 use std::collections::BTreeMap;
 
 /// CPUs whose events the analysis needs: the measured ones and, for wake, both threads'.
@@ -64,10 +65,10 @@ fn threshold(ts: &TraceSettings, output: &ProbeOutput) -> (u64, String) {
             let p = output
                 .threads
                 .iter()
-                .map(|t| t.summary.stat("p99.9").unwrap_or(0.0) as u64)
+                .map(|t| t.summary.stat(Stat::P999) as u64)
                 .max()
                 .unwrap_or(0);
-            (p, "p99.9".into())
+            (p, Stat::P999.name().into())
         }
     }
 }
@@ -86,31 +87,28 @@ pub fn finish(
         *by_type.entry(e.kind.tracepoint()).or_default() += 1;
     }
     if !recording.missing_events.is_empty() {
-        warnings.push(Warning {
-            code: "trace_missing_events".into(),
-            message: format!(
+        warnings.push(Warning::new(
+            WarningCode::TraceMissingEvents,
+            format!(
                 "--trace: this kernel lacks {}; the parts that need them are not split",
                 recording.missing_events.join(", ")
             ),
-        });
+        ));
     }
     for c in &recording.losses.per_cpu {
         let lost = c.overrun + c.dropped + c.commit_overrun + c.missed_events;
         if lost > 0 || c.pages_missing_events > 0 {
-            warnings.push(Warning {
-                code: "trace_lost_events".into(),
-                message: format!(
+            warnings.push(Warning::new(WarningCode::TraceLostEvents, format!(
                     "--trace: CPU {} lost {lost} events ({} pages flagged); samples there may not join — raise --trace-buffer",
                     c.cpu, c.pages_missing_events
-                ),
-            });
+                )));
         }
     }
     for note in &recording.notes {
-        warnings.push(Warning {
-            code: "trace_note".into(),
-            message: format!("--trace: {note}"),
-        });
+        warnings.push(Warning::new(
+            WarningCode::TraceNote,
+            format!("--trace: {note}"),
+        ));
     }
     let (threshold_ns, threshold_source) = threshold(ts, output);
     let mut result = TraceResult {

@@ -8,10 +8,11 @@ pub mod reflector;
 
 use super::harness::{run_measuring_threads, ThreadPlacement};
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
-use crate::result::{ThreadResult, Warning};
+use crate::result::ThreadResult;
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::clock;
 use crate::sys::udp_timestamps::{self, ControlBuffer};
+use crate::warning::{Warning, WarningCode};
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
@@ -420,9 +421,7 @@ impl Probe for NetProbe {
         }
         let c = &s.counts;
         if c.lost + c.reordered + c.duplicated + c.malformed > 0 {
-            out.warnings.push(Warning {
-                code: "net_loss".into(),
-                message: format!(
+            out.warnings.push(Warning::new(WarningCode::NetLoss, format!(
                     "{method}: {} of {} packets lost (no reply within {}), {} reordered (late), {} duplicated, {} malformed replies",
                     c.lost,
                     c.sent,
@@ -430,17 +429,13 @@ impl Probe for NetProbe {
                     c.reordered,
                     c.duplicated,
                     c.malformed
-                ),
-            });
+                )));
         }
         if c.no_timestamp > 0 {
-            out.warnings.push(Warning {
-                code: "net_no_timestamp".into(),
-                message: format!(
+            out.warnings.push(Warning::new(WarningCode::NetNoTimestamp, format!(
                     "{method}: {} replies came without a kernel receive timestamp; they are in round_trip only",
                     c.no_timestamp
-                ),
-            });
+                )));
         }
         if let Some(rc) = reflector_counts {
             out.extra_params.insert(

@@ -58,31 +58,17 @@ impl Mechanism {
         }
     }
 
-    /// Parses a comma list, `all` meaning every mechanism in turn.
+    /// Parses `--mechanism`: a comma list, `all` meaning every mechanism, each once.
     pub fn parse_list(text: &str) -> Result<Vec<Mechanism>, String> {
-        let mut out = Vec::new();
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            if part == "all" {
-                out.extend(Mechanism::ALL);
-                continue;
-            }
-            let m = Mechanism::ALL
-                .into_iter()
-                .find(|m| m.name() == part)
-                .ok_or_else(|| {
-                    format!(
-                        "unknown mechanism '{part}'; choose from {} or all",
-                        Mechanism::ALL.map(|m| m.name()).join(", ")
-                    )
-                })?;
-            if !out.contains(&m) {
-                out.push(m);
-            }
-        }
-        if out.is_empty() {
-            return Err("no mechanism given; e.g. --mechanism eventfd".into());
-        }
-        Ok(out)
+        crate::choice_list::parse_list(text)
+    }
+}
+
+impl crate::choice_list::Choice for Mechanism {
+    const KIND: &'static str = "mechanism";
+    const CHOICES: &'static [Self] = &Mechanism::ALL;
+    fn choice_name(self) -> &'static str {
+        self.name()
     }
 }
 

@@ -10,9 +10,10 @@ pub mod mechanism;
 
 use super::harness::{run_measuring_threads_with_tids, ThreadPlacement};
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput, RawSeries};
-use crate::result::{ThreadResult, Warning};
+use crate::result::ThreadResult;
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{mqueue::MessageQueue, wake_primitives};
+use crate::warning::{Warning, WarningCode};
 use anyhow::anyhow;
 use competitors::Competitors;
 use loops::{RawRows, Schedule, Shared, WakeeCounts, WakerCounts};
@@ -253,13 +254,10 @@ impl Probe for WakeProbe {
         }
         if raw.dropped > 0 {
             e.insert("raw_dropped".into(), raw.dropped.into());
-            out.warnings.push(Warning {
-                code: "raw_dropped".into(),
-                message: format!(
+            out.warnings.push(Warning::new(WarningCode::RawDropped, format!(
                     "{} responses did not fit the --raw buffer and are missing from the raw file (they are in every statistic)",
                     raw.dropped
-                ),
-            });
+                )));
         }
         if self.competitors > 0 && out.elapsed_ns > 0 {
             let seconds = (out.elapsed_ns + settings.warmup_ns) as f64 / 1e9;
@@ -269,13 +267,10 @@ impl Probe for WakeProbe {
             );
         }
         if ec.merged > 0 {
-            out.warnings.push(Warning {
-                code: "wake_merged".into(),
-                message: format!(
+            out.warnings.push(Warning::new(WarningCode::WakeMerged, format!(
                     "{method}: {} of {} wake-ups arrived while the previous one was still pending and were served together (counted in `merged`, the oldest one's response recorded)",
                     ec.merged, wc.measured
-                ),
-            });
+                )));
         }
         let mut call = ThreadResult::from_recorder(self.waker_cpu, method, "call", &calls);
         call.extra
@@ -283,13 +278,10 @@ impl Probe for WakeProbe {
         call.extra
             .insert("stop_wakeups".into(), wc.stop_wakeups.into());
         if wc.wake_failed > 0 {
-            out.warnings.push(Warning {
-                code: "wake_channel_full".into(),
-                message: format!(
+            out.warnings.push(Warning::new(WarningCode::WakeChannelFull, format!(
                     "{method}: {} wake calls found the channel full (the wakee had not run); those iterations are counted as merged, not lost",
                     wc.wake_failed
-                ),
-            });
+                )));
         }
         if settings.keep_raw {
             out.raw.push(RawSeries {
