@@ -47,6 +47,7 @@ pub fn install() -> std::io::Result<Arc<AtomicBool>> {
     let flag = stop.clone();
     std::thread::Builder::new()
         .name("latscope-signals".into())
+        .stack_size(crate::sys::memlock::HELPER_STACK_BYTES)
         .spawn(move || {
             for _sig in signals.forever() {
                 if flag.swap(true, Ordering::SeqCst) {

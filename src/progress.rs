@@ -1,8 +1,7 @@
 //! The live progress line on a terminal: a thread that reads the measuring threads'
 //! atomics four times a second and redraws one indicatif line. Measuring threads never
-//! touch it.
+//! touch it. Knows nothing of probes (they call it; it reads `stats` atomics only).
 
-use crate::probe::ProbeContext;
 use crate::stats::LiveStats;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write;
@@ -16,22 +15,24 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Starts the progress line if `ctx.progress`; otherwise does nothing.
+    /// Starts the progress line labelled `label` if `show`; otherwise does nothing.
     pub fn start(
-        ctx: &ProbeContext,
+        show: bool,
+        label: &str,
         cpus: Vec<usize>,
         lives: Vec<Arc<LiveStats>>,
         samples: Option<u64>,
         total_ns: Option<u64>,
     ) -> Self {
         let done = Arc::new(AtomicBool::new(false));
-        if !ctx.progress {
+        if !show {
             return Self { done, thread: None };
         }
-        let label = ctx.label.clone();
+        let label = label.to_string();
         let done2 = done.clone();
         let thread = std::thread::Builder::new()
             .name("latscope-progress".into())
+            .stack_size(crate::sys::memlock::HELPER_STACK_BYTES)
             .spawn(move || {
                 let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
                 bar.set_style(

@@ -2,6 +2,7 @@
 //! cycle, stopping (on request, on Ctrl-C, on a worker's error, on Drop), and what
 //! each load achieved: throughput and the CPU share measured from /proc.
 
+use super::active::{summarize, ActiveLoad};
 use super::{exec::ExecLoad, Load, LoadKind, LoadSpec, Step, DUTY_SLICE_NS};
 use crate::error::UserError;
 use crate::result::LoadResult;
@@ -12,19 +13,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
-/// Stack of a load thread: small, since mlockall(MCL_FUTURE) may make it resident.
-const LOAD_STACK_BYTES: usize = 256 * 1024;
+/// Stack of a load thread: small, like every helper thread's.
+const LOAD_STACK_BYTES: usize = crate::sys::memlock::HELPER_STACK_BYTES;
 /// A work phase never runs longer than this in wall time, even when the CPU is
 /// contended, so the thread keeps sleeping now and then.
 const MAX_WORK_WALL_NS: u64 = 10 * DUTY_SLICE_NS;
-
-/// A load that is running; `finish` stops it and reports.
-pub(crate) trait ActiveLoad: Send {
-    /// Asks the load to stop (returns at once).
-    fn halt(&self);
-    /// Stops the load, waits for it and reports what it achieved.
-    fn finish(self: Box<Self>) -> LoadResult;
-}
 
 /// Every load of a scenario, running. Stop with `stop()`; dropping stops too.
 pub struct RunningLoads {
@@ -290,30 +283,6 @@ impl ActiveLoad for ThreadedLoad {
             result.extra.insert("error".into(), e.clone().into());
         }
         result
-    }
-}
-
-/// Builds a LoadResult from a load's totals.
-pub(crate) fn summarize(
-    spec: &LoadSpec,
-    cpus: &[usize],
-    reported_units: f64,
-    cpu_ns: u64,
-    elapsed_ns: u64,
-) -> LoadResult {
-    let secs = elapsed_ns as f64 / 1e9;
-    let per_second = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
-    let mut extra = BTreeMap::new();
-    extra.insert("elapsed_ns".into(), elapsed_ns.into());
-    extra.insert("cpu_ns".into(), cpu_ns.into());
-    LoadResult {
-        spec: spec.text.clone(),
-        kind: spec.kind.name().into(),
-        cpus: cpus.to_vec(),
-        throughput: per_second(reported_units),
-        unit: spec.kind.doc().unit.into(),
-        cpu_percent: per_second(cpu_ns as f64) / 1e9 * 100.0 / cpus.len().max(1) as f64,
-        extra,
     }
 }
 

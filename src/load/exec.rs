@@ -2,7 +2,7 @@
 //! run from argv without a shell, in its own process group on the load CPUs, dying with
 //! latscope (PR_SET_PDEATHSIG) and killed as a group when the scenario ends.
 
-use super::engine::{summarize, ActiveLoad};
+use super::active::{summarize, ActiveLoad};
 use super::LoadSpec;
 use crate::result::LoadResult;
 use crate::sys::{clock, process};

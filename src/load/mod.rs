@@ -4,6 +4,7 @@
 //! traits each generator file implements; `engine` runs them and measures what they
 //! achieved.
 
+mod active;
 pub mod cpu;
 pub mod engine;
 pub mod exec;

@@ -85,7 +85,8 @@ pub fn start_progress(
     lives: &[Arc<LiveStats>],
 ) -> crate::progress::Progress {
     crate::progress::Progress::start(
-        ctx,
+        ctx.progress,
+        &ctx.label,
         settings.cpus.clone(),
         lives.to_vec(),
         settings.samples,

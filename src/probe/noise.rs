@@ -148,13 +148,16 @@ impl Probe for NoiseProbe {
             &placements,
             |i| {
                 let rec = Recorder::new(&config, lives[i].clone());
-                Ok((rec, loop_cost_ns(CALIBRATION_NS, stop)))
+                let scratch = Recorder::scratch(&config, lives[i].clone());
+                Ok((rec, scratch, loop_cost_ns(CALIBRATION_NS, stop)))
             },
-            |_, (mut rec, cost), start_ns| {
+            |_, (mut rec, mut scratch, cost), start_ns| {
                 clock::sleep_until_ns(start_ns);
                 if settings.warmup_ns > 0 {
+                    // Into a recorder thrown away: `rec` stays unused, so its restart
+                    // below is a few stores, not a histogram-sized memset.
                     let warm_end = start_ns + settings.warmup_ns;
-                    noise_phase(&mut rec, cost, threshold, warm_end, u64::MAX, stop);
+                    noise_phase(&mut scratch, cost, threshold, warm_end, u64::MAX, stop);
                 }
                 let started_ns = clock::monotonic_ns();
                 rec.restart(started_ns);

@@ -223,32 +223,45 @@ struct Measured {
     broke: Option<[u64; 2]>,
 }
 
+/// The warm-up: the same loop on the same schedule, recorded into `scratch` (thrown
+/// away) until `until_ns`. Returns the first deadline after it.
+fn warm_up<W: Waiter>(
+    waiter: &mut W,
+    scratch: &mut Recorder,
+    start_ns: u64,
+    period_ns: u64,
+    until_ns: u64,
+    stop: &AtomicBool,
+) -> u64 {
+    let end = PhaseEnd {
+        until_ns,
+        samples: u64::MAX,
+        break_above_ns: u64::MAX,
+    };
+    measure_phase(waiter, scratch, start_ns, period_ns, end, stop)
+}
+
 /// Runs warm-up then measurement with one waiter, on the calling (measuring) thread.
-/// `--break-above` applies to the measured phase only (warm-up samples are discarded).
+/// `--break-above` applies to the measured phase only. Between the last warm-up wake-up
+/// and the first measured deadline only `rec.restart` runs: a few stores, since `rec`
+/// has recorded nothing yet.
 fn warm_up_then_measure<W: Waiter>(
     waiter: &mut W,
-    rec: &mut Recorder,
+    recorders: &mut Recorders,
     start_ns: u64,
     period_ns: u64,
     settings: &CommonSettings,
     break_above_ns: u64,
     stop: &AtomicBool,
 ) -> Measured {
-    let warm_end = start_ns + settings.warmup_ns;
+    let Recorders {
+        measured: rec,
+        scratch,
+    } = recorders;
     let mut next = start_ns;
     if settings.warmup_ns > 0 {
-        next = measure_phase(
-            waiter,
-            rec,
-            start_ns,
-            period_ns,
-            PhaseEnd {
-                until_ns: warm_end,
-                samples: u64::MAX,
-                break_above_ns: u64::MAX,
-            },
-            stop,
-        );
+        let warm_end = start_ns + settings.warmup_ns;
+        next = warm_up(waiter, scratch, start_ns, period_ns, warm_end, stop);
     }
     // The measured phase starts at its first deadline: every recorded deadline is in
     // [start, end], and the per-second series counts from it.
@@ -272,6 +285,13 @@ fn warm_up_then_measure<W: Waiter>(
     }
 }
 
+/// A measuring thread's two recorders, both allocated before the start barrier.
+struct Recorders {
+    measured: Recorder,
+    /// The warm-up's, thrown away.
+    scratch: Recorder,
+}
+
 /// What a measuring thread hands back.
 struct ThreadOutcome {
     recorder: Recorder,
@@ -281,38 +301,33 @@ struct ThreadOutcome {
 impl TimerProbe {
     fn measure_on_this_thread(
         &self,
-        mut rec: Recorder,
+        mut recorders: Recorders,
         start_ns: u64,
         settings: &CommonSettings,
         stop: &AtomicBool,
     ) -> anyhow::Result<ThreadOutcome> {
+        let rec = &mut recorders;
         let p = self.period_ns;
         let b = self.break_above_ns.unwrap_or(u64::MAX);
         let measured = match self.method {
             Method::ClockNanosleep => warm_up_then_measure(
                 &mut ClockNanosleepWaiter,
-                &mut rec,
+                rec,
                 start_ns,
                 p,
                 settings,
                 b,
                 stop,
             ),
-            Method::Nanosleep => warm_up_then_measure(
-                &mut NanosleepWaiter,
-                &mut rec,
-                start_ns,
-                p,
-                settings,
-                b,
-                stop,
-            ),
+            Method::Nanosleep => {
+                warm_up_then_measure(&mut NanosleepWaiter, rec, start_ns, p, settings, b, stop)
+            }
             Method::Busy => {
-                warm_up_then_measure(&mut BusyWaiter, &mut rec, start_ns, p, settings, b, stop)
+                warm_up_then_measure(&mut BusyWaiter, rec, start_ns, p, settings, b, stop)
             }
             Method::Timerfd => {
                 let mut w = TimerfdWaiter(TimerFd::periodic(start_ns, p)?);
-                warm_up_then_measure(&mut w, &mut rec, start_ns, p, settings, b, stop)
+                warm_up_then_measure(&mut w, rec, start_ns, p, settings, b, stop)
             }
             Method::PosixTimer => {
                 let signals = SignalSet::of(&[timer_signal()]);
@@ -320,11 +335,11 @@ impl TimerProbe {
                 let timer =
                     PosixTimer::periodic_to_thread(sched::gettid(), timer_signal(), start_ns, p)?;
                 let mut w = PosixTimerWaiter { timer, signals };
-                warm_up_then_measure(&mut w, &mut rec, start_ns, p, settings, b, stop)
+                warm_up_then_measure(&mut w, rec, start_ns, p, settings, b, stop)
             }
         };
         Ok(ThreadOutcome {
-            recorder: rec,
+            recorder: recorders.measured,
             measured,
         })
     }
@@ -356,7 +371,12 @@ impl Probe for TimerProbe {
         let stop = &*ctx.stop;
         let outcomes = run_measuring_threads_with_tids(
             &placements,
-            |i| Ok(Recorder::new(&config, lives[i].clone())),
+            |i| {
+                Ok(Recorders {
+                    measured: Recorder::new(&config, lives[i].clone()),
+                    scratch: Recorder::scratch(&config, lives[i].clone()),
+                })
+            },
             |_, rec, start_ns| self.measure_on_this_thread(rec, start_ns, settings, stop),
         );
         progress.finish();
@@ -420,5 +440,61 @@ impl Probe for TimerProbe {
         extra.insert("method".into(), method.into());
         out.extra_params = extra;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::sched::Policy;
+
+    #[test]
+    fn warm_up_goes_to_scratch_and_the_measured_recorder_is_never_cleared() {
+        let period_ns = 200_000;
+        let settings = CommonSettings {
+            cpus: vec![0],
+            policy: Policy::Other,
+            priority: 0,
+            warmup_ns: 4_000_000,
+            samples: Some(10),
+            duration_ns: None,
+            keep_raw: true,
+        };
+        let config = RecorderConfig {
+            deadline_ns: period_ns,
+            series_seconds: 2,
+            raw_capacity: 10,
+        };
+        let mut recorders = Recorders {
+            measured: Recorder::standalone(&config),
+            scratch: Recorder::scratch(&config, Arc::default()),
+        };
+        let stop = AtomicBool::new(false);
+        let start_ns = clock::monotonic_ns() + 1_000_000;
+        let m = warm_up_then_measure(
+            &mut BusyWaiter,
+            &mut recorders,
+            start_ns,
+            period_ns,
+            &settings,
+            u64::MAX,
+            &stop,
+        );
+        let rec = &recorders.measured;
+        assert_eq!(rec.count(), 10);
+        assert_eq!(
+            rec.histogram_clears(),
+            0,
+            "the measured histogram was zeroed"
+        );
+        assert!(
+            recorders.scratch.count() >= 1,
+            "the warm-up recorded into scratch"
+        );
+        // Every measured deadline is after the warm-up, on the same absolute grid.
+        let first_deadline = rec.raw()[0][0];
+        assert_eq!(first_deadline, m.started_ns);
+        assert!(first_deadline >= start_ns + settings.warmup_ns);
+        assert_eq!((first_deadline - start_ns) % period_ns, 0);
     }
 }

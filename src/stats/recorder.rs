@@ -1,5 +1,8 @@
 //! The hot-path Recorder: one per measuring thread, allocated and touched before the
-//! start barrier, after which `record` never allocates, locks or formats.
+//! start barrier, after which `record` never allocates, locks or formats. Warm-ups
+//! record into a small `scratch` recorder that is thrown away, so the measured one is
+//! never cleared (a 220 KB memset) between the last warm-up wake-up and the first
+//! measured deadline.
 
 use super::series::PerSecondMax;
 use hdrhistogram::Histogram;
@@ -10,6 +13,8 @@ use std::sync::Arc;
 pub const HISTOGRAM_HIGHEST_NS: u64 = 60_000_000_000;
 /// Significant decimal digits of the histogram: values are exact to 0.1 %.
 pub const HISTOGRAM_SIGFIG: u8 = 3;
+/// Significant digits of a warm-up's scratch histogram: same code path, a few KB.
+const SCRATCH_SIGFIG: u8 = 1;
 
 /// What the progress line reads: atomics written by the measuring thread.
 #[derive(Debug, Default)]
@@ -48,17 +53,36 @@ pub struct Recorder {
     raw_capacity: usize,
     raw_dropped: u64,
     live: Arc<LiveStats>,
+    /// Times the histogram was zeroed after `new` (0 for a measuring thread's recorder).
+    histogram_clears: u64,
 }
 
 impl Recorder {
     pub fn new(config: &RecorderConfig, live: Arc<LiveStats>) -> Self {
-        let mut histogram = Histogram::new_with_bounds(1, HISTOGRAM_HIGHEST_NS, HISTOGRAM_SIGFIG)
-            .expect("valid bounds");
+        Self::with_sigfig(config, live, HISTOGRAM_SIGFIG)
+    }
+
+    /// A recorder for a warm-up, thrown away after it: the same recording code with a
+    /// coarse histogram (a few KB), one per-second slot and no `--raw` buffer. It shares
+    /// `live`, so the progress line counts the warm-up as before.
+    pub fn scratch(config: &RecorderConfig, live: Arc<LiveStats>) -> Self {
+        let small = RecorderConfig {
+            deadline_ns: config.deadline_ns,
+            series_seconds: 1,
+            raw_capacity: 0,
+        };
+        Self::with_sigfig(&small, live, SCRATCH_SIGFIG)
+    }
+
+    fn with_sigfig(config: &RecorderConfig, live: Arc<LiveStats>, sigfig: u8) -> Self {
+        let mut histogram =
+            Histogram::new_with_bounds(1, HISTOGRAM_HIGHEST_NS, sigfig).expect("valid bounds");
         // Touch the counts array so its pages are resident before measuring.
         histogram.record(1).expect("in range");
         histogram.reset();
-        // Fill then clear: the capacity stays and every page has been written once.
+        // Fill, write every page, clear: the capacity stays and every page is present.
         let mut raw = vec![[0u64; 2]; config.raw_capacity];
+        crate::sys::memlock::prefault_slice(&mut raw);
         raw.clear();
         Self {
             histogram,
@@ -75,6 +99,7 @@ impl Recorder {
             raw_capacity: config.raw_capacity,
             raw_dropped: 0,
             live,
+            histogram_clears: 0,
         }
     }
 
@@ -83,10 +108,25 @@ impl Recorder {
         Self::new(config, Arc::new(LiveStats::default()))
     }
 
-    /// Clears everything (after a warm-up) and starts the per-second series at
-    /// `origin_ns`. Does not allocate.
+    /// Starts the measured phase: the per-second series counts from `origin_ns` and the
+    /// live view shows zero. On a recorder that has recorded nothing (what measuring
+    /// threads hand it: warm-ups go to a `scratch` one) this is a few stores; on a used
+    /// one it first clears everything, the whole histogram included. Does not allocate.
     pub fn restart(&mut self, origin_ns: u64) {
+        if self.count > 0 || self.missed > 0 || self.raw_dropped > 0 {
+            self.clear();
+        }
+        self.series.restart(origin_ns);
+        self.live.samples.store(0, Ordering::Relaxed);
+        self.live.max_ns.store(0, Ordering::Relaxed);
+        self.live.missed.store(0, Ordering::Relaxed);
+    }
+
+    /// Forgets every sample: zeroes the histogram (~220 KB), so never between a warm-up
+    /// and the first measured deadline.
+    fn clear(&mut self) {
         self.histogram.reset();
+        self.histogram_clears += 1;
         self.count = 0;
         self.min_ns = u64::MAX;
         self.max_ns = 0;
@@ -94,12 +134,8 @@ impl Recorder {
         self.sum_sq_ns2 = 0;
         self.overruns = 0;
         self.missed = 0;
-        self.series.restart(origin_ns);
         self.raw.clear();
         self.raw_dropped = 0;
-        self.live.samples.store(0, Ordering::Relaxed);
-        self.live.max_ns.store(0, Ordering::Relaxed);
-        self.live.missed.store(0, Ordering::Relaxed);
     }
 
     /// Records one sample: `latency_ns` observed at `at_ns`, for the event stamped
@@ -180,5 +216,56 @@ impl Recorder {
     }
     pub fn live(&self) -> &Arc<LiveStats> {
         &self.live
+    }
+    /// Times the histogram was zeroed after `new`: 0 for every measuring thread's
+    /// recorder, which the probes' tests check.
+    pub fn histogram_clears(&self) -> u64 {
+        self.histogram_clears
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> RecorderConfig {
+        RecorderConfig {
+            deadline_ns: 1_000,
+            series_seconds: 4,
+            raw_capacity: 8,
+        }
+    }
+
+    #[test]
+    fn restart_of_a_fresh_recorder_clears_nothing() {
+        let mut rec = Recorder::standalone(&config());
+        rec.restart(5);
+        assert_eq!(rec.histogram_clears(), 0);
+        rec.record(5, 6, 1);
+        assert_eq!((rec.count(), rec.histogram().len()), (1, 1));
+    }
+
+    #[test]
+    fn restart_of_a_used_recorder_forgets_every_sample() {
+        let mut rec = Recorder::standalone(&config());
+        rec.record(1, 2, 2_000);
+        rec.add_missed(3);
+        rec.restart(10);
+        assert_eq!(rec.histogram_clears(), 1);
+        assert_eq!((rec.count(), rec.missed(), rec.overruns()), (0, 0, 0));
+        assert_eq!(rec.histogram().len(), 0);
+        assert!(rec.raw().is_empty() && rec.series().values().is_empty());
+        assert_eq!(rec.live().samples.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn scratch_is_small_and_shares_the_live_view() {
+        let live = Arc::new(LiveStats::default());
+        let mut scratch = Recorder::scratch(&config(), live.clone());
+        let full = Recorder::new(&config(), live.clone());
+        scratch.record(1, 2, 500);
+        assert_eq!(live.samples.load(Ordering::Relaxed), 1);
+        assert!(scratch.histogram().distinct_values() * 16 < full.histogram().distinct_values());
+        assert_eq!(scratch.raw().len(), 0);
     }
 }

@@ -25,10 +25,11 @@ impl PerSecondMax {
         }
     }
 
-    /// Moves the origin (after a warm-up) and clears the series.
+    /// Moves the origin (after a warm-up) and clears the series: only the slots used so
+    /// far, the others are still zero (nothing to do on an unused series).
     pub fn restart(&mut self, origin_ns: u64) {
         self.origin_ns = origin_ns;
-        self.slots.iter_mut().for_each(|s| *s = 0);
+        self.slots[..self.used].iter_mut().for_each(|s| *s = 0);
         self.used = 0;
         self.truncated = false;
     }

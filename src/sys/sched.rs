@@ -91,8 +91,12 @@ pub fn current_thread() -> (Policy, i32) {
 /// thread, which is the only answer that accounts for capabilities, RLIMIT_RTPRIO and
 /// cgroup RT budgets alike.
 pub fn can_use_realtime() -> bool {
-    std::thread::spawn(|| set_current_thread(Policy::Fifo, 1).is_ok())
-        .join()
+    std::thread::Builder::new()
+        .name("latscope-rt-check".into())
+        .stack_size(super::memlock::HELPER_STACK_BYTES)
+        .spawn(|| set_current_thread(Policy::Fifo, 1).is_ok())
+        .ok()
+        .and_then(|h| h.join().ok())
         .unwrap_or(false)
 }
 

@@ -219,6 +219,7 @@ impl Drainer {
         let sweep2 = sweep.clone();
         let handle = std::thread::Builder::new()
             .name("latscope-trace".into())
+            .stack_size(crate::sys::memlock::HELPER_STACK_BYTES)
             .spawn(move || {
                 if !cfg.drain_cpus.is_empty() {
                     crate::sys::affinity::pin_current_thread_to(&cfg.drain_cpus)?;

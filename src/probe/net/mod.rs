@@ -60,8 +60,35 @@ pub struct NetCounts {
     pub recv_errors: u64,
 }
 
+/// The sender's three series.
+struct NetRecorders {
+    round_trip: Recorder,
+    network: Recorder,
+    kernel_to_user: Recorder,
+}
+
+impl NetRecorders {
+    fn new(config: &RecorderConfig, live: Arc<LiveStats>) -> Self {
+        Self {
+            round_trip: Recorder::new(config, live),
+            network: Recorder::standalone(config),
+            kernel_to_user: Recorder::standalone(config),
+        }
+    }
+
+    /// Small ones for the warm-up, thrown away (see `Recorder::scratch`).
+    fn scratch(config: &RecorderConfig, live: Arc<LiveStats>) -> Self {
+        let own = || Recorder::scratch(config, Arc::default());
+        Self {
+            round_trip: Recorder::scratch(config, live),
+            network: own(),
+            kernel_to_user: own(),
+        }
+    }
+}
+
 /// Everything the sender touches while measuring, allocated before the start barrier.
-struct Sender {
+pub struct Sender {
     socket: UdpSocket,
     send_buf: Vec<u8>,
     recv_buf: Vec<u8>,
@@ -69,13 +96,15 @@ struct Sender {
     seen: Vec<u64>,
     seq: u64,
     counts: NetCounts,
-    round_trip: Recorder,
-    network: Recorder,
-    kernel_to_user: Recorder,
+    rec: NetRecorders,
+    /// Where the warm-up records (swapped with `rec` for it): `rec` stays unused until
+    /// the measured phase, so starting it never zeroes a histogram.
+    warm_up: NetRecorders,
 }
 
 impl Sender {
-    fn new(
+    /// Binds, connects to `target` and allocates every buffer and recorder.
+    pub fn new(
         probe: &NetProbe,
         target: SocketAddr,
         config: &RecorderConfig,
@@ -96,25 +125,44 @@ impl Sender {
                 probe.timeout_ns.max(1_000),
             )))
             .context("setting the reply timeout")?;
+        let mut recv_buf = vec![0u8; 65_536];
+        crate::sys::memlock::prefault_slice(&mut recv_buf);
         Ok(Self {
             socket,
             send_buf: packet::new_datagram(probe.size),
-            recv_buf: vec![0u8; 65_536],
+            recv_buf,
             control: ControlBuffer::default(),
             seen: vec![u64::MAX; SEEN_RING],
             seq: 0,
             counts: NetCounts::default(),
-            round_trip: Recorder::new(config, live),
-            network: Recorder::standalone(config),
-            kernel_to_user: Recorder::standalone(config),
+            rec: NetRecorders::new(config, live.clone()),
+            warm_up: NetRecorders::scratch(config, live),
         })
     }
 
+    /// Swaps the measured and the warm-up recorders: called before the warm-up and
+    /// again after it (moves a few hundred bytes, no histogram).
+    fn swap_warm_up_recorders(&mut self) {
+        std::mem::swap(&mut self.rec, &mut self.warm_up);
+    }
+
+    /// Starts the measured phase: the measured recorders (unused so far, so this is a few
+    /// stores) count from `origin_ns`, and the counters start from zero.
     fn restart(&mut self, origin_ns: u64) {
-        self.round_trip.restart(origin_ns);
-        self.network.restart(origin_ns);
-        self.kernel_to_user.restart(origin_ns);
+        self.rec.round_trip.restart(origin_ns);
+        self.rec.network.restart(origin_ns);
+        self.rec.kernel_to_user.restart(origin_ns);
         self.counts = NetCounts::default();
+    }
+
+    /// What was counted so far.
+    pub fn counts(&self) -> NetCounts {
+        self.counts
+    }
+
+    /// The round trips recorded so far.
+    pub fn round_trip(&self) -> &Recorder {
+        &self.rec.round_trip
     }
 
     /// Sends one datagram and waits for its reply (or the timeout), recording the split.
@@ -141,12 +189,12 @@ impl Sender {
                 Ok(r) => match packet::parse(&self.recv_buf[..r.len]) {
                     Some(h) if h.seq == seq => {
                         let round_trip = user_ns.saturating_sub(h.send_ns);
-                        self.round_trip.record(h.send_ns, user_ns, round_trip);
+                        self.rec.round_trip.record(h.send_ns, user_ns, round_trip);
                         match r.kernel_rx_realtime_ns {
                             Some(rx) => {
                                 let to_user = user_realtime_ns.saturating_sub(rx);
-                                self.kernel_to_user.record(h.send_ns, user_ns, to_user);
-                                self.network.record(
+                                self.rec.kernel_to_user.record(h.send_ns, user_ns, to_user);
+                                self.rec.network.record(
                                     h.send_ns,
                                     user_ns,
                                     round_trip.saturating_sub(to_user),
@@ -185,15 +233,17 @@ impl Sender {
 
 /// When a phase ends: whichever comes first.
 #[derive(Debug, Clone, Copy)]
-struct PhaseEnd {
-    until_ns: u64,
-    samples: u64,
+pub struct PhaseEnd {
+    /// No send at or after this time.
+    pub until_ns: u64,
+    /// Datagrams to send at most.
+    pub samples: u64,
 }
 
 /// The measuring loop of the rate mode: send at start + k × interval, wait for the
 /// reply, record. Slots that pass while waiting are skipped and counted as missed.
 #[inline(never)]
-fn rate_phase(
+pub fn rate_phase(
     s: &mut Sender,
     first_ns: u64,
     interval_ns: u64,
@@ -209,7 +259,7 @@ fn rate_phase(
         let now = clock::monotonic_ns();
         if now >= next + interval_ns {
             let skipped = (now - next) / interval_ns;
-            s.round_trip.add_missed(skipped);
+            s.rec.round_trip.add_missed(skipped);
             next += skipped * interval_ns;
         }
     }
@@ -218,7 +268,7 @@ fn rate_phase(
 
 /// The measuring loop of the flood mode: the next send follows the reply at once.
 #[inline(never)]
-fn flood_phase(s: &mut Sender, timeout_ns: u64, end: PhaseEnd, stop: &AtomicBool) {
+pub fn flood_phase(s: &mut Sender, timeout_ns: u64, end: PhaseEnd, stop: &AtomicBool) {
     while s.counts.sent < end.samples
         && clock::monotonic_ns() < end.until_ns
         && !stop.load(Ordering::Relaxed)
@@ -242,6 +292,7 @@ impl NetProbe {
         };
         let mut next = start_ns;
         if settings.warmup_ns > 0 {
+            s.swap_warm_up_recorders();
             if self.interval_ns > 0 {
                 next = rate_phase(
                     s,
@@ -255,6 +306,7 @@ impl NetProbe {
                 clock::sleep_until_ns(start_ns);
                 flood_phase(s, self.timeout_ns, forever, stop);
             }
+            s.swap_warm_up_recorders();
         }
         let started = clock::monotonic_ns();
         s.restart(started);
@@ -361,7 +413,8 @@ impl Probe for NetProbe {
         };
         let live: Arc<LiveStats> = Arc::default();
         let progress = crate::progress::Progress::start(
-            ctx,
+            ctx.progress,
+            &ctx.label,
             vec![cpu],
             vec![live.clone()],
             settings.samples,
@@ -393,9 +446,9 @@ impl Probe for NetProbe {
         let method = self.method();
         let extra = self.counts_extra(&s.counts);
         for (metric, rec) in [
-            ("round_trip", &s.round_trip),
-            ("network", &s.network),
-            ("kernel_to_user", &s.kernel_to_user),
+            ("round_trip", &s.rec.round_trip),
+            ("network", &s.rec.network),
+            ("kernel_to_user", &s.rec.kernel_to_user),
         ] {
             let mut tr = ThreadResult::from_recorder(cpu, &method, metric, rec);
             tr.extra = extra.clone();
@@ -466,17 +519,23 @@ pub fn serve(
     let bound = socket.local_addr().context("reading the bound address")?;
     eprintln!("latscope net: reflecting UDP on {bound} (Ctrl-C stops)");
     let counts = reflector::ReflectorCounts::default();
-    let timer = duration_ns.map(|d| {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            let end = clock::monotonic_ns() + d;
-            while clock::monotonic_ns() < end && !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            stop.store(true, Ordering::Relaxed);
+    let timer = duration_ns
+        .map(|d| {
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name("latscope-serve-timer".into())
+                .stack_size(crate::sys::memlock::HELPER_STACK_BYTES)
+                .spawn(move || {
+                    let end = clock::monotonic_ns() + d;
+                    while clock::monotonic_ns() < end && !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                    }
+                    stop.store(true, Ordering::Relaxed);
+                })
+                .context("spawning the --serve duration timer")
         })
-    });
-    reflector::reflect(&socket, &stop, &counts);
+        .transpose()?;
+    reflector::reflect(&socket, &stop, &counts, &mut reflector::datagram_buffer());
     if let Some(t) = timer {
         let _ = t.join();
     }

@@ -32,11 +32,18 @@ pub fn bind(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
     Ok(socket)
 }
 
-/// Echoes valid datagrams until `stop` is set (checked at least every 50 ms).
-pub fn reflect(socket: &UdpSocket, stop: &AtomicBool, counts: &ReflectorCounts) {
+/// The reflector's receive buffer (the largest UDP datagram), every page present.
+pub fn datagram_buffer() -> Vec<u8> {
     let mut buf = vec![0u8; 65_536];
+    crate::sys::memlock::prefault_slice(&mut buf);
+    buf
+}
+
+/// Echoes valid datagrams until `stop` is set (checked at least every 50 ms); `buf`
+/// comes from `datagram_buffer`, allocated before, so the loop never allocates.
+pub fn reflect(socket: &UdpSocket, stop: &AtomicBool, counts: &ReflectorCounts, buf: &mut [u8]) {
     while !stop.load(Ordering::Relaxed) {
-        match socket.recv_from(&mut buf) {
+        match socket.recv_from(buf) {
             Ok((n, from)) => {
                 if packet::parse(&buf[..n]).is_none() {
                     counts.malformed.fetch_add(1, Ordering::Relaxed);
@@ -76,12 +83,14 @@ impl ReflectorThread {
         let (tx, rx) = std::sync::mpsc::channel();
         let handle = std::thread::Builder::new()
             .name("latscope-reflector".into())
+            .stack_size(crate::sys::memlock::HELPER_STACK_BYTES)
             .spawn(move || {
                 let placed = place_current_thread(&placement);
                 let ok = placed.is_ok();
+                let mut buf = datagram_buffer();
                 let _ = tx.send(placed);
                 if ok {
-                    reflect(&socket, &stop2, &counts2);
+                    reflect(&socket, &stop2, &counts2, &mut buf);
                 }
             })
             .context("spawning the reflector thread")?;

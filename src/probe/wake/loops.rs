@@ -58,7 +58,8 @@ impl Default for Shared {
 pub struct Schedule {
     pub start_ns: u64,
     pub interval_ns: u64,
-    /// Iterations whose t0 is at or after this are measured (the end of warm-up).
+    /// Iterations whose deadline is at or after this are measured (the end of warm-up;
+    /// iteration 0, the cold first one, never is).
     pub measure_from_ns: u64,
     /// No iteration is started at or after this deadline.
     pub until_ns: u64,
@@ -86,57 +87,103 @@ const STOP_RETRY_LIMIT: u32 = 10_000;
 /// Pause between stop wake-ups.
 const STOP_RETRY_PAUSE_NS: u64 = 1_000_000;
 
-/// The waker: sleep until the next absolute deadline, t0, publish, wake, record the
-/// call's cost. Late deadlines are skipped and counted as missed, like `timer`.
+/// Where the waker is in its schedule, carried from the warm-up into the measured phase.
+struct WakerCursor {
+    /// The next deadline.
+    deadline_ns: u64,
+    /// The next iteration's index.
+    iteration: u64,
+    interval_ns: u64,
+    wake_failed: u64,
+}
+
+/// One phase of the waker: sleep until the next absolute deadline, t0, publish, wake,
+/// record the call's cost. Late deadlines are skipped and counted as missed, like
+/// `timer`. Ends before a deadline at or past `until_ns`, after `samples` samples, or
+/// when `stop` is set.
 #[inline(never)]
-pub fn waker_loop<C: Channel>(
+fn waker_phase<C: Channel>(
     channel: &C,
     shared: &Shared,
     calls: &mut Recorder,
-    schedule: Schedule,
+    cursor: &mut WakerCursor,
+    until_ns: u64,
+    samples: u64,
     stop: &AtomicBool,
-) -> WakerCounts {
-    let mut counts = WakerCounts {
-        measure_started_ns: schedule.measure_from_ns,
-        ..Default::default()
-    };
+) {
     let mask = (T0_RING - 1) as u64;
-    let mut deadline = schedule.start_ns;
-    let mut measuring = false;
-    let mut i: u64 = 0;
-    while deadline < schedule.until_ns
-        && counts.measured < schedule.samples
-        && !stop.load(Ordering::Relaxed)
+    while cursor.deadline_ns < until_ns && calls.count() < samples && !stop.load(Ordering::Relaxed)
     {
-        clock::sleep_until_ns(deadline);
+        clock::sleep_until_ns(cursor.deadline_ns);
         let t0 = clock::monotonic_ns();
-        let measured = i > 0 && t0 >= schedule.measure_from_ns;
-        if measured && !measuring {
-            shared.first_measured.store(i, Ordering::Relaxed);
-        }
+        let i = cursor.iteration;
         shared.t0_ns[(i & mask) as usize].store(t0, Ordering::Relaxed);
         shared.posted.store(i + 1, Ordering::Release);
         let delivered = channel.wake();
         let after = clock::monotonic_ns();
-        if measured {
-            if !measuring {
-                calls.restart(t0);
-                counts.measure_started_ns = t0;
-                measuring = true;
-            }
-            calls.record(t0, after, after - t0);
-            counts.measured += 1;
-        }
-        counts.wake_failed += u64::from(!delivered);
-        i += 1;
-        let skipped = t0.saturating_sub(deadline) / schedule.interval_ns;
-        if skipped > 0 && measuring {
+        calls.record(t0, after, after - t0);
+        cursor.wake_failed += u64::from(!delivered);
+        cursor.iteration = i + 1;
+        let skipped = t0.saturating_sub(cursor.deadline_ns) / cursor.interval_ns;
+        if skipped > 0 {
             calls.add_missed(skipped);
         }
-        deadline += (1 + skipped) * schedule.interval_ns;
+        cursor.deadline_ns += (1 + skipped) * cursor.interval_ns;
     }
-    counts.iterations = i;
-    counts.ended_ns = clock::monotonic_ns();
+}
+
+/// The waker: a warm-up phase (the cold first iteration and every deadline before
+/// `measure_from_ns`, recorded into `scratch`, thrown away), then the measured phase
+/// into `calls`, then wake-ups until the wakee has left.
+pub fn waker_loop<C: Channel>(
+    channel: &C,
+    shared: &Shared,
+    calls: &mut Recorder,
+    scratch: &mut Recorder,
+    schedule: Schedule,
+    stop: &AtomicBool,
+) -> WakerCounts {
+    let mut cursor = WakerCursor {
+        deadline_ns: schedule.start_ns,
+        iteration: 0,
+        interval_ns: schedule.interval_ns,
+        wake_failed: 0,
+    };
+    // Iteration 0 is always warm-up, even without a warm-up time.
+    let warm_until = schedule.measure_from_ns.max(schedule.start_ns + 1);
+    let warm_until = warm_until.min(schedule.until_ns);
+    waker_phase(
+        channel,
+        shared,
+        scratch,
+        &mut cursor,
+        warm_until,
+        u64::MAX,
+        stop,
+    );
+    // Published before the first measured iteration is (Release on `posted`).
+    shared
+        .first_measured
+        .store(cursor.iteration, Ordering::Relaxed);
+    let measure_started_ns = cursor.deadline_ns.max(schedule.measure_from_ns);
+    calls.restart(measure_started_ns);
+    waker_phase(
+        channel,
+        shared,
+        calls,
+        &mut cursor,
+        schedule.until_ns,
+        schedule.samples,
+        stop,
+    );
+    let mut counts = WakerCounts {
+        iterations: cursor.iteration,
+        measured: calls.count(),
+        wake_failed: cursor.wake_failed,
+        stop_wakeups: 0,
+        measure_started_ns,
+        ended_ns: clock::monotonic_ns(),
+    };
     shared.done.store(true, Ordering::Release);
     for _ in 0..STOP_RETRY_LIMIT {
         if shared.wakee_exited.load(Ordering::Acquire) {
@@ -174,6 +221,7 @@ pub struct RawRows {
 impl RawRows {
     pub fn with_capacity(capacity: usize) -> Self {
         let mut rows = vec![[0u64; 3]; capacity];
+        crate::sys::memlock::prefault_slice(&mut rows);
         rows.clear();
         Self { rows, dropped: 0 }
     }
@@ -188,59 +236,141 @@ impl RawRows {
     }
 }
 
-/// The wakee: block, read `posted`, t1, serve the pending iterations, record. Leaves
-/// once the waker is done and every posted iteration has been served.
+/// One return of the wakee's blocking call: what had been posted by then, and t1.
+#[derive(Clone, Copy)]
+struct Wakeup {
+    posted: u64,
+    t1_ns: u64,
+}
+
+/// Blocks until woken, then reads `posted` and the clock (t1), in that order.
+#[inline(always)]
+fn wait_for_wakeup<C: Channel>(channel: &C, rx: &mut C::Receiver, shared: &Shared) -> Wakeup {
+    channel.wait(rx);
+    let posted = shared.posted.load(Ordering::Acquire);
+    Wakeup {
+        posted,
+        t1_ns: clock::monotonic_ns(),
+    }
+}
+
+/// The wakee's progress through the posted iterations, carried across its phases.
+#[derive(Default)]
+struct WakeeCursor {
+    /// Iterations served so far (the oldest pending one's index).
+    served: u64,
+    counts: WakeeCounts,
+}
+
+impl WakeeCursor {
+    /// The oldest pending iteration of `w` (counting ring overflows) and its t0.
+    #[inline(always)]
+    fn oldest_t0(&mut self, shared: &Shared, w: Wakeup) -> u64 {
+        let mask = (T0_RING - 1) as u64;
+        let oldest = if w.posted - self.served > T0_RING as u64 {
+            self.counts.ring_overflow += w.posted - self.served - T0_RING as u64;
+            w.posted - T0_RING as u64
+        } else {
+            self.served
+        };
+        shared.t0_ns[(oldest & mask) as usize].load(Ordering::Relaxed)
+    }
+
+    /// The waker is done and every posted iteration has been served.
+    #[inline(always)]
+    fn finished(&self, shared: &Shared) -> bool {
+        shared.done.load(Ordering::Acquire) && self.served == shared.posted.load(Ordering::Acquire)
+    }
+}
+
+/// The warm-up phase: serves wake-ups whose oldest pending iteration is a warm-up one
+/// (the cold first one included), recording into `scratch`. Returns the first wake-up
+/// whose oldest pending iteration is measured, unserved; None when the waker finished
+/// first.
 #[inline(never)]
-pub fn wakee_loop<C: Channel>(
+fn wakee_warm_up<C: Channel>(
+    channel: &C,
+    rx: &mut C::Receiver,
+    shared: &Shared,
+    scratch: &mut Recorder,
+    cursor: &mut WakeeCursor,
+) -> Option<Wakeup> {
+    loop {
+        let w = wait_for_wakeup(channel, rx, shared);
+        if w.posted > cursor.served {
+            let first_measured = shared.first_measured.load(Ordering::Relaxed);
+            if cursor.served >= first_measured {
+                return Some(w);
+            }
+            let t0 = cursor.oldest_t0(shared, w);
+            let response = w.t1_ns.saturating_sub(t0);
+            if cursor.served == 0 {
+                cursor.counts.first_response_ns = Some(response);
+            }
+            scratch.record(t0, w.t1_ns, response);
+            if w.posted > first_measured {
+                // Measured iterations served together with a warm-up one: merged.
+                cursor.counts.merged += w.posted - first_measured;
+            }
+            cursor.served = w.posted;
+        } else {
+            cursor.counts.stale_wakeups += 1;
+        }
+        if cursor.finished(shared) {
+            return None;
+        }
+    }
+}
+
+/// The measured phase, from wake-up `first` on: the oldest pending iteration gives the
+/// response t1 − t0, the others count as merged. Ends once the waker is done and every
+/// posted iteration has been served.
+#[inline(never)]
+fn wakee_measure<C: Channel>(
     channel: &C,
     rx: &mut C::Receiver,
     shared: &Shared,
     responses: &mut Recorder,
     raw: &mut RawRows,
-) -> WakeeCounts {
-    let mut counts = WakeeCounts::default();
-    let mask = (T0_RING - 1) as u64;
-    let mut served: u64 = 0;
-    let mut measuring = false;
+    cursor: &mut WakeeCursor,
+    first: Wakeup,
+) {
+    let mut w = first;
     loop {
-        channel.wait(rx);
-        let posted = shared.posted.load(Ordering::Acquire);
-        let t1 = clock::monotonic_ns();
-        if posted > served {
-            let oldest = if posted - served > T0_RING as u64 {
-                counts.ring_overflow += posted - served - T0_RING as u64;
-                posted - T0_RING as u64
-            } else {
-                served
-            };
-            let t0 = shared.t0_ns[(oldest & mask) as usize].load(Ordering::Relaxed);
-            let response = t1.saturating_sub(t0);
-            let first_measured = shared.first_measured.load(Ordering::Relaxed);
-            if served == 0 {
-                counts.first_response_ns = Some(response);
-            }
-            if served >= first_measured {
-                if !measuring {
-                    responses.restart(t1);
-                    measuring = true;
-                }
-                responses.record(t0, t1, response);
-                raw.push([t0, t1, response]);
-                counts.merged += posted - served - 1;
-            } else if posted > first_measured {
-                // A warm-up (or the cold first) iteration served together with measured
-                // ones: those count as merged.
-                counts.merged += posted - first_measured;
-            }
-            served = posted;
+        if w.posted > cursor.served {
+            let t0 = cursor.oldest_t0(shared, w);
+            let response = w.t1_ns.saturating_sub(t0);
+            responses.record(t0, w.t1_ns, response);
+            raw.push([t0, w.t1_ns, response]);
+            cursor.counts.merged += w.posted - cursor.served - 1;
+            cursor.served = w.posted;
         } else {
-            counts.stale_wakeups += 1;
+            cursor.counts.stale_wakeups += 1;
         }
-        if shared.done.load(Ordering::Acquire) && served == shared.posted.load(Ordering::Acquire) {
+        if cursor.finished(shared) {
             break;
         }
+        w = wait_for_wakeup(channel, rx, shared);
     }
-    counts.served = served;
+}
+
+/// The wakee: block, read `posted`, t1, serve the pending iterations, record. A
+/// warm-up phase into `scratch` (thrown away), then the measured phase into
+/// `responses`; leaves once the waker is done and every posted iteration is served.
+pub fn wakee_loop<C: Channel>(
+    channel: &C,
+    rx: &mut C::Receiver,
+    shared: &Shared,
+    responses: &mut Recorder,
+    scratch: &mut Recorder,
+    raw: &mut RawRows,
+) -> WakeeCounts {
+    let mut cursor = WakeeCursor::default();
+    if let Some(first) = wakee_warm_up(channel, rx, shared, scratch, &mut cursor) {
+        responses.restart(first.t1_ns);
+        wakee_measure(channel, rx, shared, responses, raw, &mut cursor, first);
+    }
+    cursor.counts.served = cursor.served;
     shared.wakee_exited.store(true, Ordering::Release);
-    counts
+    cursor.counts
 }

@@ -37,10 +37,11 @@ pub struct WakeProbe {
     pub competitors: usize,
 }
 
-/// What each of the two measuring threads holds before the start.
+/// What each of the two measuring threads holds before the start: its recorder, the
+/// scratch one its warm-up records into, and the wakee's receiver and raw rows.
 enum Side<R> {
-    Waker(Recorder),
-    Wakee(R, Recorder, RawRows),
+    Waker(Recorder, Recorder),
+    Wakee(R, Recorder, Recorder, RawRows),
 }
 
 /// What each of the two measuring threads hands back.
@@ -76,7 +77,8 @@ impl WakeProbe {
         let shared = Shared::new();
         let stop = &*ctx.stop;
         let progress = crate::progress::Progress::start(
-            ctx,
+            ctx.progress,
+            &ctx.label,
             vec![self.wakee_cpu],
             vec![live_wakee.clone()],
             settings.samples,
@@ -87,12 +89,14 @@ impl WakeProbe {
         let results = run_measuring_threads_with_tids(
             &self.placements(settings),
             |index| -> anyhow::Result<Side<C::Receiver>> {
+                let scratch = Recorder::scratch(&config, Arc::default());
                 let side = if index == 0 {
-                    Side::Waker(Recorder::new(&config, Arc::default()))
+                    Side::Waker(Recorder::new(&config, Arc::default()), scratch)
                 } else {
                     Side::Wakee(
                         channel.receiver()?,
                         Recorder::new(&config, live_wakee.clone()),
+                        scratch,
                         RawRows::with_capacity(raw_capacity),
                     )
                 };
@@ -106,7 +110,7 @@ impl WakeProbe {
                 }
                 let measure_from_ns = start_ns + settings.warmup_ns;
                 Ok(match side {
-                    Side::Waker(mut calls) => {
+                    Side::Waker(mut calls, mut scratch) => {
                         let schedule = Schedule {
                             start_ns,
                             interval_ns: self.interval_ns,
@@ -116,12 +120,25 @@ impl WakeProbe {
                                 .map_or(u64::MAX, |d| measure_from_ns.saturating_add(d)),
                             samples: settings.samples.unwrap_or(u64::MAX),
                         };
-                        let counts = loops::waker_loop(channel, shared, &mut calls, schedule, stop);
+                        let counts = loops::waker_loop(
+                            channel,
+                            shared,
+                            &mut calls,
+                            &mut scratch,
+                            schedule,
+                            stop,
+                        );
                         Finished::Waker(calls, counts)
                     }
-                    Side::Wakee(mut rx, mut responses, mut raw) => {
-                        let counts =
-                            loops::wakee_loop(channel, &mut rx, shared, &mut responses, &mut raw);
+                    Side::Wakee(mut rx, mut responses, mut scratch, mut raw) => {
+                        let counts = loops::wakee_loop(
+                            channel,
+                            &mut rx,
+                            shared,
+                            &mut responses,
+                            &mut scratch,
+                            &mut raw,
+                        );
                         Finished::Wakee(responses, counts, raw)
                     }
                 })
