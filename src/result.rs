@@ -227,16 +227,21 @@ impl Run {
 
     /// Reads a saved run, naming the file and what is wrong when it cannot.
     pub fn load(path: &std::path::Path) -> Result<Self, crate::error::UserError> {
-        use crate::error::UserError;
-        let text = std::fs::read_to_string(path).map_err(|e| UserError::BadInputFile {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        let text = read_input_file(path)?;
         let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| UserError::BadInputFile {
+            serde_json::from_str(&text).map_err(|e| crate::error::UserError::BadInputFile {
                 path: path.display().to_string(),
                 reason: format!("not JSON: {e}"),
             })?;
+        Self::from_json_value(path, value)
+    }
+
+    /// A saved run from its parsed JSON (read from `path`, named in errors).
+    pub fn from_json_value(
+        path: &std::path::Path,
+        value: serde_json::Value,
+    ) -> Result<Self, crate::error::UserError> {
+        use crate::error::UserError;
         match value.get("schema_version").and_then(|v| v.as_u64()) {
             Some(v) if v == SCHEMA_VERSION as u64 => {}
             Some(v) => {
@@ -259,6 +264,46 @@ impl Run {
             reason: format!("does not match the latscope result schema: {e}"),
         })
     }
+}
+
+/// The largest input file `report`, `compare` and `--resume` read (a result with every
+/// histogram of a large suite is a few MB; `--raw` files are not inputs).
+pub const MAX_INPUT_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads an input file once, refusing it from its size (before reading) when it is larger
+/// than `MAX_INPUT_FILE_BYTES` (issue 12, item 12); a pipe is read up to that size.
+pub fn read_input_file(path: &std::path::Path) -> Result<String, crate::error::UserError> {
+    use std::io::Read;
+    let bad = |reason: String| crate::error::UserError::BadInputFile {
+        path: path.display().to_string(),
+        reason,
+    };
+    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| bad(e.to_string()))?;
+    let too_large = |size: String| {
+        bad(format!(
+            "{size} is larger than a latscope or cyclictest result can be ({} MiB at most)",
+            MAX_INPUT_FILE_BYTES >> 20
+        ))
+    };
+    if meta.is_dir() {
+        return Err(bad("is a directory, not a result file".into()));
+    }
+    if meta.is_file() && meta.len() > MAX_INPUT_FILE_BYTES {
+        return Err(too_large(format!("its size, {} bytes,", meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(if meta.is_file() {
+        meta.len() as usize
+    } else {
+        0
+    });
+    file.take(MAX_INPUT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| bad(e.to_string()))?;
+    if bytes.len() as u64 > MAX_INPUT_FILE_BYTES {
+        return Err(too_large("what it holds".into()));
+    }
+    String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8 text: {e}")))
 }
 
 /// The current wall-clock time in RFC 3339, UTC, second precision.
