@@ -204,7 +204,12 @@ and latscope warns about it; use --policy other to measure without it.")]
 pub struct NoiseArgs {
     /// Gaps at or below this (after subtracting the loop's own cost) are not noise
     /// (units: ns, us, ms; bare numbers are µs).
-    #[arg(long, value_name = "DURATION", default_value = "1us")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1us",
+        allow_hyphen_values = true
+    )]
     pub threshold: String,
     /// Gaps longer than this count as overruns (bare numbers are µs).
     #[arg(long, value_name = "DURATION", default_value = "100us")]
@@ -295,7 +300,12 @@ pub struct WakeArgs {
     pub wakee_cpu: Option<usize>,
     /// Competing SCHED_OTHER threads looping nanosleep(1 µs) on the wakee's CPU; a comma
     /// list sweeps them, one scenario per value (the study: 0,1,2,4,8,16,32).
-    #[arg(long, value_name = "N[,N...]", default_value = "0")]
+    #[arg(
+        long,
+        value_name = "N[,N...]",
+        default_value = "0",
+        allow_hyphen_values = true
+    )]
     pub competitors: String,
     /// Response above which a sample counts as an overrun. [default: one interval]
     #[arg(long, value_name = "DURATION")]
@@ -345,10 +355,17 @@ pub struct CommonArgs {
     #[arg(long, value_enum)]
     pub policy: Option<Policy>,
     /// Priority: 1-99 for fifo/rr, 0 for other (as cyclictest's -p). [default: 95 for fifo/rr]
-    #[arg(short = 'p', long)]
+    #[arg(short = 'p', long, allow_negative_numbers = true)]
     pub priority: Option<i32>,
     /// Stop after this many samples per thread (as cyclictest's -l).
-    #[arg(short = 'l', long, visible_alias = "loops", value_name = "N")]
+    #[arg(
+        short = 'l',
+        long,
+        visible_alias = "loops",
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = sample_count
+    )]
     pub samples: Option<u64>,
     /// Stop after this long (bare numbers are seconds; as cyclictest's -D). Whichever of
     /// --samples and --duration comes first ends the run. [default: 10s when neither is given]
@@ -440,4 +457,12 @@ pub struct LoadArgs {
     /// Print the results as JSON (a list of load results) instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--samples`: a whole number of samples; a negative one (which would otherwise reach
+/// clap as an unknown option) is named with the range (issue 12, item 15).
+fn sample_count(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("not a number of samples: --samples takes 1 to {}", u64::MAX))
 }

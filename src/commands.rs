@@ -185,15 +185,23 @@ fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Res
         eprintln!("warning: {}", w.message);
     }
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
-    let counts = crate::probe::net::serve(serve.addr, serve.placement, serve.duration_ns, stop)?;
+    let outcome = crate::probe::net::serve(serve.addr, serve.placement, serve.duration_ns, stop)?;
+    let counts = &outcome.counts;
     use std::sync::atomic::Ordering::Relaxed;
     eprintln!(
-        "latscope net: reflected {} datagrams, ignored {} malformed, {} send errors",
+        "latscope net: reflected {} datagrams, ignored {} malformed, {} addressed to itself, \
+         {} over a source's rate limit, {} send errors",
         counts.reflected.load(Relaxed),
         counts.malformed.load(Relaxed),
+        counts.to_itself.load(Relaxed),
+        counts.rate_limited.load(Relaxed),
         counts.send_errors.load(Relaxed)
     );
-    Ok(EXIT_OK)
+    Ok(if outcome.interrupted {
+        EXIT_INTERRUPTED
+    } else {
+        EXIT_OK
+    })
 }
 
 /// `latscope report`: re-renders a saved run (or a cyclictest --json file).

@@ -234,16 +234,21 @@ impl Run {
 
     /// Reads a saved run, naming the file and what is wrong when it cannot.
     pub fn load(path: &std::path::Path) -> Result<Self, crate::error::UserError> {
-        use crate::error::UserError;
-        let text = std::fs::read_to_string(path).map_err(|e| UserError::BadInputFile {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        let text = read_input_file(path)?;
         let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| UserError::BadInputFile {
+            serde_json::from_str(&text).map_err(|e| crate::error::UserError::BadInputFile {
                 path: path.display().to_string(),
                 reason: format!("not JSON: {e}"),
             })?;
+        Self::from_json_value(path, value)
+    }
+
+    /// A saved run from its parsed JSON (read from `path`, named in errors).
+    pub fn from_json_value(
+        path: &std::path::Path,
+        value: serde_json::Value,
+    ) -> Result<Self, crate::error::UserError> {
+        use crate::error::UserError;
         match value.get("schema_version").and_then(|v| v.as_u64()) {
             Some(v) if v == SCHEMA_VERSION as u64 => {}
             Some(v) => {
@@ -268,66 +273,162 @@ impl Run {
     }
 }
 
+/// The largest input file `report`, `compare` and `--resume` read (a result with every
+/// histogram of a large suite is a few MB; `--raw` files are not inputs).
+pub const MAX_INPUT_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads an input file once, refusing it from its size (before reading) when it is larger
+/// than `MAX_INPUT_FILE_BYTES` (issue 12, item 12); a pipe is read up to that size.
+pub fn read_input_file(path: &std::path::Path) -> Result<String, crate::error::UserError> {
+    use std::io::Read;
+    let bad = |reason: String| crate::error::UserError::BadInputFile {
+        path: path.display().to_string(),
+        reason,
+    };
+    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| bad(e.to_string()))?;
+    let too_large = |size: String| {
+        bad(format!(
+            "{size} is larger than a latscope or cyclictest result can be ({} MiB at most)",
+            MAX_INPUT_FILE_BYTES >> 20
+        ))
+    };
+    if meta.is_dir() {
+        return Err(bad("is a directory, not a result file".into()));
+    }
+    if meta.is_file() && meta.len() > MAX_INPUT_FILE_BYTES {
+        return Err(too_large(format!("its size, {} bytes,", meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(if meta.is_file() {
+        meta.len() as usize
+    } else {
+        0
+    });
+    file.take(MAX_INPUT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| bad(e.to_string()))?;
+    if bytes.len() as u64 > MAX_INPUT_FILE_BYTES {
+        return Err(too_large("what it holds".into()));
+    }
+    String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8 text: {e}")))
+}
+
 /// The current wall-clock time in RFC 3339, UTC, second precision.
 pub fn rfc3339_now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
-/// Writes bytes to `path` atomically: a temporary file beside it, fsync, rename.
-/// `-` writes to stdout.
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
+/// How a final output path is written.
+enum WriteTarget {
+    Stdout,
+    /// A device, FIFO or socket (e.g. /dev/null, /dev/stdout, a named pipe) is written in
+    /// place: renaming a file over it would replace the device node itself.
+    InPlace,
+    /// A regular file or nothing yet: a new temporary file renamed over it.
+    Replace,
+}
+
+/// Decides how `path` is written, refusing a directory and a symbolic link (which an
+/// unprivileged user owning the directory may have planted to redirect a root-owned
+/// write, issue 12 item 1). A link to a device owned by root or by this user (/dev/stdout,
+/// /proc/self/fd/1) is followed: that is how a terminal or pipe is named.
+fn write_target(path: &std::path::Path) -> std::io::Result<WriteTarget> {
+    use std::io::{Error, ErrorKind};
+    use std::os::unix::fs::MetadataExt;
     if path.as_os_str() == "-" {
-        let mut out = std::io::stdout().lock();
-        out.write_all(bytes)?;
-        return out.flush();
+        return Ok(WriteTarget::Stdout);
     }
-    // A device, FIFO or socket (e.g. /dev/null, /dev/stdout, a named pipe) is written in
-    // place: renaming a file over it would replace the device node itself.
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-        return f.write_all(bytes);
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
+    let link = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(WriteTarget::Replace),
+        Err(e) => return Err(e),
+        Ok(m) => m,
     };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "result".into());
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
+    let is_special = |m: &std::fs::Metadata| !m.is_file() && !m.is_dir();
+    if link.file_type().is_symlink() {
+        let trusted_owner = link.uid() == 0 || link.uid() == crate::sys::process::effective_uid();
+        if trusted_owner && std::fs::metadata(path).is_ok_and(|m| is_special(&m)) {
+            return Ok(WriteTarget::InPlace);
+        }
+        let target = std::fs::read_link(path)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "?".into());
+        return Err(Error::other(format!(
+            "it is a symbolic link (to {target}) and latscope neither writes through nor replaces \
+             a link, which another user may have planted to redirect the write; remove the link \
+             or give the path of the file itself"
+        )));
     }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
+    if link.is_dir() {
+        return Err(Error::new(ErrorKind::IsADirectory, "is a directory"));
+    }
+    Ok(if is_special(&link) {
+        WriteTarget::InPlace
+    } else {
+        WriteTarget::Replace
     })
 }
 
-/// Checks before measuring that `path` can be written (so a long run does not end in
-/// an error): creates and removes a probe file in its directory.
-pub fn check_writable(path: &std::path::Path) -> std::io::Result<()> {
-    if path.as_os_str() == "-" {
-        return Ok(());
-    }
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        // A device or FIFO is written in place; opening it is the check.
-        return std::fs::OpenOptions::new().write(true).open(path).map(drop);
-    }
-    let dir = match path.parent() {
+/// The directory a new file beside `path` goes into.
+fn directory_of(path: &std::path::Path) -> std::path::PathBuf {
+    match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => std::path::PathBuf::from("."),
-    };
-    if path.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "is a directory",
-        ));
     }
-    let probe = dir.join(format!(".latscope-write-check.{}", std::process::id()));
-    std::fs::File::create(&probe)?;
-    std::fs::remove_file(&probe)
+}
+
+/// A new temporary file in `dir` with an unpredictable name, created with
+/// `O_CREAT|O_EXCL|O_NOFOLLOW` (never through a symlink planted at its name) and removed
+/// when dropped unless persisted.
+fn new_temporary_file(
+    dir: &std::path::Path,
+    prefix: &str,
+) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(".tmp")
+        .rand_bytes(12)
+        .make_in(dir, crate::sys::new_file::create_exclusive_nofollow)
+}
+
+/// Writes bytes to `path` atomically: a new temporary file beside it (unpredictable name,
+/// never through a symlink), fsync, rename. `-` writes to stdout; a device or FIFO is
+/// written in place; a symbolic link is refused.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    match write_target(path)? {
+        WriteTarget::Stdout => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)?;
+            out.flush()
+        }
+        WriteTarget::InPlace => {
+            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+            f.write_all(bytes)
+        }
+        WriteTarget::Replace => {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "result".into());
+            let mut tmp = new_temporary_file(&directory_of(path), &format!(".{name}."))?;
+            tmp.write_all(bytes)?;
+            tmp.as_file().sync_all()?;
+            // rename(2) replaces whatever is at `path` now (even a link planted since the
+            // check) without following it; the temporary file is removed on failure.
+            tmp.persist(path).map(drop).map_err(|e| e.error)
+        }
+    }
+}
+
+/// Checks before measuring that `path` can be written (so a long run does not end in
+/// an error): creates and removes a probe file in its directory the way the write will.
+pub fn check_writable(path: &std::path::Path) -> std::io::Result<()> {
+    match write_target(path)? {
+        WriteTarget::Stdout => Ok(()),
+        // A device or FIFO is written in place; opening it is the check.
+        WriteTarget::InPlace => std::fs::OpenOptions::new().write(true).open(path).map(drop),
+        WriteTarget::Replace => {
+            new_temporary_file(&directory_of(path), ".latscope-write-check.").map(drop)
+        }
+    }
 }

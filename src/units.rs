@@ -78,7 +78,13 @@ pub fn parse_cpu_list(text: &str, online: &[usize]) -> Result<Vec<usize>, String
     if text.trim() == "all" {
         return Ok(online.to_vec());
     }
-    parse_cpu_list_plain(text)
+    parse_cpu_list_plain(text).map_err(|e| {
+        if e.contains("cannot exist") && !online.is_empty() {
+            format!("{e}; this machine's CPUs are {}", format_cpu_list(online))
+        } else {
+            e
+        }
+    })
 }
 
 /// Formats nanoseconds as a human duration with a unit (`1.50 ms`, `250 µs`).

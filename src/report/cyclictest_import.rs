@@ -29,13 +29,14 @@ pub fn load_any(path: &Path) -> Result<Run, UserError> {
         path: path.display().to_string(),
         reason,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-    if let Ok(v) = serde_json::from_str::<Value>(&text) {
-        if is_cyclictest(&v) {
-            return from_cyclictest(&v).map_err(|r| bad(format!("cyclictest --json file: {r}")));
-        }
+    // Read once, size-checked first (issue 12, item 12).
+    let text = crate::result::read_input_file(path)?;
+    let v = serde_json::from_str::<Value>(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    drop(text);
+    if is_cyclictest(&v) {
+        return from_cyclictest(&v).map_err(|r| bad(format!("cyclictest --json file: {r}")));
     }
-    Run::load(path)
+    Run::from_json_value(path, v)
 }
 
 /// The value of a cyclictest option in a command line (`-i 500`, `-i500`, `--interval=500`).
@@ -62,9 +63,9 @@ fn num(v: &Value, key: &str) -> Result<f64, String> {
 
 /// The value of the sample at 1-based `rank` in sorted `[value, count]` buckets.
 fn value_at_rank(buckets: &[[u64; 2]], rank: u64) -> u64 {
-    let mut seen = 0;
+    let mut seen: u64 = 0;
     for &[v, c] in buckets {
-        seen += c;
+        seen = seen.saturating_add(c);
         if seen >= rank {
             return v;
         }
@@ -76,6 +77,10 @@ fn value_at_rank(buckets: &[[u64; 2]], rank: u64) -> u64 {
 fn rank_of(p: f64, total: u64) -> u64 {
     ((p / 100.0) * total as f64).ceil().max(1.0) as u64
 }
+
+/// The longest interval (`-i`, µs) an imported command line may give: latscope's own
+/// longest period, 10 s.
+const MAX_INTERVAL_US: u64 = 10_000_000;
 
 /// Converts cyclictest's JSON into a Run with one timer scenario.
 pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
@@ -90,9 +95,18 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         .unwrap_or("cyclictest")
         .to_string();
     let args: Vec<&str> = cmdline.split_whitespace().collect();
-    let interval_us: u64 = option_value(&args, "-i", "--interval")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
+    let interval_us: u64 = match option_value(&args, "-i", "--interval") {
+        None => 1000,
+        Some(text) => text
+            .parse()
+            .ok()
+            .filter(|us| (1..=MAX_INTERVAL_US).contains(us))
+            .ok_or_else(|| {
+                format!(
+                    "its command line's interval -i '{text}' is not a number of µs in 1-{MAX_INTERVAL_US}"
+                )
+            })?,
+    };
     let priority: i32 = option_value(&args, "-p", "--priority")
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
@@ -121,19 +135,36 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         let max_ns = (num(t, "max")? * scale as f64) as u64;
         let mean_ns = num(t, "avg")? * scale as f64;
         let cpu = t.get("cpu").and_then(Value::as_u64).unwrap_or(0) as usize;
-        let mut histogram: Vec<[u64; 2]> = t
-            .get("histogram")
-            .and_then(Value::as_object)
-            .map(|h| {
-                h.iter()
-                    .filter_map(|(k, c)| {
-                        let k: u64 = k.parse().ok()?;
-                        let c = c.as_u64()?;
-                        (c > 0).then_some([k * scale + scale - 1, c])
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        // A thread without cycles keeps cyclictest's initial min (1000000) and max (0);
+        // the average may be rounded by up to one unit.
+        let (low, high) = (min_ns as f64 - scale as f64, max_ns as f64 + scale as f64);
+        if cycles > 0 && (min_ns > max_ns || mean_ns < low || mean_ns > high) {
+            return Err(format!(
+                "a thread's min {}, avg {} and max {} are not in order (min <= avg <= max)",
+                t["min"], t["avg"], t["max"]
+            ));
+        }
+        let mut histogram: Vec<[u64; 2]> = Vec::new();
+        if let Some(h) = t.get("histogram") {
+            let h = h
+                .as_object()
+                .ok_or("a thread's 'histogram' is not an object of latency: count")?;
+            for (k, c) in h {
+                let bucket = k
+                    .parse::<u64>()
+                    .ok()
+                    .and_then(|k| k.checked_mul(scale)?.checked_add(scale - 1))
+                    .ok_or_else(|| {
+                        format!("histogram key '{k}' is not a latency (a whole number of µs)")
+                    })?;
+                let count = c
+                    .as_u64()
+                    .ok_or_else(|| format!("histogram count {c} for '{k}' is not a count"))?;
+                if count > 0 {
+                    histogram.push([bucket, count]);
+                }
+            }
+        }
         histogram.sort_unstable();
         let mut extra = BTreeMap::new();
         let mut summary = Summary {
@@ -144,7 +175,10 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
             ..Summary::default()
         };
         let mut unknown: Vec<Stat> = vec![Stat::Overruns, Stat::Missed];
-        let in_hist: u64 = histogram.iter().map(|b| b[1]).sum();
+        let in_hist: u64 = histogram
+            .iter()
+            .try_fold(0u64, |sum, b| sum.checked_add(b[1]))
+            .ok_or("the histogram's counts add up to more than 2^64")?;
         if histogram.is_empty() || cycles == 0 {
             let percentiles = Stat::ALL.into_iter().filter(|s| s.percentile().is_some());
             unknown.push(Stat::Stddev);
@@ -157,7 +191,7 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
                         "CPU {cpu}: {overflow} samples were beyond cyclictest's histogram (-h); percentiles that fall there and the standard deviation are unknown (raise -h)"
                     )));
             }
-            let total = in_hist + overflow;
+            let total = in_hist.saturating_add(overflow);
             let fields: [(Stat, f64, &mut u64); 6] = [
                 (Stat::P50, 50.0, &mut summary.p50_ns),
                 (Stat::P90, 90.0, &mut summary.p90_ns),
@@ -260,7 +294,7 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         },
         interrupted: false,
         started_at: started.clone(),
-        elapsed_ns: max_cycles * period_ns,
+        elapsed_ns: max_cycles.saturating_mul(period_ns),
         threads,
         loads: Vec::new(),
         isolation: None,

@@ -1,28 +1,50 @@
 //! The kernel's CPU list format (`0-3,6`), as sysfs, /proc and cgroup files print it and
 //! as users type it: parsed and formatted here so sys reads CPU lists without reaching up.
 
-/// Parses a CPU list such as `1`, `0-3,6`, without `all`.
+/// The most CPUs a Linux kernel can have (the largest `CONFIG_NR_CPUS`): CPU numbers
+/// run from 0 to `MAX_CPUS - 1`, whatever a list says.
+pub const MAX_CPUS: usize = 8192;
+
+/// Parses a CPU list such as `1`, `0-3,6`, without `all`. Numbers are checked against
+/// `MAX_CPUS` before a range is expanded, and the result is collected in a set of that
+/// size, so no list can allocate more (issue 12, item 10).
 pub fn parse_cpu_list_plain(text: &str) -> Result<Vec<usize>, String> {
-    let mut cpus = Vec::new();
+    let mut present = vec![false; MAX_CPUS];
+    let mut any = false;
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let bad = || format!("'{part}' in CPU list '{text}' is not a CPU number or range like 0-3");
-        if let Some((a, b)) = part.split_once('-') {
-            let a: usize = a.trim().parse().map_err(|_| bad())?;
-            let b: usize = b.trim().parse().map_err(|_| bad())?;
-            if b < a {
-                return Err(format!("range '{part}' runs backwards; write {b}-{a}"));
+        let cpu = |n: &str| -> Result<usize, String> {
+            let n = n.trim();
+            if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+                match n.parse::<usize>() {
+                    Ok(cpu) if cpu < MAX_CPUS => return Ok(cpu),
+                    _ => {
+                        return Err(format!(
+                        "CPU {n} cannot exist: CPU numbers run from 0 to {} (the kernel's limit)",
+                        MAX_CPUS - 1
+                    ))
+                    }
+                }
             }
-            cpus.extend(a..=b);
-        } else {
-            cpus.push(part.parse().map_err(|_| bad())?);
+            Err(bad())
+        };
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (cpu(a)?, cpu(b)?),
+            None => {
+                let c = cpu(part)?;
+                (c, c)
+            }
+        };
+        if b < a {
+            return Err(format!("range '{part}' runs backwards; write {b}-{a}"));
         }
+        present[a..=b].iter_mut().for_each(|p| *p = true);
+        any = true;
     }
-    if cpus.is_empty() {
+    if !any {
         return Err(format!("CPU list '{text}' names no CPU"));
     }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
+    Ok((0..MAX_CPUS).filter(|&c| present[c]).collect())
 }
 
 /// Formats a CPU list compactly (`0-3,6`).

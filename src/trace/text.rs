@@ -181,7 +181,7 @@ fn parse_cpu_list(s: &str) -> Vec<u32> {
         match part.split_once('-') {
             Some((a, b)) => {
                 if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
-                    v.extend(a..=b);
+                    v.extend(a..=b.min(crate::sys::cpu_list::MAX_CPUS as u32 - 1));
                 }
             }
             None => v.extend(part.parse::<u32>().ok()),

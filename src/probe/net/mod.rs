@@ -186,7 +186,7 @@ impl Sender {
             let user_ns = clock::monotonic_ns();
             let user_realtime_ns = udp_timestamps::realtime_ns();
             match got {
-                Ok(r) => match packet::parse(&self.recv_buf[..r.len]) {
+                Ok(r) => match packet::parse_reply(&self.recv_buf[..r.len]) {
                     Some(h) if h.seq == seq => {
                         let round_trip = user_ns.saturating_sub(h.send_ns);
                         self.rec.round_trip.record(h.send_ns, user_ns, round_trip);
@@ -504,14 +504,15 @@ impl Probe for NetProbe {
     }
 }
 
-/// `latscope net --serve`: reflects on `addr` until `stop` is set or `duration_ns`
-/// passes; prints the bound address on stderr first (port 0 picks a free port).
+/// `latscope net --serve`: reflects on `addr` until `stop` is set (Ctrl-C: the outcome
+/// says interrupted) or `duration_ns` passes; prints the bound address on stderr first
+/// (port 0 picks a free port).
 pub fn serve(
     addr: SocketAddr,
     placement: Option<ThreadPlacement>,
     duration_ns: Option<u64>,
     stop: Arc<AtomicBool>,
-) -> anyhow::Result<reflector::ReflectorCounts> {
+) -> anyhow::Result<ServeOutcome> {
     if let Some(p) = placement {
         super::harness::place_current_thread(&p)?;
     }
@@ -519,9 +520,10 @@ pub fn serve(
     let bound = socket.local_addr().context("reading the bound address")?;
     eprintln!("latscope net: reflecting UDP on {bound} (Ctrl-C stops)");
     let counts = reflector::ReflectorCounts::default();
+    let expired = Arc::new(AtomicBool::new(false));
     let timer = duration_ns
         .map(|d| {
-            let stop = stop.clone();
+            let (stop, expired) = (stop.clone(), expired.clone());
             std::thread::Builder::new()
                 .name("latscope-serve-timer".into())
                 .stack_size(crate::sys::memlock::HELPER_STACK_BYTES)
@@ -530,7 +532,9 @@ pub fn serve(
                     while clock::monotonic_ns() < end && !stop.load(Ordering::Relaxed) {
                         std::thread::sleep(std::time::Duration::from_millis(20));
                     }
-                    stop.store(true, Ordering::Relaxed);
+                    if !stop.swap(true, Ordering::SeqCst) {
+                        expired.store(true, Ordering::SeqCst);
+                    }
                 })
                 .context("spawning the --serve duration timer")
         })
@@ -539,5 +543,15 @@ pub fn serve(
     if let Some(t) = timer {
         let _ = t.join();
     }
-    Ok(counts)
+    Ok(ServeOutcome {
+        counts,
+        interrupted: !expired.load(Ordering::SeqCst),
+    })
+}
+
+/// How `latscope net --serve` ended.
+pub struct ServeOutcome {
+    pub counts: reflector::ReflectorCounts,
+    /// Stopped by a signal (Ctrl-C, SIGTERM) rather than by `--duration`.
+    pub interrupted: bool,
 }

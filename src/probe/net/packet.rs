@@ -1,9 +1,13 @@
 //! The datagram `latscope net` sends and reflects: a fixed header (magic, total length,
 //! sequence number, send time) then filler up to the chosen size. The reflector answers
-//! only datagrams whose header checks out, so stray traffic is never echoed.
+//! only requests whose header checks out, so stray traffic is never echoed, and marks its
+//! answer as a reply, which no reflector answers: two reflectors (or a reflector and an
+//! echo service, or a reflector and itself) cannot keep one datagram going (issue 12).
 
-/// Identifies latscope probe datagrams (and the header layout's version).
+/// Identifies latscope probe requests (and the header layout's version).
 pub const MAGIC: [u8; 4] = *b"LSN1";
+/// Identifies a reflector's reply to a request (same layout).
+pub const REPLY_MAGIC: [u8; 4] = *b"LSR1";
 /// Header bytes: magic 4, total length 4, sequence 8, send time 8 (little-endian).
 pub const HEADER_BYTES: usize = 24;
 /// The smallest payload: the header alone.
@@ -35,11 +39,28 @@ pub fn stamp(buf: &mut [u8], seq: u64, send_ns: u64) {
     buf[16..24].copy_from_slice(&send_ns.to_le_bytes());
 }
 
-/// The header of a datagram, or None when it is not a well-formed latscope datagram
-/// (too short, wrong magic, or a length field that disagrees with its real length).
+/// Turns a request into the reply the reflector sends back (only the magic changes).
+#[inline(always)]
+pub fn mark_reply(datagram: &mut [u8]) {
+    datagram[..4].copy_from_slice(&REPLY_MAGIC);
+}
+
+/// The header of a request, or None when it is not a well-formed latscope request (too
+/// short, wrong magic, a reply, or a length field that disagrees with its real length).
 #[inline]
 pub fn parse(datagram: &[u8]) -> Option<Header> {
-    if datagram.len() < HEADER_BYTES || datagram[..4] != MAGIC {
+    parse_with_magic(datagram, |m| m == MAGIC)
+}
+
+/// The header of a reply, as `parse`; an unmarked echo (an older reflector) is accepted.
+#[inline]
+pub fn parse_reply(datagram: &[u8]) -> Option<Header> {
+    parse_with_magic(datagram, |m| m == REPLY_MAGIC || m == MAGIC)
+}
+
+#[inline(always)]
+fn parse_with_magic(datagram: &[u8], magic_ok: impl Fn(&[u8]) -> bool) -> Option<Header> {
+    if datagram.len() < HEADER_BYTES || !magic_ok(&datagram[..4]) {
         return None;
     }
     let field = |r: std::ops::Range<usize>| -> u64 {
@@ -80,5 +101,16 @@ mod tests {
         let mut longer = d.clone();
         longer.push(0);
         assert_eq!(parse(&longer), None, "length field disagrees");
+    }
+
+    #[test]
+    fn a_reply_is_never_a_request() {
+        let mut d = new_datagram(64);
+        stamp(&mut d, 9, 1);
+        let request = parse(&d);
+        mark_reply(&mut d);
+        assert_eq!(parse(&d), None, "a reflector must not answer a reply");
+        assert_eq!(parse_reply(&d), request);
+        assert_eq!(parse_reply(&d[..63]), None);
     }
 }

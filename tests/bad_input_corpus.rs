@@ -1,0 +1,249 @@
+//! Hostile and absurd inputs of issue 12 (items 8, 10, 11, 12, 15): each is refused with
+//! the documented exit code and a one-line error naming the option or file, quickly and
+//! without a panic or a huge allocation; property tests run the parsers of CPU lists,
+//! durations, sizes and load specs on arbitrary text.
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+/// Runs latscope, expects exit `code` within `within`, and every needle in its one- or
+/// two-line stderr.
+fn refused(args: &[&str], code: i32, needles: &[&str], within: Duration) -> String {
+    let start = Instant::now();
+    let out = latscope().args(args).output().unwrap();
+    let took = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+    for n in needles {
+        assert!(
+            stderr.contains(n),
+            "stderr for {args:?} lacks '{n}':\n{stderr}"
+        );
+    }
+    // clap's own errors add a blank line and "For more information, try '--help'".
+    let lines = stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("For more information"))
+        .count();
+    assert!(lines <= 2, "error for {args:?} is not short:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(took < within, "{args:?} took {took:?}");
+    stderr
+}
+
+const QUICK: Duration = Duration::from_secs(5);
+
+#[test]
+fn item_08_raw_csv_rows_with_commas_in_a_load_spec_keep_the_header_field_count() {
+    // It measures: never beside another latency test or a shield.
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw.csv");
+    let cpu = test_cpu().to_string();
+    let out = latscope()
+        .args(["timer", "-D", "300ms", "-a", &cpu, "--quiet"])
+        .args(["--load", "mem-churn:5%,size=1M", "--raw"])
+        .arg(&raw)
+        .output()
+        .unwrap();
+    assert_success(out);
+    let mut reader = csv::Reader::from_path(&raw).unwrap();
+    let width = reader.headers().unwrap().len();
+    let mut rows = 0;
+    for record in reader.records() {
+        let record = record.expect("every row parses as CSV");
+        assert_eq!(
+            record.len(),
+            width,
+            "row {rows} has {} fields: {record:?}",
+            record.len()
+        );
+        if rows == 0 {
+            assert!(
+                record[0].contains(','),
+                "the scenario name has the load's comma: {record:?}"
+            );
+        }
+        rows += 1;
+    }
+    assert!(rows > 10, "only {rows} rows");
+}
+
+#[test]
+fn item_10_cpu_ranges_beyond_what_can_exist_are_refused_before_expanding() {
+    for list in [
+        "0-99999999999",
+        "0-4294967296",
+        "18446744073709551616",
+        "8192",
+    ] {
+        refused(
+            &["timer", "-D", "1", "--cpus", list],
+            2,
+            &["--cpus", "cannot exist", "0 to 8191"],
+            QUICK,
+        );
+    }
+    // Many overlapping ranges stay within one bounded set.
+    let many = vec!["0-8191"; 10_000].join(",");
+    refused(
+        &["timer", "-D", "1", "--cpus", &many],
+        2,
+        &["--cpus"],
+        QUICK,
+    );
+}
+
+fn cyclictest_file(dir: &std::path::Path, name: &str, json: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, json).unwrap();
+    p
+}
+
+const CYCLICTEST_HEAD: &str =
+    r#""rt_test_version:": "2.5", "num_threads": 1, "resolution_in_ns": 0"#;
+
+#[test]
+fn item_11_cyclictest_json_with_min_above_max_or_garbage_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "min_above_max.json",
+            format!(
+                r#"{{{CYCLICTEST_HEAD}, "cmdline:": "cyclictest -i 1000", "thread": {{"0": {{"cycles": 100, "min": 100, "max": 2, "avg": 50, "cpu": 0, "histogram": {{"2": 100}}}}}}}}"#
+            ),
+            "not in order",
+        ),
+        (
+            "garbage_keys.json",
+            format!(
+                r#"{{{CYCLICTEST_HEAD}, "thread": {{"0": {{"cycles": 3, "min": 1, "max": 5, "avg": 2, "cpu": 0, "histogram": {{"abc": 3}}}}}}}}"#
+            ),
+            "histogram key 'abc'",
+        ),
+        (
+            "huge_key.json",
+            format!(
+                r#"{{{CYCLICTEST_HEAD}, "thread": {{"0": {{"cycles": 3, "min": 1, "max": 5, "avg": 2, "cpu": 0, "histogram": {{"18446744073709551615": 3}}}}}}}}"#
+            ),
+            "histogram key",
+        ),
+        (
+            "huge_interval.json",
+            format!(
+                r#"{{{CYCLICTEST_HEAD}, "cmdline:": "cyclictest -i 18446744073709551615", "thread": {{"0": {{"cycles": 3, "min": 1, "max": 5, "avg": 2, "cpu": 0}}}}}}"#
+            ),
+            "-i '18446744073709551615'",
+        ),
+    ];
+    for (name, json, why) in cases {
+        let path = cyclictest_file(dir.path(), name, &json);
+        let p = path.to_str().unwrap();
+        refused(&["report", p], 2, &[p, why], QUICK);
+        refused(&["compare", p, p], 2, &[p, why], QUICK);
+    }
+}
+
+#[test]
+fn item_11_interval_that_overflows_a_period_is_refused() {
+    for cmd in ["timer", "wake", "net"] {
+        refused(
+            &[cmd, "-i", "18446744073709551615", "-D", "1"],
+            2,
+            &["--interval", "too large"],
+            QUICK,
+        );
+    }
+}
+
+#[test]
+fn item_12_a_huge_input_file_is_refused_from_its_size_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.json");
+    // Sparse: 1 GiB of size, no blocks.
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let p = big.to_str().unwrap();
+    refused(
+        &["report", p],
+        2,
+        &[p, "larger than"],
+        Duration::from_secs(2),
+    );
+    refused(
+        &["compare", p, p],
+        2,
+        &[p, "larger than"],
+        Duration::from_secs(2),
+    );
+}
+
+#[test]
+fn item_15_negative_values_name_the_option() {
+    refused(
+        &["timer", "-p", "-1", "-D", "1"],
+        2,
+        &["--priority", "1-99"],
+        QUICK,
+    );
+    refused(&["timer", "-l", "-5"], 2, &["--samples", "-5"], QUICK);
+    refused(&["timer", "--samples", "-5"], 2, &["--samples"], QUICK);
+    refused(
+        &["wake", "--competitors", "-1", "-D", "1"],
+        2,
+        &["--competitors", "-1"],
+        QUICK,
+    );
+    refused(
+        &["noise", "--threshold", "-1", "-D", "1"],
+        2,
+        &["--threshold", "negative"],
+        QUICK,
+    );
+}
+
+mod parsers_never_panic {
+    use latscope::units::{parse_cpu_list, parse_duration_ns, parse_size_bytes};
+    use proptest::prelude::*;
+
+    /// Text built from the characters these parsers care about, and any text at all.
+    fn hostile() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[0-9,\\- a-z%=:.\"'µ]{0,40}",
+            "[0-9]{1,25}(-[0-9]{1,25})?(,[0-9]{1,25}(-[0-9]{1,25})?){0,3}",
+            any::<String>(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        #[test]
+        fn cpu_lists(text in hostile()) {
+            if let Ok(cpus) = parse_cpu_list(&text, &[0, 1]) {
+                prop_assert!(cpus.len() <= latscope::sys::cpu_list::MAX_CPUS);
+                prop_assert!(cpus.windows(2).all(|w| w[0] < w[1]));
+            }
+        }
+
+        #[test]
+        fn durations(text in hostile()) {
+            let _ = parse_duration_ns(&text);
+            let _ = latscope::units::parse_duration_ns_with_default(&text, 1_000);
+        }
+
+        #[test]
+        fn sizes(text in hostile()) {
+            let _ = parse_size_bytes(&text);
+        }
+
+        #[test]
+        fn load_specs(text in hostile(), kind in "(cpu|mem-churn|sleepers|exec|io|fork|net|switch|syscall|mem-access|prot-fault|proc-stat|x)") {
+            let _ = latscope::load::parse_spec(&text);
+            let _ = latscope::load::parse_spec(&format!("{kind}:{text}"));
+        }
+    }
+}
