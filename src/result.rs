@@ -24,6 +24,14 @@ pub struct Run {
     pub finished_at: String,
     /// True when the run was stopped (Ctrl-C, SIGTERM) before it finished its plan.
     pub interrupted: bool,
+    /// The signal that stopped the run (`SIGINT`, `SIGTERM`, `SIGHUP`, `SIGQUIT`,
+    /// `SIGPIPE`); absent when no signal did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<String>,
+    /// A hash of the plan's scenarios (names and parameters, in order): `--resume`
+    /// refuses a file written by another plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_hash: Option<String>,
     pub system: SystemInfo,
     /// Warnings about the whole run (settings that make results less trustworthy).
     pub warnings: Vec<Warning>,
@@ -218,6 +226,8 @@ impl Run {
             started_at: now.clone(),
             finished_at: now,
             interrupted: false,
+            interrupted_by: None,
+            plan_hash: None,
             system,
             warnings: Vec::new(),
             scenarios: Vec::new(),

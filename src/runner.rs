@@ -245,17 +245,29 @@ pub fn execute(
         run.scenarios.push(scenario);
         run.finished_at = crate::result::rfc3339_now();
         raw.extend(output.raw.into_iter().map(|r| (name.clone(), r)));
-        save(plan, &run, &raw)?;
-        if broke {
+        if broke || index + 1 == total {
             break;
         }
+        // Saved as interrupted: if latscope dies now (SIGKILL, a second Ctrl-C) the file
+        // says the plan was not finished; the final save below says how it ended.
+        save(plan, &in_progress(&run), &raw)?;
     }
     if stop.load(Ordering::Relaxed) && !broke {
         run.interrupted = true;
-        save(plan, &run, &raw)?;
     }
+    if run.interrupted {
+        run.interrupted_by = crate::interrupt::received_signal().map(str::to_string);
+    }
+    save(plan, &run, &raw)?;
     memlock::unlock_all_memory();
     Ok(RunOutcome { run, raw })
+}
+
+/// The run as saved between scenarios: marked interrupted until the plan is done.
+fn in_progress(run: &Run) -> Run {
+    let mut saved = run.clone();
+    saved.interrupted = true;
+    saved
 }
 
 /// How long loads run before the probe starts, so they are at speed when it measures.

@@ -280,6 +280,8 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
             .unwrap_or("")
             .to_string(),
         interrupted: false,
+        interrupted_by: None,
+        plan_hash: None,
         system,
         warnings: Vec::new(),
         scenarios: vec![scenario],

@@ -14,6 +14,7 @@ pub mod memlock;
 pub mod memory;
 pub mod mount;
 pub mod mqueue;
+pub mod pid_namespace;
 pub mod posix_timer;
 pub mod process;
 pub mod procfs;
