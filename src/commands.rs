@@ -36,7 +36,11 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
 fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Result<i32> {
     let (plan, _spec) = crate::suite::suite_plan(&args)?;
     let previous = match (&args.resume, &plan.output.export_json) {
-        (true, Some(path)) if path.exists() => Some(Run::load(path)?),
+        (true, Some(path)) if path.exists() => {
+            let previous = Run::load(path)?;
+            crate::runner::check_resumable(&plan, &previous, path)?;
+            Some(previous)
+        }
         _ => None,
     };
     let table = TableReporter {

@@ -120,6 +120,8 @@ pub struct OutputSettings {
     pub exports: Vec<crate::report::exports::Export>,
     /// `--fail-above` limits.
     pub limits: Vec<crate::report::limits::Limit>,
+    /// `--checkpoint`: how often a running scenario's partial result is saved.
+    pub checkpoint_ns: u64,
 }
 
 /// A validated run.
@@ -356,6 +358,17 @@ pub fn resolve_output(
         ns: out.ns,
         exports: all,
         limits,
+        checkpoint_ns: duration_in_range(
+            "--checkpoint",
+            if out.checkpoint.is_empty() {
+                "10s"
+            } else {
+                &out.checkpoint
+            },
+            1_000_000_000,
+            100_000_000,
+            MAX_DURATION_NS,
+        )?,
     })
 }
 

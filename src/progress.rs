@@ -25,6 +25,9 @@ impl Progress {
         total_ns: Option<u64>,
     ) -> Self {
         let done = Arc::new(AtomicBool::new(false));
+        if let Ok(mut live) = ctx.live.lock() {
+            *live = cpus.iter().copied().zip(lives.iter().cloned()).collect();
+        }
         if !ctx.progress {
             return Self { done, thread: None };
         }

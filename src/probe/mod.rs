@@ -142,7 +142,13 @@ pub struct ProbeContext {
     pub progress: bool,
     /// Label for the progress line.
     pub label: String,
+    /// The measuring threads' live atomics (CPU, stats), published by the probe when it
+    /// starts its progress line, read by the runner's checkpoints.
+    pub live: LiveRegistry,
 }
+
+/// Where a probe publishes its measuring threads' live atomics (see ProbeContext::live).
+pub type LiveRegistry = Arc<std::sync::Mutex<Vec<(usize, Arc<LiveStats>)>>>;
 
 /// One series kept in order for `--raw`. Time columns (names ending in `_ns` other than
 /// the value) are CLOCK_MONOTONIC nanoseconds.

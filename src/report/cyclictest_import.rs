@@ -282,6 +282,7 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         interrupted: false,
         interrupted_by: None,
         plan_hash: None,
+        checkpoint: None,
         system,
         warnings: Vec::new(),
         scenarios: vec![scenario],
