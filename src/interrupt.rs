@@ -13,6 +13,19 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// The signals that end a run (each would otherwise kill latscope with nothing restored).
 pub const TERMINATING_SIGNALS: [i32; 5] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE];
 
+/// Set once a second signal started the emergency restorers; the process then ends
+/// from the signal thread with EXIT_ABORTED.
+static ABORTING: AtomicBool = AtomicBool::new(false);
+
+/// Called before the process exits on its own: while a second signal's restorers run
+/// (cpusets, IRQs, tracefs), exiting would cut them short, so this waits for the signal
+/// thread to end the process.
+pub fn wait_if_aborting() {
+    while ABORTING.load(Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// The first terminating signal received (0: none).
 static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
@@ -88,6 +101,7 @@ pub fn install() -> std::io::Result<Arc<AtomicBool>> {
                 let name = signal_name(sig).unwrap_or("signal");
                 let _ = FIRST_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
                 if flag.swap(true, Ordering::SeqCst) {
+                    ABORTING.store(true, Ordering::SeqCst);
                     say(&format!(
                         "\nlatscope: second interrupt ({name}), restoring the system and aborting"
                     ));
