@@ -100,7 +100,11 @@ impl ActiveLoad for ExecLoad {
     fn finish(mut self: Box<Self>) -> LoadResult {
         let elapsed_ns = clock::monotonic_ns().saturating_sub(self.started_ns);
         // Measure before stopping: the group's processes vanish once killed.
-        let (cpu_ns, processes) = super::proc_stat::group_cpu_ns(self.pgid);
+        let (cpu_ns, mut processes) = super::proc_stat::group_cpu_ns(self.pgid);
+        if self.contained {
+            // The namespace's init is latscope's, not the command's.
+            processes = processes.saturating_sub(1);
+        }
         let exited_early = matches!(self.child.try_wait(), Ok(Some(_)));
         let _ = process::signal_group(self.pgid, libc::SIGTERM);
         let deadline = clock::monotonic_ns() + TERM_GRACE_NS;
