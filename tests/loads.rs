@@ -339,7 +339,7 @@ fn ctrl_c_stops_latscope_load_and_its_child() {
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .find(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\0100.25\0")
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\x00100.25\x00")
         })
         .expect("the load's sleep 100.25 runs");
     assert!(process::process_exists(child));
