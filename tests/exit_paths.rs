@@ -403,6 +403,11 @@ fn exit_path_matrix_leaves_the_system_as_it_was() {
         owned(&["wake", "--competitors", "8"]),
     ));
     workloads.push(("noise", owned(&["noise", "-a", &cpu])));
+    workloads.push(("net (loopback)", owned(&["net"])));
+    workloads.push((
+        "suite --preset quick",
+        owned(&["suite", "--preset", "quick", "--cpus", &cpu]),
+    ));
     if no_tracing().is_none() {
         workloads.push(("--trace", owned(&["timer", "-a", &cpu, "--trace"])));
     }
