@@ -435,6 +435,10 @@ pub struct OutputArgs {
     /// stddev, p50, p90, p99, p99.9, p99.99, p99.999, max, overruns, missed.
     #[arg(long = "fail-above", value_name = "STAT=LIMIT,...")]
     pub fail_above: Option<String>,
+    /// While a scenario runs, rewrite the --export-json file this often with what it has
+    /// measured so far (marked partial), so a SIGKILL loses at most this much.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub checkpoint: String,
 }
 
 /// Options of `latscope load`.

@@ -36,7 +36,11 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
 fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Result<i32> {
     let (plan, _spec) = crate::plan::suite_plan(&args)?;
     let previous = match (&args.resume, &plan.output.export_json) {
-        (true, Some(path)) if path.exists() => Some(Run::load(path)?),
+        (true, Some(path)) if path.exists() => {
+            let previous = Run::load(path)?;
+            crate::runner::check_resumable(&plan, &previous, path)?;
+            Some(previous)
+        }
         _ => None,
     };
     let table = TableReporter {
@@ -54,7 +58,8 @@ fn run_with_plain_table(plan: &Plan, command_line: Vec<String>) -> anyhow::Resul
 }
 
 /// `latscope restore`: undoes the isolation of killed runs, removes their tracefs
-/// instances, and says what it did.
+/// instances and io load scratch directories, and says what it did (exec loads need no
+/// cleanup: their PID namespace died with the run).
 pub fn restore(force: bool) -> anyhow::Result<i32> {
     let mut outcomes = crate::isolate::restore_all(force)?;
     for r in crate::trace::remove_stale_instances() {
@@ -63,6 +68,12 @@ pub fn restore(force: bool) -> anyhow::Result<i32> {
                 message: format!("removed tracefs instance {name} (its latscope run is gone)"),
                 ok: true,
             },
+            Err(message) => crate::isolate::RestoreOutcome { message, ok: false },
+        });
+    }
+    for r in crate::load::io::remove_stale_scratch_in(&std::env::temp_dir()) {
+        outcomes.push(match r {
+            Ok(message) => crate::isolate::RestoreOutcome { message, ok: true },
             Err(message) => crate::isolate::RestoreOutcome { message, ok: false },
         });
     }
@@ -137,13 +148,20 @@ pub fn run_plan(
     let export_to_stdout = plan.output.exports.iter().any(|e| e.to_stdout());
     if !plan.output.quiet {
         let bytes = table.render(run)?;
-        if json_to_stdout || export_to_stdout {
-            std::io::stderr().write_all(&bytes)?;
+        let written = if json_to_stdout || export_to_stdout {
+            std::io::stderr().write_all(&bytes)
         } else {
-            std::io::stdout().write_all(&bytes)?;
+            std::io::stdout().write_all(&bytes)
+        };
+        // After SIGHUP or SIGPIPE the terminal or pipe may be gone: the results are
+        // saved, so a failed print must not turn the exit code into a failure.
+        if let Err(e) = written {
+            if !run.interrupted {
+                return Err(e.into());
+            }
         }
     }
-    eprint!("{}", crate::report::table::warning_lines(run));
+    let _ = std::io::stderr().write_all(crate::report::table::warning_lines(run).as_bytes());
     if json_to_stdout {
         let bytes = crate::report::json::JsonReporter.render(run)?;
         crate::result::write_atomically(std::path::Path::new("-"), &bytes)?;

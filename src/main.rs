@@ -12,6 +12,9 @@ fn main() {
     let code = match latscope::commands::dispatch(cli, command_line) {
         Ok(code) => code,
         Err(err) => {
+            // A second signal is restoring the system: its error (a removed tracefs
+            // instance, say) is not the outcome; the signal thread exits with 130.
+            latscope::interrupt::wait_if_aborting();
             if let Some(user) = err.downcast_ref::<UserError>() {
                 eprintln!("latscope: error: {user}");
                 user.exit_code()
@@ -24,5 +27,6 @@ fn main() {
             }
         }
     };
+    latscope::interrupt::wait_if_aborting();
     std::process::exit(code);
 }

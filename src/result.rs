@@ -25,6 +25,18 @@ pub struct Run {
     pub finished_at: String,
     /// True when the run was stopped (Ctrl-C, SIGTERM) before it finished its plan.
     pub interrupted: bool,
+    /// The signal that stopped the run (`SIGINT`, `SIGTERM`, `SIGHUP`, `SIGQUIT`,
+    /// `SIGPIPE`); absent when no signal did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<String>,
+    /// A hash of the plan's scenarios (names and parameters, in order): `--resume`
+    /// refuses a file written by another plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_hash: Option<String>,
+    /// The scenario that was running when this file was written (`--checkpoint`): what
+    /// it had measured so far. Absent once the scenario (or the run) is over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<Checkpoint>,
     pub system: SystemInfo,
     /// Warnings about the whole run (settings that make results less trustworthy).
     pub warnings: Vec<Warning>,
@@ -32,6 +44,35 @@ pub struct Run {
     /// Present when the run is a suite: how its study table is laid out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<SuiteInfo>,
+}
+
+/// A running scenario's partial result, from the atomics its progress line reads (the
+/// measuring threads' histograms are theirs alone until the scenario ends).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The running scenario's name.
+    pub scenario: String,
+    /// Always true: the statistics are counts and maxima so far, not a finished result.
+    pub partial: bool,
+    /// When the scenario started, RFC 3339.
+    pub started_at: String,
+    /// When this checkpoint was written, RFC 3339.
+    pub written_at: String,
+    /// Time since the scenario started, ns.
+    pub elapsed_ns: u64,
+    pub threads: Vec<CheckpointThread>,
+}
+
+/// One measuring thread in a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointThread {
+    pub cpu: usize,
+    /// Samples recorded so far (after warm-up).
+    pub samples: u64,
+    /// The largest sample so far, ns.
+    pub max_ns: u64,
+    /// Missed periods so far.
+    pub missed: u64,
 }
 
 /// The study-table layout of a suite run (`latscope suite`).
@@ -225,6 +266,9 @@ impl Run {
             started_at: now.clone(),
             finished_at: now,
             interrupted: false,
+            interrupted_by: None,
+            plan_hash: None,
+            checkpoint: None,
             system,
             warnings: Vec::new(),
             scenarios: Vec::new(),

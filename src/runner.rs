@@ -73,9 +73,12 @@ pub fn execute(
     stop: Arc<AtomicBool>,
     previous: Option<Run>,
 ) -> anyhow::Result<RunOutcome> {
+    // Two runs writing the same result file would silently replace each other's work.
+    let _output_lock = lock_output(plan)?;
     let system = SystemInfo::collect();
     let mut run = Run::new(system.clone(), command_line);
     run.suite = plan.suite.clone();
+    run.plan_hash = Some(plan_hash(plan));
     // Resuming: keep the previous run's complete scenarios; interrupted ones run again.
     let mut done: Vec<String> = Vec::new();
     if let Some(prev) = previous {
@@ -127,6 +130,7 @@ pub fn execute(
             } else {
                 name.clone()
             },
+            live: Default::default(),
         };
         let started_at = crate::result::rfc3339_now();
         // Isolation first, so loads see current_system_cpus() and measuring threads
@@ -152,11 +156,11 @@ pub fn execute(
             Some(ts) => Some(crate::trace::run::start(ts, sp)?),
             None => None,
         };
+        let checkpoints = Checkpointer::start(plan, &run, &name, &started_at, &ctx.live);
         // On a probe error, `loads` is dropped here, which stops every load.
-        let mut output = sp
-            .probe
-            .run(&sp.settings, &ctx)
-            .with_context(|| format!("scenario '{name}'"))?;
+        let output = sp.probe.run(&sp.settings, &ctx);
+        checkpoints.finish();
+        let mut output = output.with_context(|| format!("scenario '{name}'"))?;
         let (trace, trace_warnings) = match (session, &sp.trace) {
             (Some(session), Some(ts)) => {
                 let instance = session.instance_name().to_string();
@@ -240,17 +244,174 @@ pub fn execute(
         run.scenarios.push(scenario);
         run.finished_at = crate::result::rfc3339_now();
         raw.extend(output.raw.into_iter().map(|r| (name.clone(), r)));
-        save(plan, &run, &raw)?;
-        if broke {
+        if broke || index + 1 == total {
             break;
         }
+        // Saved as interrupted: if latscope dies now (SIGKILL, a second Ctrl-C) the file
+        // says the plan was not finished; the final save below says how it ended.
+        save(plan, &in_progress(&run), &raw)?;
     }
     if stop.load(Ordering::Relaxed) && !broke {
         run.interrupted = true;
-        save(plan, &run, &raw)?;
     }
+    if run.interrupted {
+        run.interrupted_by = crate::interrupt::received_signal().map(str::to_string);
+    }
+    save(plan, &run, &raw)?;
     memlock::unlock_all_memory();
     Ok(RunOutcome { run, raw })
+}
+
+/// The lock beside a result file (`DIR/.NAME.lock`), held for the whole run.
+pub fn output_lock_path(path: &std::path::Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.lock"))
+}
+
+/// Takes the lock of the `--export-json` file; refuses when another run holds it.
+fn lock_output(plan: &Plan) -> anyhow::Result<Option<crate::sys::filelock::FileLock>> {
+    let Some(path) = plan.output.export_json.as_ref() else {
+        return Ok(None);
+    };
+    if path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    let lock_path = output_lock_path(path);
+    match crate::sys::filelock::FileLock::try_exclusive(&lock_path)
+        .with_context(|| format!("locking {}", lock_path.display()))?
+    {
+        Some(lock) => Ok(Some(lock)),
+        None => anyhow::bail!(
+            "{} is being written by another latscope run (it holds {}); wait for it or choose another --export-json path",
+            path.display(),
+            lock_path.display()
+        ),
+    }
+}
+
+/// A stable hash (FNV-1a, hex) of the plan's scenarios: names and parameters, in order.
+pub fn plan_hash(plan: &Plan) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for sp in &plan.scenarios {
+        let text = format!(
+            "{}\n{}\n",
+            scenario_name(sp),
+            serde_json::to_string(&params_of(sp)).unwrap_or_default()
+        );
+        for b in text.bytes() {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+/// `--resume`: refuses a result file written by another plan (or by a latscope that did
+/// not record its plan), naming the file.
+pub fn check_resumable(
+    plan: &Plan,
+    previous: &Run,
+    path: &std::path::Path,
+) -> Result<(), crate::error::UserError> {
+    let want = plan_hash(plan);
+    match &previous.plan_hash {
+        Some(h) if *h == want => Ok(()),
+        found => Err(crate::error::UserError::BadInputFile {
+            path: path.display().to_string(),
+            reason: format!(
+                "written by another plan (plan hash {}, this plan's is {want}); --resume continues only the same plan: drop --resume or choose another --export-json",
+                found.as_deref().unwrap_or("absent")
+            ),
+        }),
+    }
+}
+
+/// Rewrites the JSON result every `--checkpoint` while a scenario runs, with what its
+/// measuring threads' atomics say so far (marked partial); stopped when the probe returns.
+struct Checkpointer {
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    fn start(
+        plan: &Plan,
+        run: &Run,
+        name: &str,
+        started_at: &str,
+        live: &crate::probe::LiveRegistry,
+    ) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        let path = match &plan.output.export_json {
+            Some(p) if p.as_os_str() != "-" => p.clone(),
+            _ => return Self { done, thread: None },
+        };
+        let interval_ns = plan.output.checkpoint_ns;
+        let mut base = in_progress(run);
+        let scenario = name.to_string();
+        let started_at = started_at.to_string();
+        let live = live.clone();
+        let flag = done.clone();
+        let thread = std::thread::Builder::new()
+            .name("latscope-checkpoint".into())
+            .spawn(move || {
+                let start_ns = crate::sys::clock::monotonic_ns();
+                let mut next_ns = start_ns + interval_ns;
+                while !flag.load(Ordering::Relaxed) {
+                    let now = crate::sys::clock::monotonic_ns();
+                    if now < next_ns {
+                        crate::sys::clock::sleep_for_ns((next_ns - now).min(50_000_000));
+                        continue;
+                    }
+                    next_ns = now + interval_ns;
+                    let threads = live
+                        .lock()
+                        .map(|l| {
+                            l.iter()
+                                .map(|(cpu, s)| crate::result::CheckpointThread {
+                                    cpu: *cpu,
+                                    samples: s.samples.load(Ordering::Relaxed),
+                                    max_ns: s.max_ns.load(Ordering::Relaxed),
+                                    missed: s.missed.load(Ordering::Relaxed),
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    base.checkpoint = Some(crate::result::Checkpoint {
+                        scenario: scenario.clone(),
+                        partial: true,
+                        started_at: started_at.clone(),
+                        written_at: crate::result::rfc3339_now(),
+                        elapsed_ns: now - start_ns,
+                        threads,
+                    });
+                    base.finished_at = crate::result::rfc3339_now();
+                    if let Ok(bytes) = crate::report::json::JsonReporter.render(&base) {
+                        // Best effort: the scenario's own save reports write errors.
+                        let _ = crate::result::write_atomically(&path, &bytes);
+                    }
+                }
+            })
+            .ok();
+        Self { done, thread }
+    }
+
+    fn finish(mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The run as saved between scenarios: marked interrupted until the plan is done.
+fn in_progress(run: &Run) -> Run {
+    let mut saved = run.clone();
+    saved.interrupted = true;
+    saved
 }
 
 /// How long loads run before the probe starts, so they are at speed when it measures.

@@ -321,7 +321,8 @@ fn ctrl_c_stops_latscope_load_and_its_child() {
     let marker = dir.path().join("pid");
     let bin = assert_cmd::cargo::cargo_bin("latscope");
     // The child writes its pid, then sleeps; SIGINT to latscope must end both.
-    let script = format!("echo $$ > {} && exec sleep 100", marker.display());
+    // `$$` is the shell's pid inside the load's PID namespace: find it by its arguments.
+    let script = format!("echo $$ > {} && exec sleep 100.25", marker.display());
     let mut latscope = std::process::Command::new(bin)
         .args(["load", "-D", "30", "--json"])
         .arg(format!("exec:\"sh -c '{script}'\""))
@@ -333,11 +334,14 @@ fn ctrl_c_stops_latscope_load_and_its_child() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(100));
-    let child: i32 = std::fs::read_to_string(&marker)
+    let child: i32 = std::fs::read_dir("/proc")
         .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\x00100.25\x00")
+        })
+        .expect("the load's sleep 100.25 runs");
     assert!(process::process_exists(child));
     const SIGINT: i32 = 2; // as Ctrl-C sends it
     process::signal_process(latscope.id() as i32, SIGINT).unwrap();

@@ -1,13 +1,58 @@
 //! The `exec` load: any external command (stress-ng, iperf3, a user's own program),
-//! run from argv without a shell, in its own process group on the load CPUs, dying with
-//! latscope (PR_SET_PDEATHSIG) and killed as a group when the scenario ends.
+//! run from argv without a shell, in its own PID namespace (as root) and process group on
+//! the load CPUs, dying with latscope (PR_SET_PDEATHSIG; the namespace takes every
+//! grandchild with it, even after SIGKILL) and killed as a group when the scenario ends.
 
 use super::active::{summarize, ActiveLoad};
 use super::LoadSpec;
 use crate::result::LoadResult;
+use crate::sys::pid_namespace::{spawn_contained, ContainedChild};
 use crate::sys::{clock, process};
 use anyhow::Context;
-use std::process::Child;
+use std::process::{Child, ExitStatus};
+
+/// The command's process: under a namespace init (root), else a plain child whose
+/// process group is all that holds its descendants.
+enum LoadProcess {
+    Contained(ContainedChild),
+    Plain(Child),
+}
+
+impl LoadProcess {
+    fn id(&self) -> u32 {
+        match self {
+            LoadProcess::Contained(c) => c.id(),
+            LoadProcess::Plain(c) => c.id(),
+        }
+    }
+
+    fn try_wait(&mut self) -> std::io::Result<Option<ExitStatus>> {
+        match self {
+            LoadProcess::Contained(c) => c.try_wait(),
+            LoadProcess::Plain(c) => c.try_wait(),
+        }
+    }
+
+    fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        match self {
+            LoadProcess::Contained(c) => c.wait(),
+            LoadProcess::Plain(c) => c.wait(),
+        }
+    }
+}
+
+/// Starts the command in its own PID namespace, or (without CAP_SYS_ADMIN) in its own
+/// process group only.
+fn spawn(argv: &[String], cpus: &[usize]) -> std::io::Result<(LoadProcess, bool)> {
+    match spawn_contained(argv, cpus) {
+        Ok(c) => Ok((LoadProcess::Contained(c), true)),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EINVAL)) => {
+            let child = process::spawn_in_own_group(argv, cpus)?;
+            Ok((LoadProcess::Plain(child), false))
+        }
+        Err(e) => Err(e),
+    }
+}
 
 /// How long a command gets to exit after SIGTERM before the group is killed.
 const TERM_GRACE_NS: u64 = 1_000_000_000;
@@ -15,7 +60,9 @@ const TERM_GRACE_NS: u64 = 1_000_000_000;
 pub struct ExecLoad {
     spec: LoadSpec,
     cpus: Vec<usize>,
-    child: Child,
+    child: LoadProcess,
+    /// Whether the command runs in its own PID namespace.
+    contained: bool,
     pgid: i32,
     started_ns: u64,
     restorer: u64,
@@ -24,7 +71,7 @@ pub struct ExecLoad {
 impl ExecLoad {
     /// Starts the command. Call from a long-lived thread (see `spawn_in_own_group`).
     pub fn start(spec: &LoadSpec, cpus: &[usize]) -> anyhow::Result<Self> {
-        let child = process::spawn_in_own_group(&spec.command, cpus)
+        let (child, contained) = spawn(&spec.command, cpus)
             .with_context(|| format!("starting load '{}' ({:?})", spec.text, spec.command))?;
         let pgid = child.id() as i32;
         let restorer = crate::interrupt::register_restorer(move || {
@@ -34,6 +81,7 @@ impl ExecLoad {
             spec: spec.clone(),
             cpus: cpus.to_vec(),
             child,
+            contained,
             pgid,
             started_ns: clock::monotonic_ns(),
             restorer,
@@ -52,7 +100,11 @@ impl ActiveLoad for ExecLoad {
     fn finish(mut self: Box<Self>) -> LoadResult {
         let elapsed_ns = clock::monotonic_ns().saturating_sub(self.started_ns);
         // Measure before stopping: the group's processes vanish once killed.
-        let (cpu_ns, processes) = super::proc_stat::group_cpu_ns(self.pgid);
+        let (cpu_ns, mut processes) = super::proc_stat::group_cpu_ns(self.pgid);
+        if self.contained {
+            // The namespace's init is latscope's, not the command's.
+            processes = processes.saturating_sub(1);
+        }
         let exited_early = matches!(self.child.try_wait(), Ok(Some(_)));
         let _ = process::signal_group(self.pgid, libc::SIGTERM);
         let deadline = clock::monotonic_ns() + TERM_GRACE_NS;
@@ -78,6 +130,9 @@ impl ActiveLoad for ExecLoad {
         result
             .extra
             .insert("command".into(), self.spec.command.clone().into());
+        result
+            .extra
+            .insert("pid_namespace".into(), self.contained.into());
         if exited_early {
             result.extra.insert(
                 "exited_early".into(),

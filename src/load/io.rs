@@ -10,6 +10,43 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+/// The scratch directory's name starts with this and latscope's PID (`latscope-io-PID-…`),
+/// so `latscope restore` can remove those of dead runs.
+pub const SCRATCH_PREFIX: &str = "latscope-io-";
+
+/// Removes `latscope-io-PID-*` directories under `dir` whose PID is no longer running;
+/// returns one line per directory (removed, or why not).
+pub fn remove_stale_scratch_in(dir: &Path) -> Vec<Result<String, String>> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut stale: Vec<PathBuf> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let pid: i32 = name
+                .strip_prefix(SCRATCH_PREFIX)?
+                .split('-')
+                .next()?
+                .parse()
+                .ok()?;
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            (is_dir && !crate::sys::mount::pid_alive(pid)).then(|| e.path())
+        })
+        .collect();
+    stale.sort();
+    stale
+        .into_iter()
+        .map(|p| match std::fs::remove_dir_all(&p) {
+            Ok(()) => Ok(format!(
+                "removed io load scratch directory {} (its latscope run is gone)",
+                p.display()
+            )),
+            Err(e) => Err(format!("cannot remove {}: {e}", p.display())),
+        })
+        .collect()
+}
+
 /// Default file size per worker.
 pub const DEFAULT_SIZE_BYTES: u64 = 32 << 20;
 /// Bytes per write or read step.
@@ -36,7 +73,7 @@ impl IoLoad {
             .map(Path::to_path_buf)
             .unwrap_or_else(std::env::temp_dir);
         let dir = tempfile::Builder::new()
-            .prefix("latscope-io-")
+            .prefix(&format!("{SCRATCH_PREFIX}{}-", std::process::id()))
             .tempdir_in(&parent)
             .with_context(|| format!("creating the io load's directory in {}", parent.display()))?;
         let path = dir.path().to_path_buf();

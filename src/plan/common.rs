@@ -271,6 +271,17 @@ pub fn check_output(out: &OutputArgs, raw: &Option<PathBuf>) -> Result<OutputSet
         ns: out.ns,
         exports,
         limits,
+        checkpoint_ns: duration_in_range(
+            "--checkpoint",
+            if out.checkpoint.is_empty() {
+                "10s"
+            } else {
+                &out.checkpoint
+            },
+            1_000_000_000,
+            100_000_000,
+            MAX_DURATION_NS,
+        )?,
     })
 }
 

@@ -70,6 +70,8 @@ pub struct OutputSettings {
     pub exports: Vec<crate::report::exports::Export>,
     /// `--fail-above` limits.
     pub limits: Vec<crate::report::limits::Limit>,
+    /// `--checkpoint`: how often a running scenario's partial result is saved.
+    pub checkpoint_ns: u64,
 }
 
 /// A validated run.

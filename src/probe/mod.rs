@@ -84,6 +84,7 @@ pub fn start_progress(
     settings: &CommonSettings,
     lives: &[Arc<LiveStats>],
 ) -> crate::progress::Progress {
+    ctx.publish_live(&settings.cpus, lives);
     crate::progress::Progress::start(
         ctx.progress,
         &ctx.label,
@@ -141,7 +142,23 @@ pub struct ProbeContext {
     pub progress: bool,
     /// Label for the progress line.
     pub label: String,
+    /// The measuring threads' live atomics (CPU, stats), published by the probe when it
+    /// starts its progress line, read by the runner's checkpoints.
+    pub live: LiveRegistry,
 }
+
+impl ProbeContext {
+    /// Publishes the measuring threads' live atomics (one per CPU in `cpus`) for the
+    /// runner's checkpoints; called when the probe starts its progress line.
+    pub fn publish_live(&self, cpus: &[usize], lives: &[Arc<LiveStats>]) {
+        if let Ok(mut live) = self.live.lock() {
+            *live = cpus.iter().copied().zip(lives.iter().cloned()).collect();
+        }
+    }
+}
+
+/// Where a probe publishes its measuring threads' live atomics (see ProbeContext::live).
+pub type LiveRegistry = Arc<std::sync::Mutex<Vec<(usize, Arc<LiveStats>)>>>;
 
 /// One series kept in order for `--raw`. Time columns (names ending in `_ns` other than
 /// the value) are CLOCK_MONOTONIC nanoseconds.

@@ -319,6 +319,9 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
             .unwrap_or("")
             .to_string(),
         interrupted: false,
+        interrupted_by: None,
+        plan_hash: None,
+        checkpoint: None,
         system,
         warnings: Vec::new(),
         scenarios: vec![scenario],

@@ -12,11 +12,15 @@ pub struct FileLock {
     _file: File,
 }
 
+/// Opens (creating) the lock file, never through a symlink planted at its name.
 fn open(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .mode(0o600)
         .open(path)
 }
 

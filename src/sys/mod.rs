@@ -15,6 +15,7 @@ pub mod memory;
 pub mod mount;
 pub mod mqueue;
 pub mod new_file;
+pub mod pid_namespace;
 pub mod posix_timer;
 pub mod process;
 pub mod procfs;

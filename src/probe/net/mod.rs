@@ -412,6 +412,7 @@ impl Probe for NetProbe {
             raw_capacity: settings.raw_capacity(period_guess),
         };
         let live: Arc<LiveStats> = Arc::default();
+        ctx.publish_live(&[cpu], std::slice::from_ref(&live));
         let progress = crate::progress::Progress::start(
             ctx.progress,
             &ctx.label,

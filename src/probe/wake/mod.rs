@@ -76,6 +76,7 @@ impl WakeProbe {
         let live_wakee: Arc<LiveStats> = Arc::default();
         let shared = Shared::new();
         let stop = &*ctx.stop;
+        ctx.publish_live(&[self.wakee_cpu], std::slice::from_ref(&live_wakee));
         let progress = crate::progress::Progress::start(
             ctx.progress,
             &ctx.label,
