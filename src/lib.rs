@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod error;
 pub mod interrupt;
 pub mod load;
