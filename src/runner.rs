@@ -3,7 +3,8 @@
 //! failure or an interruption loses nothing that was measured.
 
 use crate::plan::{Plan, ScenarioPlan};
-use crate::probe::{ProbeContext, RawSeries};
+use crate::probe::ProbeContext;
+use crate::result::RawSeries;
 use crate::result::{Run, Scenario, ScenarioParams, TimeWindow, Warning};
 use crate::sys::{dma_latency::DmaLatencyGuard, memlock};
 use crate::sysinfo::SystemInfo;

@@ -151,7 +151,7 @@ impl Reporter<Comparison<'_>> for ComparisonTableReporter {
         }
         for a in &cmp.aligned {
             let (header, rows) = table(cmp, a, self.in_ns);
-            let t = super::table::comfy_table(header, rows, 1);
+            let t = super::terminal_table::condensed_table(header, rows, 1);
             let _ = writeln!(out, "\n{}\n{t}", a.key.label());
         }
         out.push('\n');

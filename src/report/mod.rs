@@ -17,6 +17,7 @@ pub mod plots;
 pub mod raw;
 pub mod study;
 pub mod table;
+pub mod terminal_table;
 pub mod trace;
 
 use crate::result::{Run, ThreadResult};

@@ -59,7 +59,7 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
             for s in ["min", "avg", "p50", "p99", "p99.9", "max"] {
                 header.push(format!("{s} ({unit})"));
             }
-            out.push_str(&super::table::comfy_table(header, rows, 2).to_string());
+            out.push_str(&super::terminal_table::condensed_table(header, rows, 2).to_string());
             out.push('\n');
         }
         if t.spikes.is_empty() {

@@ -9,7 +9,8 @@ pub mod loops;
 pub mod mechanism;
 
 use super::harness::{run_measuring_threads_with_tids, ThreadPlacement};
-use super::{CommonSettings, Probe, ProbeContext, ProbeOutput, RawSeries};
+use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
+use crate::result::RawSeries;
 use crate::result::{ThreadResult, Warning};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{mqueue::MessageQueue, wake_primitives};
