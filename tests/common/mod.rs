@@ -210,18 +210,18 @@ pub fn quantile(values: &[u64], p: f64) -> u64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
-/// One test of a binary run by `run_cases` (harness = false): a test whose precondition
-/// fails here is reported as `ignored` in the summary with its reason, never passed silently.
+/// One test run by `run_cases` (harness = false): a test whose precondition fails here is
+/// reported as `ignored` in the summary with its reason, never passed silently.
 pub struct Case {
-    name: &'static str,
+    name: String,
     run: fn(),
     skip: Option<String>,
 }
 
 /// A test that always runs.
-pub fn case(name: &'static str, run: fn()) -> Case {
+pub fn case(name: &str, run: fn()) -> Case {
     Case {
-        name,
+        name: name.to_string(),
         run,
         skip: None,
     }
@@ -233,7 +233,23 @@ impl Case {
         self.skip = reason;
         self
     }
+
+    /// Names the test `module::name`, as the built-in harness names a module's tests.
+    pub fn in_module(mut self, module: &str) -> Self {
+        self.name = format!("{module}::{}", self.name);
+        self
+    }
 }
+
+/// `test_cases![a, b]`: a case that always runs for each test function, named after it.
+#[allow(unused_macros)]
+macro_rules! test_cases {
+    ($($test:ident),* $(,)?) => {
+        vec![$($crate::common::case(stringify!($test), $test)),*]
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use test_cases;
 
 /// Runs `cases` like the built-in harness does (filters, --ignored, --test-threads), with
 /// runtime skips shown as `ignored` and their reasons printed as `SKIPPED name: reason`.

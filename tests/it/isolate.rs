@@ -4,7 +4,7 @@
 //! Tests that change global cpusets hold one file lock, so they never overlap, and a
 //! guard kills what they started and runs `latscope restore` even when they fail.
 
-mod common;
+use crate::common;
 
 use assert_cmd::cargo::CommandCargoExt;
 use latscope::sys::cpuset::{self, CpusetMount};
@@ -462,7 +462,8 @@ fn every_probe_runs_shielded_with_a_load_beside_it() {
     no_leftovers(&mount);
 }
 
-fn main() {
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
     let mut cases = common::cases_unless(
         isolation_unavailable(),
         &[
@@ -506,5 +507,5 @@ fn main() {
         )
         .unless(unless_flavour(false)),
     ]);
-    common::run_cases(cases);
+    cases
 }

@@ -4,7 +4,7 @@
 //! (normal exit, Ctrl-C, SIGKILL + `latscope restore`); bad input is one line with the
 //! documented exit code and leaves nothing in instances/.
 
-mod common;
+use crate::common;
 use common::*;
 use latscope::stats::matching::{match_events, SampleSpan};
 use std::path::Path;
@@ -447,7 +447,8 @@ fn wake_spikes_are_attributed_to_the_injector() {
     );
 }
 
-fn main() {
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
     let why = no_tracing();
     let mut cases = cases_unless(
         why.clone(),
@@ -491,5 +492,5 @@ fn main() {
             bad_trace_input_is_one_line_and_leaves_nothing,
         ),
     ]);
-    run_cases(cases);
+    cases
 }

@@ -1,7 +1,7 @@
 //! `latscope suite`: both study presets run scaled down and print their full tables; an
 //! interrupted suite keeps what it measured and `--resume` completes it.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -20,7 +20,6 @@ fn suite_stdout(args: &[&str], json: &std::path::Path) -> (String, serde_json::V
     (String::from_utf8_lossy(&out.stdout).into_owned(), run)
 }
 
-#[test]
 fn memory_load_preset_prints_the_study_table() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -81,7 +80,6 @@ fn memory_load_preset_prints_the_study_table() {
     );
 }
 
-#[test]
 fn wake_methods_preset_prints_the_study_table() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -112,7 +110,6 @@ fn wake_methods_preset_prints_the_study_table() {
         .any(|s| !s["params"]["isolate"].as_array().unwrap().is_empty()));
 }
 
-#[test]
 fn interrupted_suite_resumes_where_it_stopped() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -186,7 +183,6 @@ fn interrupted_suite_resumes_where_it_stopped() {
     );
 }
 
-#[test]
 fn bad_plans_get_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("bad.toml");
@@ -212,4 +208,14 @@ fn bad_plans_get_clear_errors() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("memory-load, wake-methods, quick"));
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        memory_load_preset_prints_the_study_table,
+        wake_methods_preset_prints_the_study_table,
+        interrupted_suite_resumes_where_it_stopped,
+        bad_plans_get_clear_errors
+    ]
 }

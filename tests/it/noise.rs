@@ -4,7 +4,7 @@
 //! gaps no stall made are the host's (this VM's host stops its CPUs for 1-20 ms several
 //! times a second): counted and printed, never judged.
 
-mod common;
+use crate::common;
 use assert_cmd::Command;
 use common::*;
 use latscope::stats::matching::{match_events, unmatched, SampleSpan};
@@ -14,7 +14,6 @@ const STALL_NS: u64 = 2_000_000;
 const STALL_EVERY_NS: u64 = 250_000_000;
 const MEASURE_S: u64 = 3;
 
-#[test]
 fn noise_finds_an_injected_fifo_stall() {
     if !sched::can_use_realtime() {
         panic!("needs SCHED_FIFO for the stall injector: run the tests as root");
@@ -123,7 +122,6 @@ fn noise_finds_an_injected_fifo_stall() {
     assert!(t["extra"]["noise_percent"].as_f64().unwrap() >= 0.7);
 }
 
-#[test]
 fn noise_rejects_a_bad_threshold() {
     let out = Command::cargo_bin("latscope")
         .unwrap()
@@ -133,4 +131,12 @@ fn noise_rejects_a_bad_threshold() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--threshold"), "{err}");
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        noise_finds_an_injected_fifo_stall,
+        noise_rejects_a_bad_threshold
+    ]
 }

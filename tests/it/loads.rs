@@ -2,7 +2,7 @@
 //! (getrusage, /proc/self/io, /proc/net/dev, the SIGSEGV handler's count, /proc CPU
 //! time); loads stop on request, on Ctrl-C and with the probe, leaving nothing behind.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use latscope::load::{self, RunningLoads};
@@ -77,7 +77,6 @@ fn load_average() -> f64 {
         .unwrap_or(0.0)
 }
 
-#[test]
 fn mem_churn_raises_minor_faults() {
     let _lock = common::latency_lock();
     let before = process::usage_self().unwrap();
@@ -93,7 +92,6 @@ fn mem_churn_raises_minor_faults() {
     assert_eq!(r.unit, "faults/s");
 }
 
-#[test]
 fn prot_fault_raises_the_sigsegv_count() {
     let _lock = common::latency_lock();
     let segv_before = latscope::sys::memory::handled_prot_faults();
@@ -112,7 +110,6 @@ fn prot_fault_raises_the_sigsegv_count() {
     assert!(pages.abs_diff(segv) <= segv / 100 + 2, "{pages} vs {segv}");
 }
 
-#[test]
 fn switch_raises_voluntary_context_switches() {
     let _lock = common::latency_lock();
     let before = process::usage_self().unwrap();
@@ -127,7 +124,6 @@ fn switch_raises_voluntary_context_switches() {
     );
 }
 
-#[test]
 fn io_writes_and_fsyncs_and_cleans_up() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
@@ -151,7 +147,6 @@ fn io_writes_and_fsyncs_and_cleans_up() {
     );
 }
 
-#[test]
 fn net_moves_bytes_over_loopback() {
     let _lock = common::latency_lock();
     let before = loopback_rx_bytes();
@@ -167,7 +162,6 @@ fn net_moves_bytes_over_loopback() {
     assert_eq!(r.unit, "MB/s");
 }
 
-#[test]
 fn cpu_at_half_duty_uses_half_a_cpu() {
     let _lock = common::latency_lock();
     let before = process::usage_self().unwrap();
@@ -191,7 +185,6 @@ fn cpu_at_half_duty_uses_half_a_cpu() {
     );
 }
 
-#[test]
 fn the_other_loads_run_and_report() {
     let _lock = common::latency_lock();
     for (spec, unit) in [
@@ -210,7 +203,6 @@ fn the_other_loads_run_and_report() {
     }
 }
 
-#[test]
 fn loads_stop_on_request_and_on_ctrl_c_leaving_no_thread() {
     let _lock = common::latency_lock();
     // Threads of earlier tests have been joined, but the kernel may list an exiting
@@ -255,7 +247,6 @@ fn threads_settle_at(n: usize) -> bool {
     true
 }
 
-#[test]
 fn exec_child_is_killed_when_the_load_stops() {
     let _lock = common::latency_lock();
     let running = start("exec:\"sleep 100\",cpus=0");
@@ -269,7 +260,6 @@ fn exec_child_is_killed_when_the_load_stops() {
     assert_eq!(extra(&results[0], "processes_at_stop"), 1);
 }
 
-#[test]
 fn timer_with_a_load_records_it_and_leaves_nothing_behind() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -314,7 +304,6 @@ fn timer_with_a_load_records_it_and_leaves_nothing_behind() {
     assert!(elapsed >= 2_000_000_000, "load ran {elapsed} ns");
 }
 
-#[test]
 fn ctrl_c_stops_latscope_load_and_its_child() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -346,7 +335,6 @@ fn ctrl_c_stops_latscope_load_and_its_child() {
     assert!(!process::process_exists(child), "sleep survived Ctrl-C");
 }
 
-#[test]
 fn load_command_lists_kinds_and_rejects_bad_specs() {
     let out = Command::cargo_bin("latscope")
         .unwrap()
@@ -374,4 +362,22 @@ fn load_command_lists_kinds_and_rejects_bad_specs() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        mem_churn_raises_minor_faults,
+        prot_fault_raises_the_sigsegv_count,
+        switch_raises_voluntary_context_switches,
+        io_writes_and_fsyncs_and_cleans_up,
+        net_moves_bytes_over_loopback,
+        cpu_at_half_duty_uses_half_a_cpu,
+        the_other_loads_run_and_report,
+        loads_stop_on_request_and_on_ctrl_c_leaving_no_thread,
+        exec_child_is_killed_when_the_load_stops,
+        timer_with_a_load_records_it_and_leaves_nothing_behind,
+        ctrl_c_stops_latscope_load_and_its_child,
+        load_command_lists_kinds_and_rejects_bad_specs
+    ]
 }

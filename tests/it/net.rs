@@ -3,7 +3,7 @@
 //! network namespaces the test creates and always removes. Only loopback and the
 //! test's own namespace addresses are used.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use latscope::probe::net::packet;
@@ -349,8 +349,9 @@ fn no_namespaces() -> Option<String> {
     (!root).then(|| "needs root to create network namespaces".to_string())
 }
 
-fn main() {
-    common::run_cases(vec![
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    vec![
         common::case(
             "loopback_with_in_process_reflector",
             loopback_with_in_process_reflector,
@@ -364,5 +365,5 @@ fn main() {
             veth_pair_between_two_namespaces,
         )
         .unless(no_namespaces()),
-    ]);
+    ]
 }

@@ -2,7 +2,7 @@
 //! same CPU, and `compare` reads cyclictest's --json output (with and without its
 //! histogram) and aligns it with latscope's scenario.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use common::{case, missing, usable_cpu};
@@ -107,10 +107,11 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     );
 }
 
-fn main() {
-    common::run_cases(vec![case(
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    vec![case(
         "compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu",
         compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu,
     )
-    .unless(missing("cyclictest", "rt-tests"))]);
+    .unless(missing("cyclictest", "rt-tests"))]
 }

@@ -2,7 +2,7 @@
 //! pending wake-ups are counted as merged without hanging, the study's RR-vs-OTHER
 //! finding holds, and bad input is refused with exit code 2.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -288,8 +288,9 @@ fn one_cpu() -> Option<String> {
     (online_cpus() < 2).then(|| "needs two online CPUs (waker and wakee apart)".to_string())
 }
 
-fn main() {
-    common::run_cases(vec![
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    vec![
         common::case(
             "every_mechanism_gives_a_sane_result",
             every_mechanism_gives_a_sane_result,
@@ -309,5 +310,5 @@ fn main() {
             competitors_sweep_makes_one_scenario_per_point_and_mechanism,
         ),
         common::case("bad_input_is_refused", bad_input_is_refused),
-    ]);
+    ]
 }

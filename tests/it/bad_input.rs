@@ -1,7 +1,7 @@
 //! Every bad input gets a one-line error naming the value, the allowed range and the
 //! fix, with the documented exit code, before anything is measured.
 
-mod common;
+use crate::common;
 use common::*;
 use predicates::prelude::*;
 
@@ -188,8 +188,9 @@ fn rt_runtime_unchangeable() -> Option<String> {
     }
 }
 
-fn main() {
-    common::run_cases(vec![
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    vec![
         common::case(
             "zero_negative_and_huge_periods",
             zero_negative_and_huge_periods,
@@ -219,5 +220,5 @@ fn main() {
             "raw_buffer_too_large_is_refused_but_the_first_bound_sizes_it",
             raw_buffer_too_large_is_refused_but_the_first_bound_sizes_it,
         ),
-    ]);
+    ]
 }

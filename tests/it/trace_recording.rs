@@ -3,7 +3,7 @@
 //! panic, killed + `latscope restore`), losses counted with a tiny buffer, and a mounted
 //! tracefs left mounted.
 
-mod common;
+use crate::common;
 
 use common::latency_lock as lock;
 use latscope::trace::{render_text_line, EventKind, TraceConfig, TraceSession};
@@ -317,8 +317,9 @@ fn a_mounted_tracefs_stays_mounted() {
     assert!(mounted(), "tracefs was unmounted");
 }
 
-fn main() {
-    common::run_cases(common::cases_unless(
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::cases_unless(
         common::no_tracing(),
         &[
             (
@@ -350,5 +351,5 @@ fn main() {
                 a_mounted_tracefs_stays_mounted,
             ),
         ],
-    ));
+    )
 }

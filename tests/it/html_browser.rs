@@ -2,7 +2,7 @@
 //! screenshot must not be blank, the DOM must hold the report's structure and the
 //! console must show no errors. Skipped with a message when chromium is absent.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use common::{case, fixture};
@@ -151,13 +151,14 @@ fn html_reports_render_in_chromium() {
     );
 }
 
-fn main() {
-    common::run_cases(vec![case(
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    vec![case(
         "html_reports_render_in_chromium",
         html_reports_render_in_chromium,
     )
     .unless(chromium().is_none().then(|| {
         "chromium not installed (apt-get install chromium): HTML not checked in a browser"
             .to_string()
-    }))]);
+    }))]
 }
