@@ -10,6 +10,16 @@ pub fn latscope() -> Command {
     Command::cargo_bin("latscope").expect("binary built")
 }
 
+/// The binary's path, for command lines built by hand (`ip netns exec … latscope`).
+pub fn latscope_path() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("latscope")
+}
+
+/// The binary as a std Command: for children that are spawned, signalled and waited for.
+pub fn latscope_command() -> std::process::Command {
+    std::process::Command::new(latscope_path())
+}
+
 /// Runs latscope with `args` plus `--export-json -`, asserts success, returns the JSON.
 pub fn run_json(args: &[&str]) -> Value {
     let out = latscope()
@@ -288,6 +298,17 @@ pub fn no_tracing() -> Option<String> {
         .is_some();
     (!mounted && !latscope::trace::tracefs::kernel_has_tracefs())
         .then(|| "this kernel has no tracefs (CONFIG_TRACING)".into())
+}
+
+/// The tracefs instances that exist now (their directory names; none without tracefs).
+pub fn trace_instances() -> Vec<String> {
+    std::fs::read_dir("/sys/kernel/tracing/instances")
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Asserts a finished latscope run succeeded (its stderr in the message); returns its output.

@@ -94,7 +94,7 @@ fn unwritable_export_path_is_caught_before_measuring() {
 
 fn rt_policy_without_permission_suggests_other() {
     // Drop root's capabilities in a child: setpriv is in util-linux.
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     let out = std::process::Command::new("setpriv")
         .args([
             "--reuid=65534",

@@ -4,7 +4,6 @@
 
 use crate::common;
 
-use assert_cmd::Command;
 use common::{case, missing, usable_cpu};
 
 fn cyclictest(cpu: usize, histogram: bool, json: &std::path::Path) {
@@ -34,8 +33,7 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     let ls = dir.path().join("latscope.json");
     cyclictest(cpu, true, &ct);
     cyclictest(cpu, false, &ct_plain);
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args([
             "timer",
             "-l",
@@ -71,8 +69,7 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     // The median is inside the histogram; percentiles beyond it would be marked unknown.
     assert!(!latscope::report::stat_unknown(th, "p50"));
 
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    let out = common::latscope()
         .arg("compare")
         .args([&ls, &ct, &ct_plain])
         .output()

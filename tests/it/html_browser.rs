@@ -4,7 +4,6 @@
 
 use crate::common;
 
-use assert_cmd::Command;
 use common::{case, fixture};
 use std::path::Path;
 
@@ -96,8 +95,7 @@ fn html_reports_render_in_chromium() {
     let browser = chromium().expect("checked before");
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.html");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args([
             "report",
             fixture("run.json").to_str().unwrap(),
@@ -121,8 +119,7 @@ fn html_reports_render_in_chromium() {
         ],
     );
     let cmp = dir.path().join("compare.html");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args(["compare", "-q"])
         .args([fixture("run.json"), fixture("run_regressed.json")])
         .arg("--export-html")
@@ -132,8 +129,7 @@ fn html_reports_render_in_chromium() {
     check_in_browser(browser, &cmp, &["histograms overlaid", "REGRESSED"]);
     // A traced run: the --trace section and its timeline render too.
     let traced = dir.path().join("trace.html");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args(["report", fixture("run_trace.json").to_str().unwrap()])
         .args(["-f", "html", "-q", "-o"])
         .arg(&traced)

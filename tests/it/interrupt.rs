@@ -17,7 +17,7 @@ fn ctrl_c_saves_what_was_measured_marked_interrupted() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.json");
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     let child = Command::new(bin)
         .args([
             "timer",
@@ -70,7 +70,7 @@ fn ctrl_c_saves_what_was_measured_marked_interrupted() {
 
 fn second_ctrl_c_aborts_at_once() {
     let _lock = common::latency_lock();
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     // A 10 s period keeps the measuring thread asleep, so the first Ctrl-C cannot finish.
     let mut child = Command::new(bin)
         .args([

@@ -6,7 +6,8 @@
 
 use crate::common;
 
-use assert_cmd::cargo::CommandCargoExt;
+// `latscope()` here is a std Command: these tests spawn, kill and wait for it.
+use common::latscope_command as latscope;
 use latscope::sys::cpuset::{self, CpusetMount};
 use latscope::sys::filelock::FileLock;
 use std::collections::BTreeMap;
@@ -66,10 +67,6 @@ fn assert_same(before: &Snapshot, after: &Snapshot) {
     for k in after.keys() {
         assert!(before.contains_key(k), "{k} appeared");
     }
-}
-
-fn latscope() -> Command {
-    Command::cargo_bin("latscope").unwrap()
 }
 
 /// Kills what a test started and undoes any isolation left, also when the test panics.

@@ -4,7 +4,6 @@
 
 use crate::common;
 
-use assert_cmd::Command;
 use latscope::load::{self, RunningLoads};
 use latscope::result::LoadResult;
 use latscope::sys::process;
@@ -264,8 +263,7 @@ fn timer_with_a_load_records_it_and_leaves_nothing_behind() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args([
             "timer",
             "--load",
@@ -308,7 +306,7 @@ fn ctrl_c_stops_latscope_load_and_its_child() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("pid");
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     // The child writes its pid, then sleeps; SIGINT to latscope must end both.
     let script = format!("echo $$ > {} && exec sleep 100", marker.display());
     let mut latscope = std::process::Command::new(bin)
@@ -336,8 +334,7 @@ fn ctrl_c_stops_latscope_load_and_its_child() {
 }
 
 fn load_command_lists_kinds_and_rejects_bad_specs() {
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    let out = common::latscope()
         .args(["load", "--list"])
         .output()
         .unwrap();
@@ -345,8 +342,7 @@ fn load_command_lists_kinds_and_rejects_bad_specs() {
     for kind in load::KINDS {
         assert!(text.contains(kind.name), "--list misses {}", kind.name);
     }
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    let out = common::latscope()
         .args(["timer", "--load", "mem-churn:size=lots", "-D", "1"])
         .output()
         .unwrap();
@@ -356,8 +352,7 @@ fn load_command_lists_kinds_and_rejects_bad_specs() {
         err.contains("mem-churn:size=lots") && err.contains("size"),
         "{err}"
     );
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    let out = common::latscope()
         .args(["load", "cpu:cpus=4096"])
         .output()
         .unwrap();

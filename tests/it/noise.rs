@@ -5,7 +5,6 @@
 //! times a second): counted and printed, never judged.
 
 use crate::common;
-use assert_cmd::Command;
 use common::*;
 use latscope::stats::matching::{match_events, unmatched, SampleSpan};
 use latscope::sys::{affinity, sched};
@@ -26,8 +25,7 @@ fn noise_finds_an_injected_fifo_stall() {
     let injector = StallInjector::start(cpu, STALL_NS, STALL_EVERY_NS, 10_000_000);
     // SCHED_OTHER: a FIFO measuring thread that spins is stopped by RT throttling for
     // 50 ms each second, and the injector (also RT) would wait behind that window.
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    let out = common::latscope()
         .args(["noise", "--cpus", &cpu.to_string(), "--policy", "other"])
         .args(["-D", &MEASURE_S.to_string(), "--warmup", "0.3s", "-q"])
         .arg("--raw")
@@ -123,8 +121,7 @@ fn noise_finds_an_injected_fifo_stall() {
 }
 
 fn noise_rejects_a_bad_threshold() {
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    let out = common::latscope()
         .args(["noise", "--threshold", "2s", "-D", "1"])
         .output()
         .unwrap();

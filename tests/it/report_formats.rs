@@ -5,8 +5,7 @@
 
 use crate::common;
 
-use assert_cmd::Command;
-use common::fixture;
+use common::{fixture, latscope};
 use latscope::report::limits::parse_limits;
 use latscope::report::{reporter, Format, RenderOptions};
 use latscope::result::Run;
@@ -176,10 +175,6 @@ fn html_escapes_system_and_user_strings_and_needs_no_network() {
     assert!(html.contains("timer: max latency per load"));
 }
 
-fn latscope() -> Command {
-    Command::cargo_bin("latscope").unwrap()
-}
-
 fn report_rerenders_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     for (format, needle) in [
@@ -285,8 +280,7 @@ fn bad_and_older_files_get_an_error_naming_the_file_and_the_problem() {
 fn html_has_the_trace_section() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("trace.html");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args(["report", fixture("run_trace.json").to_str().unwrap()])
         .args(["-f", "html", "-q", "-o"])
         .arg(&out)

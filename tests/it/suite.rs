@@ -122,7 +122,7 @@ fn interrupted_suite_resumes_where_it_stopped() {
     )
     .unwrap();
     let json = dir.path().join("run.json");
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     let common = ["--warmup", "0", "-q", "--cpus", "0"];
     let child = Command::new(&bin)
         .args(["suite", "--plan"])

@@ -118,7 +118,7 @@ fn json_file_is_written_and_other_policy_warns() {
 fn dma_latency_is_held_during_the_run_and_released_after() {
     let _lock = common::latency_lock();
     let before = latscope::sys::dma_latency::current_us().expect("checked before");
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     let child = std::process::Command::new(bin)
         .args([
             "timer",

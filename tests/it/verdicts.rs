@@ -5,12 +5,7 @@
 
 use crate::common;
 
-use assert_cmd::Command;
-use common::{fixture, latency_lock, usable_cpu};
-
-fn latscope() -> Command {
-    Command::cargo_bin("latscope").unwrap()
-}
+use common::{fixture, latency_lock, latscope, usable_cpu};
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

@@ -4,7 +4,6 @@
 
 use crate::common;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -16,8 +15,7 @@ fn online_cpus() -> usize {
 fn run_wake(args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("wake.json");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .arg("wake")
         .args(args)
         .arg("-q")
@@ -266,8 +264,7 @@ fn bad_input_is_refused() {
         (&["--cpus", "0"], "--waker-cpu"),
     ];
     for (args, needle) in cases {
-        let out = Command::cargo_bin("latscope")
-            .unwrap()
+        let out = common::latscope()
             .arg("wake")
             .args(args)
             .args(["-D", "1s"])
