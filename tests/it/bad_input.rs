@@ -115,6 +115,8 @@ fn rt_policy_without_permission_suggests_other() {
 }
 
 fn busy_at_rt_with_throttling_off_is_refused_unless_forced() {
+    // Throttling off is system-wide: never while a latency test of this binary measures.
+    let _lock = latency_lock();
     let path = "/proc/sys/kernel/sched_rt_runtime_us";
     let original = std::fs::read_to_string(path).expect("checked before");
     // Probe refusal by checking the message only; never leave throttling off.
