@@ -28,7 +28,7 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
             run_with_plain_table(&plan, command_line)
         }
         Command::Report(args) => report(&args),
-        Command::Compare(args) => crate::report::compare::command(&args),
+        Command::Compare(args) => compare(&args),
         Command::Load(args) => run_loads(&args),
     }
 }
@@ -247,4 +247,89 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         !limits.is_empty() && !args.output.quiet,
     );
     Ok(if failed { EXIT_THRESHOLD } else { EXIT_OK })
+}
+
+/// `latscope compare`: judges the later runs against the first, prints the comparison
+/// and writes its exports; exit 3 when a `--fail-above` limit fails or, with
+/// `--fail-on-regression`, a scenario regressed.
+pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
+    use crate::compare::{parse_rule, rules::rules_text, Rule, DEFAULT_RULE};
+    use crate::error::UserError;
+    use crate::report::comparison;
+    let rules: Vec<Rule> = if args.rule.is_empty() {
+        vec![parse_rule(DEFAULT_RULE).map_err(UserError::Other)?]
+    } else {
+        args.rule
+            .iter()
+            .map(|r| {
+                parse_rule(r).map_err(|reason| UserError::InvalidValue {
+                    option: "--rule".into(),
+                    value: r.clone(),
+                    reason,
+                })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let limits = crate::report::exports::limits_from_args(&args.output)?;
+    let exports = crate::report::exports::from_args(&args.output);
+    let mut renderers = Vec::new();
+    for e in &exports {
+        let Some(reporter) = comparison::reporter(e.format, args.output.ns) else {
+            return Err(UserError::InvalidValue {
+                option: e.format.flag().into(),
+                value: e.path.display().to_string(),
+                reason: "compare exports HTML, Markdown and CSV; render a single run's other formats with `latscope report`".into(),
+            }
+            .into());
+        };
+        renderers.push((reporter, &e.path));
+    }
+    crate::report::exports::check(&exports)?;
+    let runs: Vec<Run> = args
+        .inputs
+        .iter()
+        .map(|p| crate::report::cyclictest_import::load_any(p))
+        .collect::<Result<_, _>>()?;
+    let labels = crate::compare::run_labels(&args.inputs);
+    let cmp = crate::compare::compare(labels.clone(), &runs, &rules);
+    let to_stdout = exports.iter().any(|e| e.to_stdout());
+    if !args.output.quiet {
+        let text = comparison::ComparisonTableReporter {
+            in_ns: args.output.ns,
+        }
+        .render(&cmp)?;
+        if to_stdout {
+            std::io::stderr().write_all(&text)?;
+        } else {
+            std::io::stdout().write_all(&text)?;
+        }
+    }
+    for (reporter, path) in renderers {
+        crate::report::exports::write_bytes(path, &reporter.render(&cmp)?)?;
+    }
+    let mut failures = Vec::new();
+    for (run, label) in runs.iter().zip(&labels).skip(1) {
+        failures.extend(
+            crate::report::limits::check_run(run, &limits)
+                .into_iter()
+                .map(|mut f| {
+                    f.source = Some(label.clone());
+                    f
+                }),
+        );
+    }
+    let limit_failed =
+        crate::report::limits::print_verdict(&failures, !limits.is_empty() && !args.output.quiet);
+    let regressed = cmp.any_regressed();
+    if regressed && args.fail_on_regression {
+        eprintln!(
+            "FAIL: at least one scenario regressed (rule {})",
+            rules_text(&rules)
+        );
+    }
+    Ok(if limit_failed || (regressed && args.fail_on_regression) {
+        EXIT_THRESHOLD
+    } else {
+        EXIT_OK
+    })
 }

@@ -7,10 +7,12 @@
 pub mod choice_list;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod error;
 pub mod interrupt;
 pub mod isolate;
 pub mod load;
+mod parsers_never_panic;
 pub mod plan;
 pub mod probe;
 pub mod progress;

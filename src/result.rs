@@ -357,6 +357,32 @@ pub fn read_input_file(path: &std::path::Path) -> Result<String, crate::error::U
     String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8 text: {e}")))
 }
 
+/// One series kept in order for `--raw` (not in the JSON file: report/raw.rs writes it as
+/// CSV). Time columns (names ending in `_ns` other than the value) are CLOCK_MONOTONIC
+/// nanoseconds.
+#[derive(Debug, Clone)]
+pub struct RawSeries {
+    pub cpu: usize,
+    pub method: String,
+    pub metric: String,
+    /// The columns of each row (timer: deadline_ns, latency_ns; wake: t0_ns, t1_ns,
+    /// response_ns).
+    pub columns: Vec<String>,
+    /// The rows one after another, `columns.len()` values each (flat: one allocation).
+    /// Signed, for the `--trace` split parts (a remainder may be negative); times fit easily.
+    pub values: Vec<i64>,
+}
+
+impl RawSeries {
+    /// An empty cell (a sample the `--trace` split could not join).
+    pub const EMPTY: i64 = i64::MIN;
+
+    /// The rows in order.
+    pub fn rows(&self) -> std::slice::ChunksExact<'_, i64> {
+        self.values.chunks_exact(self.columns.len().max(1))
+    }
+}
+
 /// The current wall-clock time in RFC 3339, UTC, second precision.
 pub fn rfc3339_now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()

@@ -3,8 +3,8 @@
 //! failure or an interruption loses nothing that was measured.
 
 use crate::plan::{Plan, ScenarioPlan};
-use crate::probe::{ProbeContext, RawSeries};
-use crate::result::{Run, Scenario, ScenarioParams, TimeWindow};
+use crate::probe::ProbeContext;
+use crate::result::{RawSeries, Run, Scenario, ScenarioParams, TimeWindow};
 use crate::sys::{dma_latency::DmaLatencyGuard, memlock};
 use crate::sysinfo::SystemInfo;
 use crate::warning::{Warning, WarningCode};

@@ -8,7 +8,7 @@ pub mod noise;
 pub mod timer;
 pub mod wake;
 
-use crate::result::ThreadResult;
+use crate::result::{RawSeries, ThreadResult};
 use crate::stats::{LiveStats, Recorder};
 use crate::sys::sched::Policy;
 use crate::warning::{Warning, WarningCode};
@@ -159,31 +159,6 @@ impl ProbeContext {
 
 /// Where a probe publishes its measuring threads' live atomics (see ProbeContext::live).
 pub type LiveRegistry = Arc<std::sync::Mutex<Vec<(usize, Arc<LiveStats>)>>>;
-
-/// One series kept in order for `--raw`. Time columns (names ending in `_ns` other than
-/// the value) are CLOCK_MONOTONIC nanoseconds.
-#[derive(Debug, Clone)]
-pub struct RawSeries {
-    pub cpu: usize,
-    pub method: String,
-    pub metric: String,
-    /// The columns of each row (timer: deadline_ns, latency_ns; wake: t0_ns, t1_ns,
-    /// response_ns).
-    pub columns: Vec<String>,
-    /// The rows one after another, `columns.len()` values each (flat: one allocation).
-    /// Signed, for the `--trace` split parts (a remainder may be negative); times fit easily.
-    pub values: Vec<i64>,
-}
-
-impl RawSeries {
-    /// An empty cell (a sample the `--trace` split could not join).
-    pub const EMPTY: i64 = i64::MIN;
-
-    /// The rows in order.
-    pub fn rows(&self) -> std::slice::ChunksExact<'_, i64> {
-        self.values.chunks_exact(self.columns.len().max(1))
-    }
-}
 
 /// What a probe measured in one scenario.
 #[derive(Debug, Clone, Default)]

@@ -1,7 +1,7 @@
 //! Renderers: each turns a Run into bytes and never touches files itself; the caller
 //! decides where the bytes go. `Format` names them for `--format` and the export flags.
 
-pub mod compare;
+pub mod comparison;
 pub mod csv;
 pub mod cyclictest_import;
 pub mod exports;
@@ -17,14 +17,16 @@ pub mod plots;
 pub mod raw;
 pub mod study;
 pub mod table;
+pub mod terminal_table;
 pub mod trace;
 
 use crate::result::{Run, ThreadResult};
 use crate::stats::Stat;
 
-/// Renders a Run in one format.
-pub trait Reporter {
-    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>>;
+/// Renders a Run (or what else a format shows, such as a `compare::Comparison`) in one
+/// format.
+pub trait Reporter<Input: ?Sized = Run> {
+    fn render(&self, input: &Input) -> anyhow::Result<Vec<u8>>;
 }
 
 /// The output formats of `latscope report --format` and the `--export-*` flags.

@@ -2,7 +2,7 @@
 //! timestamp, for per-iteration listings, for matching samples with logs, traces and
 //! injectors, and for plotting elsewhere.
 
-use crate::probe::RawSeries;
+use crate::result::RawSeries;
 
 /// CSV with a header (fields quoted where needed); the value columns are those of the
 /// first series (every series of one probe has the same columns).

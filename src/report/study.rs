@@ -77,7 +77,7 @@ pub fn header_and_rows(
 impl StudyTableReporter {
     pub fn table(&self, run: &Run) -> Table {
         let (header, rows, first_numeric) = header_and_rows(run, &self.columns, self.in_ns);
-        super::table::comfy_table(header, rows, first_numeric)
+        super::terminal_table::condensed_table(header, rows, first_numeric)
     }
 }
 

@@ -1,11 +1,12 @@
 //! The terminal table: one row per scenario × thread, latencies in µs with two decimals
 //! (or ns), followed by the run's warnings.
 
+use super::terminal_table::condensed_table;
 use super::Reporter;
 use crate::result::{metric_label, Run};
 use crate::stats::Stat;
 use crate::units::latency_cell;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::Table;
 
 pub struct TableReporter {
     pub in_ns: bool,
@@ -61,27 +62,10 @@ pub fn header_and_rows(run: &Run, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>
     (header, rows, if multi { 3 } else { 2 })
 }
 
-/// A condensed UTF-8 table of `header` and `rows`, the columns from `first_numeric`
-/// on right-aligned.
-pub fn comfy_table(header: Vec<String>, rows: Vec<Vec<String>>, first_numeric: usize) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(header);
-    for row in rows {
-        t.add_row(row);
-    }
-    for i in first_numeric..t.column_count() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t
-}
-
 impl TableReporter {
     pub fn table(&self, run: &Run) -> Table {
         let (header, rows, first_numeric) = header_and_rows(run, self.in_ns);
-        comfy_table(header, rows, first_numeric)
+        condensed_table(header, rows, first_numeric)
     }
 }
 

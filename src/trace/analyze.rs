@@ -30,7 +30,7 @@ const MAX_WORST_EVENTS: usize = 2000;
 const WORST_MARGIN_NS: u64 = 100_000;
 
 /// The sample series of each measuring thread: (cpu, rows of (stamp_ns, value_ns, row)).
-fn samples<'a>(kind: &str, output: &'a ProbeOutput) -> Vec<(usize, &'a crate::probe::RawSeries)> {
+fn samples<'a>(kind: &str, output: &'a ProbeOutput) -> Vec<(usize, &'a crate::result::RawSeries)> {
     output
         .raw
         .iter()
@@ -163,7 +163,7 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
                         values.push(if s.joined {
                             p
                         } else {
-                            crate::probe::RawSeries::EMPTY
+                            crate::result::RawSeries::EMPTY
                         });
                     }
                 }

@@ -10,6 +10,16 @@ pub fn latscope() -> Command {
     Command::cargo_bin("latscope").expect("binary built")
 }
 
+/// The binary's path, for command lines built by hand (`ip netns exec … latscope`).
+pub fn latscope_path() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("latscope")
+}
+
+/// The binary as a std Command: for children that are spawned, signalled and waited for.
+pub fn latscope_command() -> std::process::Command {
+    std::process::Command::new(latscope_path())
+}
+
 /// Runs latscope with `args` plus `--export-json -`, asserts success, returns the JSON.
 pub fn run_json(args: &[&str]) -> Value {
     let out = latscope()
@@ -243,18 +253,18 @@ pub fn quantile(values: &[u64], p: f64) -> u64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
-/// One test of a binary run by `run_cases` (harness = false): a test whose precondition
-/// fails here is reported as `ignored` in the summary with its reason, never passed silently.
+/// One test run by `run_cases` (harness = false): a test whose precondition fails here is
+/// reported as `ignored` in the summary with its reason, never passed silently.
 pub struct Case {
-    name: &'static str,
+    name: String,
     run: fn(),
     skip: Option<String>,
 }
 
 /// A test that always runs.
-pub fn case(name: &'static str, run: fn()) -> Case {
+pub fn case(name: &str, run: fn()) -> Case {
     Case {
-        name,
+        name: name.to_string(),
         run,
         skip: None,
     }
@@ -266,7 +276,23 @@ impl Case {
         self.skip = reason;
         self
     }
+
+    /// Names the test `module::name`, as the built-in harness names a module's tests.
+    pub fn in_module(mut self, module: &str) -> Self {
+        self.name = format!("{module}::{}", self.name);
+        self
+    }
 }
+
+/// `test_cases![a, b]`: a case that always runs for each test function, named after it.
+#[allow(unused_macros)]
+macro_rules! test_cases {
+    ($($test:ident),* $(,)?) => {
+        vec![$($crate::common::case(stringify!($test), $test)),*]
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use test_cases;
 
 /// Runs `cases` like the built-in harness does (filters, --ignored, --test-threads), with
 /// runtime skips shown as `ignored` and their reasons printed as `SKIPPED name: reason`.
@@ -305,6 +331,17 @@ pub fn no_tracing() -> Option<String> {
         .is_some();
     (!mounted && !latscope::trace::tracefs::kernel_has_tracefs())
         .then(|| "this kernel has no tracefs (CONFIG_TRACING)".into())
+}
+
+/// The tracefs instances that exist now (their directory names; none without tracefs).
+pub fn trace_instances() -> Vec<String> {
+    std::fs::read_dir("/sys/kernel/tracing/instances")
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Asserts a finished latscope run succeeded (its stderr in the message); returns its output.

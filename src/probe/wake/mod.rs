@@ -9,8 +9,8 @@ pub mod loops;
 pub mod mechanism;
 
 use super::harness::{run_measuring_threads_with_tids, ThreadPlacement};
-use super::{CommonSettings, Probe, ProbeContext, ProbeOutput, RawSeries};
-use crate::result::ThreadResult;
+use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
+use crate::result::{RawSeries, ThreadResult};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{mqueue::MessageQueue, wake_primitives};
 use crate::warning::{Warning, WarningCode};

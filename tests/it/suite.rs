@@ -1,7 +1,7 @@
 //! `latscope suite`: both study presets run scaled down and print their full tables; an
 //! interrupted suite keeps what it measured and `--resume` completes it.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -20,7 +20,6 @@ fn suite_stdout(args: &[&str], json: &std::path::Path) -> (String, serde_json::V
     (String::from_utf8_lossy(&out.stdout).into_owned(), run)
 }
 
-#[test]
 fn memory_load_preset_prints_the_study_table() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -81,7 +80,6 @@ fn memory_load_preset_prints_the_study_table() {
     );
 }
 
-#[test]
 fn wake_methods_preset_prints_the_study_table() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -112,7 +110,6 @@ fn wake_methods_preset_prints_the_study_table() {
         .any(|s| !s["params"]["isolate"].as_array().unwrap().is_empty()));
 }
 
-#[test]
 fn interrupted_suite_resumes_where_it_stopped() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -125,7 +122,7 @@ fn interrupted_suite_resumes_where_it_stopped() {
     )
     .unwrap();
     let json = dir.path().join("run.json");
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     let common = ["--warmup", "0", "-q", "--cpus", "0"];
     let child = Command::new(&bin)
         .args(["suite", "--plan"])
@@ -186,7 +183,6 @@ fn interrupted_suite_resumes_where_it_stopped() {
     );
 }
 
-#[test]
 fn bad_plans_get_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("bad.toml");
@@ -214,7 +210,6 @@ fn bad_plans_get_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("memory-load, wake-methods, quick"));
 }
 
-#[test]
 fn a_bad_second_block_is_refused_before_the_first_scenario_runs() {
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("two-blocks.toml");
@@ -254,4 +249,15 @@ fn a_bad_second_block_is_refused_before_the_first_scenario_runs() {
         assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
         assert!(!json.exists(), "a result was written: a scenario ran");
     }
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        memory_load_preset_prints_the_study_table,
+        wake_methods_preset_prints_the_study_table,
+        interrupted_suite_resumes_where_it_stopped,
+        bad_plans_get_clear_errors,
+        a_bad_second_block_is_refused_before_the_first_scenario_runs
+    ]
 }

@@ -4,9 +4,10 @@
 //! Tests that change global cpusets hold one file lock, so they never overlap, and a
 //! guard kills what they started and runs `latscope restore` even when they fail.
 
-mod common;
+use crate::common;
 
-use assert_cmd::cargo::CommandCargoExt;
+// `latscope()` here is a std Command: these tests spawn, kill and wait for it.
+use common::latscope_command as latscope;
 use latscope::sys::cpuset::{self, CpusetMount};
 use latscope::sys::filelock::FileLock;
 use std::collections::BTreeMap;
@@ -66,10 +67,6 @@ fn assert_same(before: &Snapshot, after: &Snapshot) {
     for k in after.keys() {
         assert!(before.contains_key(k), "{k} appeared");
     }
-}
-
-fn latscope() -> Command {
-    Command::cargo_bin("latscope").unwrap()
 }
 
 /// Kills what a test started and undoes any isolation left, also when the test panics.
@@ -462,7 +459,8 @@ fn every_probe_runs_shielded_with_a_load_beside_it() {
     no_leftovers(&mount);
 }
 
-fn main() {
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
     let mut cases = common::cases_unless(
         isolation_unavailable(),
         &[
@@ -506,5 +504,5 @@ fn main() {
         )
         .unless(unless_flavour(false)),
     ]);
-    common::run_cases(cases);
+    cases
 }

@@ -2,9 +2,8 @@
 //! (getrusage, /proc/self/io, /proc/net/dev, the SIGSEGV handler's count, /proc CPU
 //! time); loads stop on request, on Ctrl-C and with the probe, leaving nothing behind.
 
-mod common;
+use crate::common;
 
-use assert_cmd::Command;
 use latscope::load::{self, RunningLoads};
 use latscope::result::LoadResult;
 use latscope::sys::process;
@@ -77,7 +76,6 @@ fn load_average() -> f64 {
         .unwrap_or(0.0)
 }
 
-#[test]
 fn mem_churn_raises_minor_faults() {
     let _lock = common::latency_lock();
     let before = process::usage_self().unwrap();
@@ -93,7 +91,6 @@ fn mem_churn_raises_minor_faults() {
     assert_eq!(r.unit, "faults/s");
 }
 
-#[test]
 fn prot_fault_raises_the_sigsegv_count() {
     let _lock = common::latency_lock();
     let segv_before = latscope::sys::memory::handled_prot_faults();
@@ -112,7 +109,6 @@ fn prot_fault_raises_the_sigsegv_count() {
     assert!(pages.abs_diff(segv) <= segv / 100 + 2, "{pages} vs {segv}");
 }
 
-#[test]
 fn switch_raises_voluntary_context_switches() {
     let _lock = common::latency_lock();
     let before = process::usage_self().unwrap();
@@ -127,7 +123,6 @@ fn switch_raises_voluntary_context_switches() {
     );
 }
 
-#[test]
 fn io_writes_and_fsyncs_and_cleans_up() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
@@ -151,7 +146,6 @@ fn io_writes_and_fsyncs_and_cleans_up() {
     );
 }
 
-#[test]
 fn net_moves_bytes_over_loopback() {
     let _lock = common::latency_lock();
     let before = loopback_rx_bytes();
@@ -167,7 +161,6 @@ fn net_moves_bytes_over_loopback() {
     assert_eq!(r.unit, "MB/s");
 }
 
-#[test]
 fn cpu_at_half_duty_uses_half_a_cpu() {
     let _lock = common::latency_lock();
     let before = process::usage_self().unwrap();
@@ -191,7 +184,6 @@ fn cpu_at_half_duty_uses_half_a_cpu() {
     );
 }
 
-#[test]
 fn the_other_loads_run_and_report() {
     let _lock = common::latency_lock();
     for (spec, unit) in [
@@ -210,7 +202,6 @@ fn the_other_loads_run_and_report() {
     }
 }
 
-#[test]
 fn loads_stop_on_request_and_on_ctrl_c_leaving_no_thread() {
     let _lock = common::latency_lock();
     // Threads of earlier tests have been joined, but the kernel may list an exiting
@@ -255,7 +246,6 @@ fn threads_settle_at(n: usize) -> bool {
     true
 }
 
-#[test]
 fn exec_child_is_killed_when_the_load_stops() {
     let _lock = common::latency_lock();
     let running = start("exec:\"sleep 100\",cpus=0");
@@ -269,13 +259,11 @@ fn exec_child_is_killed_when_the_load_stops() {
     assert_eq!(extra(&results[0], "processes_at_stop"), 1);
 }
 
-#[test]
 fn timer_with_a_load_records_it_and_leaves_nothing_behind() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args([
             "timer",
             "--load",
@@ -314,12 +302,11 @@ fn timer_with_a_load_records_it_and_leaves_nothing_behind() {
     assert!(elapsed >= 2_000_000_000, "load ran {elapsed} ns");
 }
 
-#[test]
 fn ctrl_c_stops_latscope_load_and_its_child() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("pid");
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     // The child writes its pid, then sleeps; SIGINT to latscope must end both.
     // `$$` is the shell's pid inside the load's PID namespace: find it by its arguments.
     let script = format!("echo $$ > {} && exec sleep 100.25", marker.display());
@@ -350,10 +337,8 @@ fn ctrl_c_stops_latscope_load_and_its_child() {
     assert!(!process::process_exists(child), "sleep survived Ctrl-C");
 }
 
-#[test]
 fn load_command_lists_kinds_and_rejects_bad_specs() {
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    let out = common::latscope()
         .args(["load", "--list"])
         .output()
         .unwrap();
@@ -361,8 +346,7 @@ fn load_command_lists_kinds_and_rejects_bad_specs() {
     for kind in load::KINDS {
         assert!(text.contains(kind.name), "--list misses {}", kind.name);
     }
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    let out = common::latscope()
         .args(["timer", "--load", "mem-churn:size=lots", "-D", "1"])
         .output()
         .unwrap();
@@ -372,10 +356,27 @@ fn load_command_lists_kinds_and_rejects_bad_specs() {
         err.contains("mem-churn:size=lots") && err.contains("size"),
         "{err}"
     );
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    let out = common::latscope()
         .args(["load", "cpu:cpus=4096"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        mem_churn_raises_minor_faults,
+        prot_fault_raises_the_sigsegv_count,
+        switch_raises_voluntary_context_switches,
+        io_writes_and_fsyncs_and_cleans_up,
+        net_moves_bytes_over_loopback,
+        cpu_at_half_duty_uses_half_a_cpu,
+        the_other_loads_run_and_report,
+        loads_stop_on_request_and_on_ctrl_c_leaving_no_thread,
+        exec_child_is_killed_when_the_load_stops,
+        timer_with_a_load_records_it_and_leaves_nothing_behind,
+        ctrl_c_stops_latscope_load_and_its_child,
+        load_command_lists_kinds_and_rejects_bad_specs
+    ]
 }

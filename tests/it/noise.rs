@@ -4,8 +4,7 @@
 //! gaps no stall made are the host's (this VM's host stops its CPUs for 1-20 ms several
 //! times a second): counted and printed, never judged.
 
-mod common;
-use assert_cmd::Command;
+use crate::common;
 use common::*;
 use latscope::stats::matching::{match_events, unmatched, SampleSpan};
 use latscope::sys::{affinity, sched};
@@ -14,7 +13,6 @@ const STALL_NS: u64 = 2_000_000;
 const STALL_EVERY_NS: u64 = 250_000_000;
 const MEASURE_S: u64 = 3;
 
-#[test]
 fn noise_finds_an_injected_fifo_stall() {
     if !sched::can_use_realtime() {
         panic!("needs SCHED_FIFO for the stall injector: run the tests as root");
@@ -29,9 +27,9 @@ fn noise_finds_an_injected_fifo_stall() {
     // 50 ms each second, and the injector (also RT) would wait behind that window.
     // At nice -20 (kept by --policy other) other SCHED_OTHER tasks seldom get the CPU first
     // when the injector ends.
-    let out = Command::new("nice")
+    let out = std::process::Command::new("nice")
         .args(["-n", "-20"])
-        .arg(assert_cmd::cargo::cargo_bin("latscope"))
+        .arg(common::latscope_path())
         .args(["noise", "--cpus", &cpu.to_string(), "--policy", "other"])
         .args(["-D", &MEASURE_S.to_string(), "--warmup", "0.3s", "-q"])
         .arg("--raw")
@@ -125,14 +123,20 @@ fn noise_finds_an_injected_fifo_stall() {
     assert!(t["extra"]["noise_percent"].as_f64().unwrap() >= 0.7);
 }
 
-#[test]
 fn noise_rejects_a_bad_threshold() {
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    let out = common::latscope()
         .args(["noise", "--threshold", "2s", "-D", "1"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--threshold"), "{err}");
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        noise_finds_an_injected_fifo_stall,
+        noise_rejects_a_bad_threshold
+    ]
 }

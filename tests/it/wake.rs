@@ -2,9 +2,8 @@
 //! pending wake-ups are counted as merged without hanging, the study's RR-vs-OTHER
 //! finding holds, and bad input is refused with exit code 2.
 
-mod common;
+use crate::common;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -16,8 +15,7 @@ fn online_cpus() -> usize {
 fn run_wake(args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("wake.json");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .arg("wake")
         .args(args)
         .arg("-q")
@@ -179,8 +177,11 @@ fn pending_wakeups_are_merged_not_lost() {
     }
 }
 
-fn rr_beats_other_with_eight_competitors() {
+fn rr_beats_other_with_sixteen_competitors() {
     let _lock = common::latency_lock();
+    // 16 competitors: with 8, a SCHED_OTHER wakee on this VM is served at once in some
+    // runs and a tick later in others (medians of 15 µs and 3.7 ms in back-to-back runs);
+    // from 16 on, every run waits its share (median 3.4-3.6 ms in 6 of 6).
     // The waker sits on another CPU where there is one, so only the wakee competes
     // (on one CPU a SCHED_OTHER waker is delayed too, and its late t0 hides the
     // wakee's delay).
@@ -194,7 +195,7 @@ fn rr_beats_other_with_eight_competitors() {
             "--wakee-cpu",
             wakee,
             "--competitors",
-            "8",
+            "16",
             "-D",
             "3s",
             "--warmup",
@@ -212,7 +213,7 @@ fn rr_beats_other_with_eight_competitors() {
     // with the host's stops as a maximum or a high percentile of 3 s would.
     let effect = other_p50 as f64 / rr_p50.max(1) as f64;
     eprintln!(
-        "8 competitors: rr1 p50 {rr_p50} p99 {rr_p99} ns; other p50 {other_p50} p99 {other_p99} ns; effect on the median {effect:.1}x"
+        "16 competitors: rr1 p50 {rr_p50} p99 {rr_p99} ns; other p50 {other_p50} p99 {other_p99} ns; effect on the median {effect:.1}x"
     );
     assert!(
         effect >= 10.0,
@@ -266,8 +267,7 @@ fn bad_input_is_refused() {
         (&["--cpus", "0"], "--waker-cpu"),
     ];
     for (args, needle) in cases {
-        let out = Command::cargo_bin("latscope")
-            .unwrap()
+        let out = common::latscope()
             .arg("wake")
             .args(args)
             .args(["-D", "1s"])
@@ -288,8 +288,9 @@ fn one_cpu() -> Option<String> {
     (online_cpus() < 2).then(|| "needs two online CPUs (waker and wakee apart)".to_string())
 }
 
-fn main() {
-    common::run_cases(vec![
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    vec![
         common::case(
             "every_mechanism_gives_a_sane_result",
             every_mechanism_gives_a_sane_result,
@@ -300,8 +301,8 @@ fn main() {
         )
         .unless(one_cpu()),
         common::case(
-            "rr_beats_other_with_eight_competitors",
-            rr_beats_other_with_eight_competitors,
+            "rr_beats_other_with_sixteen_competitors",
+            rr_beats_other_with_sixteen_competitors,
         )
         .unless(one_cpu()),
         common::case(
@@ -309,5 +310,5 @@ fn main() {
             competitors_sweep_makes_one_scenario_per_point_and_mechanism,
         ),
         common::case("bad_input_is_refused", bad_input_is_refused),
-    ]);
+    ]
 }

@@ -1,7 +1,7 @@
 //! Ctrl-C stops cleanly: what was measured is printed and saved, marked interrupted, and
 //! the exit code says so; no measuring thread is left behind.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -13,12 +13,11 @@ fn sigint(pid: u32) {
         .unwrap();
 }
 
-#[test]
 fn ctrl_c_saves_what_was_measured_marked_interrupted() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.json");
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     let child = Command::new(bin)
         .args([
             "timer",
@@ -69,10 +68,9 @@ fn ctrl_c_saves_what_was_measured_marked_interrupted() {
     );
 }
 
-#[test]
 fn second_ctrl_c_aborts_at_once() {
     let _lock = common::latency_lock();
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     // A 10 s period keeps the measuring thread asleep, so the first Ctrl-C cannot finish.
     let mut child = Command::new(bin)
         .args([
@@ -95,4 +93,12 @@ fn second_ctrl_c_aborts_at_once() {
     assert!(sent.elapsed() < Duration::from_secs(2));
     assert_eq!(out.status.code(), Some(130));
     assert!(String::from_utf8_lossy(&out.stderr).contains("aborting"));
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        ctrl_c_saves_what_was_measured_marked_interrupted,
+        second_ctrl_c_aborts_at_once
+    ]
 }

@@ -3,19 +3,15 @@
 //! network namespaces the test creates and always removes. Only loopback and the
 //! test's own namespace addresses are used.
 
-mod common;
+use crate::common;
+use common::run_json;
 
-use assert_cmd::Command;
 use latscope::probe::net::packet;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::process::{Child, Stdio};
 use std::time::Duration;
-
-fn latscope_path() -> std::path::PathBuf {
-    assert_cmd::cargo::cargo_bin("latscope")
-}
 
 /// Checks one scenario's three series against each other and its counters.
 fn check_scenario(sc: &Value, max_lost: u64) {
@@ -64,21 +60,6 @@ fn check_scenario(sc: &Value, max_lost: u64) {
     assert!(f(k2u, "mean_ns") > 0.0 && f(net, "mean_ns") > 0.0);
 }
 
-fn run_json(args: &[&str]) -> Value {
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
-        .args(args)
-        .args(["-q", "--export-json", "-"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "latscope {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 fn loopback_with_in_process_reflector() {
     let _lock = common::latency_lock();
     // A 2 s timeout: on this shared VM a reply may wait behind other RT work, but
@@ -124,10 +105,10 @@ fn start_server(prefix: &[&str], addr: &str) -> Server {
     let mut cmd = match prefix.split_first() {
         Some((first, rest)) => {
             let mut c = std::process::Command::new(first);
-            c.args(rest).arg(latscope_path());
+            c.args(rest).arg(common::latscope_path());
             c
         }
-        None => std::process::Command::new(latscope_path()),
+        None => common::latscope_command(),
     };
     let mut child = cmd
         .args(["net", "--serve", addr, "-D", "60"])
@@ -308,7 +289,7 @@ fn veth_pair_between_two_namespaces() {
     assert!(addr.starts_with(SERVER_IP), "{addr}");
     let out = std::process::Command::new("ip")
         .args(["netns", "exec", &pair.client_ns])
-        .arg(latscope_path())
+        .arg(common::latscope_path())
         .args([
             "net",
             "--target",
@@ -352,8 +333,9 @@ fn no_namespaces() -> Option<String> {
     (!root).then(|| "needs root to create network namespaces".to_string())
 }
 
-fn main() {
-    common::run_cases(vec![
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    vec![
         common::case(
             "loopback_with_in_process_reflector",
             loopback_with_in_process_reflector,
@@ -367,5 +349,5 @@ fn main() {
             veth_pair_between_two_namespaces,
         )
         .unless(no_namespaces()),
-    ]);
+    ]
 }

@@ -2,7 +2,7 @@
 //! planted in the output directory (item 1), and the reflector must not echo forged or
 //! looping datagrams (item 2).
 
-mod common;
+use crate::common;
 use common::*;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -45,7 +45,6 @@ fn is_root() -> bool {
 
 /// Item 1: symlinks at every temporary name the old code used, for the next PIDs, leave
 /// the root-only file untouched and the results are written as regular files.
-#[test]
 fn item_01_planted_temp_symlinks_do_not_redirect_root_writes() {
     let _lock = latency_lock();
     if !is_root() {
@@ -110,7 +109,6 @@ fn item_01_planted_temp_symlinks_do_not_redirect_root_writes() {
 
 /// Item 1: a final path that is a symlink (to a root-only file) is refused before
 /// measuring, naming the path and the fix; the file it points to is untouched.
-#[test]
 fn item_01_symlink_final_path_is_refused() {
     let _lock = latency_lock();
     let base = tempfile::tempdir().unwrap();
@@ -171,7 +169,6 @@ fn plant_or_link(dir: &Path, name: &str, target: &Path) {
 
 /// Devices reached through root's own links are still written in place: /dev/null and
 /// /dev/stdout (a link to /proc/self/fd/1).
-#[test]
 fn item_01_devices_are_still_written_in_place() {
     let _lock = latency_lock();
     let out = latscope()
@@ -289,7 +286,6 @@ fn request() -> Vec<u8> {
 /// Item 2: one datagram forged with the reflector's own address as its source is not
 /// reflected (it used to loop at 100 % CPU), and a request forged from a second
 /// reflector gets one reply there, which that reflector ignores: no ping-pong.
-#[test]
 fn item_02_forged_datagrams_do_not_start_an_echo_loop() {
     let _lock = latency_lock();
     if !is_root() || !have("python3") {
@@ -316,7 +312,6 @@ fn item_02_forged_datagrams_do_not_start_an_echo_loop() {
 
 /// Item 2: a datagram from another local socket on the reflector's port (a local address
 /// other than the bound one) is not answered either; plain requests are.
-#[test]
 fn item_02_local_source_on_the_reflectors_port_is_not_answered() {
     let _lock = latency_lock();
     let r = start_reflector("127.0.0.1:0");
@@ -351,7 +346,6 @@ fn non_loopback_address() -> Option<std::net::IpAddr> {
 
 /// Item 2: a flood of requests from one (non-loopback) source gets at most the burst plus
 /// the sustained rate's worth of replies; the rest is counted as rate-limited.
-#[test]
 fn item_02_a_flood_from_one_source_is_rate_limited() {
     let _lock = latency_lock();
     let Some(ip) = non_loopback_address() else {
@@ -396,4 +390,16 @@ fn item_02_a_flood_from_one_source_is_rate_limited() {
         limited > 0,
         "a flood of {sent} in {elapsed_s:.3} s was not limited: {report}"
     );
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        item_01_planted_temp_symlinks_do_not_redirect_root_writes,
+        item_01_symlink_final_path_is_refused,
+        item_01_devices_are_still_written_in_place,
+        item_02_forged_datagrams_do_not_start_an_echo_loop,
+        item_02_local_source_on_the_reflectors_port_is_not_answered,
+        item_02_a_flood_from_one_source_is_rate_limited,
+    ]
 }

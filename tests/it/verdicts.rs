@@ -3,20 +3,14 @@
 //! verdicts (regressed / improved / unchanged) on the fixtures with the default and
 //! custom rules.
 
-mod common;
+use crate::common;
 
-use assert_cmd::Command;
-use common::{fixture, latency_lock, usable_cpu};
-
-fn latscope() -> Command {
-    Command::cargo_bin("latscope").unwrap()
-}
+use common::{fixture, latency_lock, latscope, usable_cpu};
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-#[test]
 fn fail_above_fails_a_real_run_with_exit_3_and_a_verdict_line() {
     let _lock = latency_lock();
     let cpu = usable_cpu().to_string();
@@ -55,7 +49,6 @@ fn fail_above_fails_a_real_run_with_exit_3_and_a_verdict_line() {
     );
 }
 
-#[test]
 fn fail_above_passes_a_real_run_with_a_generous_limit() {
     let _lock = latency_lock();
     let cpu = usable_cpu().to_string();
@@ -79,7 +72,6 @@ fn fail_above_passes_a_real_run_with_a_generous_limit() {
     assert!(!err.contains("FAIL"), "{err}");
 }
 
-#[test]
 fn fail_above_rejects_bad_limits_before_measuring() {
     for (limits, reason) in [
         ("p99=50", "no unit"),
@@ -95,7 +87,6 @@ fn fail_above_rejects_bad_limits_before_measuring() {
     }
 }
 
-#[test]
 fn exports_are_checked_for_writability_before_measuring() {
     let start = std::time::Instant::now();
     let out = latscope()
@@ -113,7 +104,6 @@ fn exports_are_checked_for_writability_before_measuring() {
     assert!(start.elapsed().as_secs() < 3, "refused before measuring");
 }
 
-#[test]
 fn report_judges_a_saved_run() {
     let out = latscope()
         .args([
@@ -163,7 +153,6 @@ fn verdicts(stdout: &str) -> Vec<&str> {
         .collect()
 }
 
-#[test]
 fn compare_finds_regressions_improvements_and_no_change() {
     let (code, out, _) = compare(&["run.json", "run_regressed.json"], &[]);
     assert_eq!(
@@ -201,7 +190,6 @@ fn compare_finds_regressions_improvements_and_no_change() {
     );
 }
 
-#[test]
 fn compare_fails_on_regression_only_when_asked() {
     let (code, _, err) = compare(
         &["run.json", "run_regressed.json"],
@@ -219,7 +207,6 @@ fn compare_fails_on_regression_only_when_asked() {
     assert_eq!(code, 0);
 }
 
-#[test]
 fn compare_rules_are_configurable() {
     // 50 % worse is within a 60 % rule.
     let (code, out, _) = compare(
@@ -247,7 +234,6 @@ fn compare_rules_are_configurable() {
     );
 }
 
-#[test]
 fn compare_applies_fail_above_to_the_compared_runs() {
     let (code, _, err) = compare(
         &["run.json", "run_improved.json"],
@@ -266,7 +252,6 @@ fn compare_applies_fail_above_to_the_compared_runs() {
     );
 }
 
-#[test]
 fn compare_exports_html_markdown_and_csv() {
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("c.html");
@@ -300,4 +285,20 @@ fn compare_exports_html_markdown_and_csv() {
     );
     assert_eq!(code, 2);
     assert!(err.contains("latscope report"), "{err}");
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        fail_above_fails_a_real_run_with_exit_3_and_a_verdict_line,
+        fail_above_passes_a_real_run_with_a_generous_limit,
+        fail_above_rejects_bad_limits_before_measuring,
+        exports_are_checked_for_writability_before_measuring,
+        report_judges_a_saved_run,
+        compare_finds_regressions_improvements_and_no_change,
+        compare_fails_on_regression_only_when_asked,
+        compare_rules_are_configurable,
+        compare_applies_fail_above_to_the_compared_runs,
+        compare_exports_html_markdown_and_csv
+    ]
 }

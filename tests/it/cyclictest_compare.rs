@@ -2,9 +2,8 @@
 //! same CPU, and `compare` reads cyclictest's --json output (with and without its
 //! histogram) and aligns it with latscope's scenario.
 
-mod common;
+use crate::common;
 
-use assert_cmd::Command;
 use common::{case, missing, usable_cpu};
 
 fn cyclictest(cpu: usize, histogram: bool, json: &std::path::Path) {
@@ -34,8 +33,7 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     let ls = dir.path().join("latscope.json");
     cyclictest(cpu, true, &ct);
     cyclictest(cpu, false, &ct_plain);
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args([
             "timer",
             "-l",
@@ -74,8 +72,7 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
         latscope::stats::Stat::P50
     ));
 
-    let out = Command::cargo_bin("latscope")
-        .unwrap()
+    let out = common::latscope()
         .arg("compare")
         .args([&ls, &ct, &ct_plain])
         .output()
@@ -110,10 +107,11 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     );
 }
 
-fn main() {
-    common::run_cases(vec![case(
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    vec![case(
         "compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu",
         compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu,
     )
-    .unless(missing("cyclictest", "rt-tests"))]);
+    .unless(missing("cyclictest", "rt-tests"))]
 }

@@ -3,7 +3,7 @@
 //! without a panic or a huge allocation; property tests run the parsers of CPU lists,
 //! durations, sizes and load specs on arbitrary text.
 
-mod common;
+use crate::common;
 use common::*;
 use std::time::{Duration, Instant};
 
@@ -34,7 +34,6 @@ fn refused(args: &[&str], code: i32, needles: &[&str], within: Duration) -> Stri
 
 const QUICK: Duration = Duration::from_secs(5);
 
-#[test]
 fn item_08_raw_csv_rows_with_commas_in_a_load_spec_keep_the_header_field_count() {
     // It measures: never beside another latency test or a shield.
     let _lock = latency_lock();
@@ -70,7 +69,6 @@ fn item_08_raw_csv_rows_with_commas_in_a_load_spec_keep_the_header_field_count()
     assert!(rows > 10, "only {rows} rows");
 }
 
-#[test]
 fn item_10_cpu_ranges_beyond_what_can_exist_are_refused_before_expanding() {
     for list in [
         "0-99999999999",
@@ -104,7 +102,6 @@ fn cyclictest_file(dir: &std::path::Path, name: &str, json: &str) -> std::path::
 const CYCLICTEST_HEAD: &str =
     r#""rt_test_version:": "2.5", "num_threads": 1, "resolution_in_ns": 0"#;
 
-#[test]
 fn item_11_cyclictest_json_with_min_above_max_or_garbage_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
@@ -145,7 +142,6 @@ fn item_11_cyclictest_json_with_min_above_max_or_garbage_is_refused() {
     }
 }
 
-#[test]
 fn item_11_interval_that_overflows_a_period_is_refused() {
     for cmd in ["timer", "wake", "net"] {
         refused(
@@ -157,7 +153,6 @@ fn item_11_interval_that_overflows_a_period_is_refused() {
     }
 }
 
-#[test]
 fn item_12_a_huge_input_file_is_refused_from_its_size_before_reading() {
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.json");
@@ -181,7 +176,6 @@ fn item_12_a_huge_input_file_is_refused_from_its_size_before_reading() {
     );
 }
 
-#[test]
 fn item_15_negative_values_name_the_option() {
     refused(
         &["timer", "-p", "-1", "-D", "1"],
@@ -205,45 +199,14 @@ fn item_15_negative_values_name_the_option() {
     );
 }
 
-mod parsers_never_panic {
-    use latscope::units::{parse_cpu_list, parse_duration_ns, parse_size_bytes};
-    use proptest::prelude::*;
-
-    /// Text built from the characters these parsers care about, and any text at all.
-    fn hostile() -> impl Strategy<Value = String> {
-        prop_oneof![
-            "[0-9,\\- a-z%=:.\"'µ]{0,40}",
-            "[0-9]{1,25}(-[0-9]{1,25})?(,[0-9]{1,25}(-[0-9]{1,25})?){0,3}",
-            any::<String>(),
-        ]
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(1000))]
-
-        #[test]
-        fn cpu_lists(text in hostile()) {
-            if let Ok(cpus) = parse_cpu_list(&text, &[0, 1]) {
-                prop_assert!(cpus.len() <= latscope::sys::cpu_list::MAX_CPUS);
-                prop_assert!(cpus.windows(2).all(|w| w[0] < w[1]));
-            }
-        }
-
-        #[test]
-        fn durations(text in hostile()) {
-            let _ = parse_duration_ns(&text);
-            let _ = latscope::units::parse_duration_ns_with_default(&text, 1_000);
-        }
-
-        #[test]
-        fn sizes(text in hostile()) {
-            let _ = parse_size_bytes(&text);
-        }
-
-        #[test]
-        fn load_specs(text in hostile(), kind in "(cpu|mem-churn|sleepers|exec|io|fork|net|switch|syscall|mem-access|prot-fault|proc-stat|x)") {
-            let _ = latscope::load::parse_spec(&text);
-            let _ = latscope::load::parse_spec(&format!("{kind}:{text}"));
-        }
-    }
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        item_08_raw_csv_rows_with_commas_in_a_load_spec_keep_the_header_field_count,
+        item_10_cpu_ranges_beyond_what_can_exist_are_refused_before_expanding,
+        item_11_cyclictest_json_with_min_above_max_or_garbage_is_refused,
+        item_11_interval_that_overflows_a_period_is_refused,
+        item_12_a_huge_input_file_is_refused_from_its_size_before_reading,
+        item_15_negative_values_name_the_option,
+    ]
 }

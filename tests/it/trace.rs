@@ -4,7 +4,7 @@
 //! (normal exit, Ctrl-C, SIGKILL + `latscope restore`); bad input is one line with the
 //! documented exit code and leaves nothing in instances/.
 
-mod common;
+use crate::common;
 use common::*;
 use latscope::stats::matching::{match_events, SampleSpan};
 use std::path::Path;
@@ -18,14 +18,9 @@ fn instance_of(pid: u32) -> std::path::PathBuf {
 }
 
 fn latscope_instances() -> Vec<String> {
-    std::fs::read_dir(INSTANCES)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("latscope-"))
-                .collect()
-        })
-        .unwrap_or_default()
+    let mut names = trace_instances();
+    names.retain(|n| n.starts_with("latscope-"));
+    names
 }
 
 const STALL_NS: u64 = 3_000_000;
@@ -141,7 +136,7 @@ fn noise_with_irq_load_sees_irq_activity() {
 }
 
 fn spawn_traced(extra: &[&str]) -> std::process::Child {
-    Command::new(assert_cmd::cargo::cargo_bin("latscope"))
+    common::latscope_command()
         .args(["timer", "--trace", "--cpus", &test_cpu().to_string()])
         .args(["-D", "60s", "--warmup", "0", "--quiet"])
         .args(extra)
@@ -220,7 +215,7 @@ fn one_line_error(cmd: &mut Command, code: i32, needle: &str) {
 fn bad_trace_input_is_one_line_and_leaves_nothing() {
     // Other tests here create instances; compare instances/ only while none runs.
     let _lock = latency_lock();
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     let cpu = test_cpu().to_string();
     one_line_error(
         Command::new(&bin).args(["timer", "--trace", "--trace-threshold", "soon", "-a", &cpu]),
@@ -264,7 +259,7 @@ fn break_above(trace: bool) {
     let (raw, json) = (dir.path().join("raw.csv"), dir.path().join("run.json"));
     let injector = StallInjector::start(cpu, STALL_NS, 300_000_000, 800_000_000);
     let tid = injector.tid as i64;
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("latscope"));
+    let mut cmd = common::latscope_command();
     cmd.args(["timer", "--cpus", &cpu.to_string()])
         .args(FIFO_50)
         .args(["--period", "500us", "--break-above", "2ms", "-D", "20s"])
@@ -447,7 +442,8 @@ fn wake_spikes_are_attributed_to_the_injector() {
     );
 }
 
-fn main() {
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
     let why = no_tracing();
     let mut cases = cases_unless(
         why.clone(),
@@ -491,5 +487,5 @@ fn main() {
             bad_trace_input_is_one_line_and_leaves_nothing,
         ),
     ]);
-    run_cases(cases);
+    cases
 }

@@ -1,7 +1,7 @@
 //! Every bad input gets a one-line error naming the value, the allowed range and the
 //! fix, with the documented exit code, before anything is measured.
 
-mod common;
+use crate::common;
 use common::*;
 use predicates::prelude::*;
 
@@ -94,7 +94,7 @@ fn unwritable_export_path_is_caught_before_measuring() {
 
 fn rt_policy_without_permission_suggests_other() {
     // Drop root's capabilities in a child: setpriv is in util-linux.
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     let out = std::process::Command::new("setpriv")
         .args([
             "--reuid=65534",
@@ -115,6 +115,8 @@ fn rt_policy_without_permission_suggests_other() {
 }
 
 fn busy_at_rt_with_throttling_off_is_refused_unless_forced() {
+    // Throttling off is system-wide: never while a latency test of this binary measures.
+    let _lock = latency_lock();
     let path = "/proc/sys/kernel/sched_rt_runtime_us";
     let original = std::fs::read_to_string(path).expect("checked before");
     // Probe refusal by checking the message only; never leave throttling off.
@@ -188,8 +190,9 @@ fn rt_runtime_unchangeable() -> Option<String> {
     }
 }
 
-fn main() {
-    common::run_cases(vec![
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    vec![
         common::case(
             "zero_negative_and_huge_periods",
             zero_negative_and_huge_periods,
@@ -219,5 +222,5 @@ fn main() {
             "raw_buffer_too_large_is_refused_but_the_first_bound_sizes_it",
             raw_buffer_too_large_is_refused_but_the_first_bound_sizes_it,
         ),
-    ]);
+    ]
 }

@@ -5,7 +5,7 @@
 //! samples no stall made are the host's (this VM's host stops its CPUs for 1-20 ms several
 //! times a second): they are counted and printed, never judged.
 
-mod common;
+use crate::common;
 use common::*;
 use latscope::stats::matching::{match_events, unmatched, SampleSpan};
 
@@ -13,7 +13,6 @@ const STALL_NS: u64 = 3_000_000;
 const EVERY_NS: u64 = 500_000_000;
 const PERIOD_NS: u64 = 100_000;
 
-#[test]
 fn injected_3ms_stall_is_seen_with_its_length_and_count() {
     let _lock = latency_lock();
     let cpu = test_cpu();
@@ -139,7 +138,6 @@ fn injected_3ms_stall_is_seen_with_its_length_and_count() {
     );
 }
 
-#[test]
 fn raw_deadlines_are_on_the_grid_and_inside_the_run_window() {
     let _lock = latency_lock();
     let cpu = test_cpu().to_string();
@@ -226,4 +224,12 @@ fn raw_deadlines_are_on_the_grid_and_inside_the_run_window() {
             );
         }
     }
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        injected_3ms_stall_is_seen_with_its_length_and_count,
+        raw_deadlines_are_on_the_grid_and_inside_the_run_window
+    ]
 }

@@ -2,9 +2,8 @@
 //! screenshot must not be blank, the DOM must hold the report's structure and the
 //! console must show no errors. Skipped with a message when chromium is absent.
 
-mod common;
+use crate::common;
 
-use assert_cmd::Command;
 use common::{case, fixture};
 use std::path::Path;
 
@@ -96,8 +95,7 @@ fn html_reports_render_in_chromium() {
     let browser = chromium().expect("checked before");
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.html");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args([
             "report",
             fixture("run.json").to_str().unwrap(),
@@ -121,8 +119,7 @@ fn html_reports_render_in_chromium() {
         ],
     );
     let cmp = dir.path().join("compare.html");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args(["compare", "-q"])
         .args([fixture("run.json"), fixture("run_regressed.json")])
         .arg("--export-html")
@@ -132,8 +129,7 @@ fn html_reports_render_in_chromium() {
     check_in_browser(browser, &cmp, &["histograms overlaid", "REGRESSED"]);
     // A traced run: the --trace section and its timeline render too.
     let traced = dir.path().join("trace.html");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args(["report", fixture("run_trace.json").to_str().unwrap()])
         .args(["-f", "html", "-q", "-o"])
         .arg(&traced)
@@ -151,13 +147,14 @@ fn html_reports_render_in_chromium() {
     );
 }
 
-fn main() {
-    common::run_cases(vec![case(
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    vec![case(
         "html_reports_render_in_chromium",
         html_reports_render_in_chromium,
     )
     .unless(chromium().is_none().then(|| {
         "chromium not installed (apt-get install chromium): HTML not checked in a browser"
             .to_string()
-    }))]);
+    }))]
 }

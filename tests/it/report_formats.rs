@@ -3,13 +3,21 @@
 //! against the structure Jenkins and GitLab read; escaping of system and user strings;
 //! clear errors for bad or older input files.
 
-mod common;
+use crate::common;
 
-use assert_cmd::Command;
-use common::fixture;
+use common::{fixture, latscope};
 use latscope::report::limits::parse_limits;
 use latscope::report::{reporter, Format, RenderOptions};
 use latscope::result::Run;
+
+/// Asserts `value` equals tests/snapshots/report_formats__NAME.snap, the name insta gave it
+/// when this file was its own test binary (in tests/it the module path would add `it__`).
+fn assert_snapshot(name: &str, value: String) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!(format!("report_formats__{name}"), value));
+}
 
 fn render(format: Format, limits: &str) -> String {
     let run = Run::load(&fixture("run.json")).unwrap();
@@ -24,12 +32,10 @@ fn render(format: Format, limits: &str) -> String {
     String::from_utf8(reporter(format, &opts).render(&run).unwrap()).unwrap()
 }
 
-#[test]
 fn table_snapshot() {
-    insta::assert_snapshot!(render(Format::Table, ""));
+    assert_snapshot("table_snapshot", render(Format::Table, ""));
 }
 
-#[test]
 fn csv_snapshot() {
     let csv = render(Format::Csv, "");
     let rows: Vec<&str> = csv.lines().collect();
@@ -38,15 +44,13 @@ fn csv_snapshot() {
         1 + 11,
         "a header and one row per scenario × thread"
     );
-    insta::assert_snapshot!(csv);
+    assert_snapshot("csv_snapshot", csv);
 }
 
-#[test]
 fn markdown_snapshot() {
-    insta::assert_snapshot!(render(Format::Markdown, ""));
+    assert_snapshot("markdown_snapshot", render(Format::Markdown, ""));
 }
 
-#[test]
 fn lava_snapshot() {
     let lava = render(Format::Lava, "max=500us");
     assert!(lava
@@ -59,20 +63,17 @@ fn lava_snapshot() {
     assert!(lava.contains(
         "timer_clock-nanosleep_1ms_cpu0_max --result fail --measurement 700.00 --units us"
     ));
-    insta::assert_snapshot!(lava);
+    assert_snapshot("lava_snapshot", lava);
 }
 
-#[test]
 fn junit_snapshot() {
-    insta::assert_snapshot!(render(Format::Junit, "max=500us"));
+    assert_snapshot("junit_snapshot", render(Format::Junit, "max=500us"));
 }
 
-#[test]
 fn html_snapshot() {
-    insta::assert_snapshot!(render(Format::Html, "max=500us"));
+    assert_snapshot("html_snapshot", render(Format::Html, "max=500us"));
 }
 
-#[test]
 fn json_round_trips() {
     let json = render(Format::Json, "");
     let back: Run = serde_json::from_str(&json).unwrap();
@@ -82,7 +83,6 @@ fn json_round_trips() {
 /// The structure Jenkins' JUnit plugin and GitLab's test report parser read:
 /// testsuites > testsuite[name,tests,failures,errors] > testcase[name,classname,time] >
 /// properties > property[name,value], and failure[message,type] on failing cases.
-#[test]
 fn junit_has_the_structure_ci_servers_read() {
     let xml = render(Format::Junit, "max=500us,p99=1ms");
     let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
@@ -152,7 +152,6 @@ fn junit_has_the_structure_ci_servers_read() {
     assert_eq!(root.attribute("failures").unwrap(), "4");
 }
 
-#[test]
 fn html_escapes_system_and_user_strings_and_needs_no_network() {
     let html = render(Format::Html, "");
     assert!(
@@ -176,11 +175,6 @@ fn html_escapes_system_and_user_strings_and_needs_no_network() {
     assert!(html.contains("timer: max latency per load"));
 }
 
-fn latscope() -> Command {
-    Command::cargo_bin("latscope").unwrap()
-}
-
-#[test]
 fn report_rerenders_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     for (format, needle) in [
@@ -234,7 +228,6 @@ fn report_rerenders_in_every_format() {
         .starts_with("scenario,"));
 }
 
-#[test]
 fn report_refuses_two_exports_on_stdout() {
     let out = latscope()
         .args([
@@ -249,7 +242,6 @@ fn report_refuses_two_exports_on_stdout() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("only one export can go to stdout"));
 }
 
-#[test]
 fn bad_and_older_files_get_an_error_naming_the_file_and_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let truncated = dir.path().join("truncated.json");
@@ -285,12 +277,10 @@ fn bad_and_older_files_get_an_error_naming_the_file_and_the_problem() {
 /// A traced run (tests/fixtures/run_trace.json: `timer --trace` with a FIFO 99 python3
 /// spinning on the measured CPU) as HTML: the parts table, every spike line, the cause
 /// summary and the worst spike's timeline are there.
-#[test]
 fn html_has_the_trace_section() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("trace.html");
-    Command::cargo_bin("latscope")
-        .unwrap()
+    common::latscope()
         .args(["report", fixture("run_trace.json").to_str().unwrap()])
         .args(["-f", "html", "-q", "-o"])
         .arg(&out)
@@ -360,4 +350,23 @@ fn html_has_the_trace_section() {
         "<summary>The worst spike's events ({})</summary>",
         t.worst_spike_events.len()
     )));
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        table_snapshot,
+        csv_snapshot,
+        markdown_snapshot,
+        lava_snapshot,
+        junit_snapshot,
+        html_snapshot,
+        json_round_trips,
+        junit_has_the_structure_ci_servers_read,
+        html_escapes_system_and_user_strings_and_needs_no_network,
+        report_rerenders_in_every_format,
+        report_refuses_two_exports_on_stdout,
+        bad_and_older_files_get_an_error_naming_the_file_and_the_problem,
+        html_has_the_trace_section
+    ]
 }

@@ -3,7 +3,7 @@
 //! panic, killed + `latscope restore`), losses counted with a tiny buffer, and a mounted
 //! tracefs left mounted.
 
-mod common;
+use crate::common;
 
 use common::latency_lock as lock;
 use latscope::trace::{render_text_line, EventKind, TraceConfig, TraceSession};
@@ -20,24 +20,17 @@ fn workload(ms: u64) {
     }
 }
 
-fn instances() -> Vec<String> {
-    std::fs::read_dir("/sys/kernel/tracing/instances")
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn records_events_and_removes_the_instance() {
     let _l = lock();
     let s = TraceSession::start(&TraceConfig::default()).unwrap();
     let name = s.instance_name().to_string();
-    assert!(instances().contains(&name));
+    assert!(common::trace_instances().contains(&name));
     workload(200);
     let r = s.stop().unwrap();
-    assert!(!instances().contains(&name), "instance left behind");
+    assert!(
+        !common::trace_instances().contains(&name),
+        "instance left behind"
+    );
     eprintln!(
         "{} events, {} pages, {:?}, notes {:?}, missing {:?}",
         r.events.len(),
@@ -220,7 +213,10 @@ fn instance_is_removed_when_a_panic_drops_the_session() {
     assert!(r.is_err());
     let name = name.into_inner().unwrap();
     assert!(!name.is_empty());
-    assert!(!instances().contains(&name), "{name} left behind");
+    assert!(
+        !common::trace_instances().contains(&name),
+        "{name} left behind"
+    );
 }
 
 /// A dead PID: a child that has exited and been reaped.
@@ -241,13 +237,9 @@ fn latscope_restore_removes_the_instance_of_a_dead_run() {
     let live = format!("latscope-{}", std::process::id());
     let live_dir = Path::new("/sys/kernel/tracing/instances").join(&live);
     std::fs::create_dir(&live_dir).unwrap();
-    let out = assert_cmd::Command::cargo_bin("latscope")
-        .unwrap()
-        .arg("restore")
-        .output()
-        .unwrap();
+    let out = common::latscope().arg("restore").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let left = instances();
+    let left = common::trace_instances();
     let _ = std::fs::remove_dir(&live_dir);
     assert!(
         stdout.contains(&format!("removed tracefs instance {name}")),
@@ -317,8 +309,9 @@ fn a_mounted_tracefs_stays_mounted() {
     assert!(mounted(), "tracefs was unmounted");
 }
 
-fn main() {
-    common::run_cases(common::cases_unless(
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::cases_unless(
         common::no_tracing(),
         &[
             (
@@ -350,5 +343,5 @@ fn main() {
                 a_mounted_tracefs_stays_mounted,
             ),
         ],
-    ));
+    )
 }

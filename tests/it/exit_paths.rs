@@ -6,7 +6,7 @@
 //! measured (after SIGKILL: up to the last checkpoint) and the documented exit code.
 //! Prints its table, "N of N clean". Beside it, one regression test per item (3-7).
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -365,7 +365,6 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
     }
 }
 
-#[test]
 fn exit_path_matrix_leaves_the_system_as_it_was() {
     if latscope::sys::process::effective_uid() != 0 {
         eprintln!("SKIPPED: the exit-path matrix needs root");
@@ -487,7 +486,6 @@ fn load_processes() -> Vec<String> {
 }
 
 /// Item 4: the exec load's grandchildren die with a SIGKILLed latscope (PID namespace).
-#[test]
 fn item4_exec_grandchildren_die_with_a_sigkilled_run() {
     if latscope::sys::process::effective_uid() != 0 {
         eprintln!("SKIPPED: needs root (PID namespace)");
@@ -510,7 +508,6 @@ fn item4_exec_grandchildren_die_with_a_sigkilled_run() {
 
 /// Item 5: `latscope restore` removes the io load's scratch directories of dead runs and
 /// says so; a live run's are kept.
-#[test]
 fn item5_restore_removes_scratch_directories_of_dead_runs() {
     let mut dead = Command::new("true").spawn().unwrap();
     let dead_pid = dead.id();
@@ -537,7 +534,6 @@ fn item5_restore_removes_scratch_directories_of_dead_runs() {
 
 /// Item 5: SIGKILL loses at most one `--checkpoint`: the file holds the running
 /// scenario's counts, marked partial, and says interrupted.
-#[test]
 fn item5_sigkill_keeps_the_last_checkpoint() {
     let _lock = latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -557,7 +553,6 @@ fn item5_sigkill_keeps_the_last_checkpoint() {
 }
 
 /// Item 6: `--resume` refuses a file written by another plan, naming it.
-#[test]
 fn item6_resume_refuses_another_plans_file() {
     let _lock = latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -587,7 +582,6 @@ fn item6_resume_refuses_another_plans_file() {
 }
 
 /// Item 6: a suite killed after its first scenario leaves a file that says interrupted.
-#[test]
 fn item6_killed_suite_says_interrupted() {
     let _lock = latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -620,7 +614,6 @@ fn item6_killed_suite_says_interrupted() {
 }
 
 /// Item 7: a second run on the same `--export-json` refuses to start, naming the path.
-#[test]
 fn item7_second_run_on_the_same_export_json_refuses() {
     let _lock = latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -654,7 +647,6 @@ fn item7_second_run_on_the_same_export_json_refuses() {
 
 /// Item 3: SIGHUP (a closed terminal or ssh session) is an exit path like Ctrl-C: the
 /// system is restored, what was measured is saved marked interrupted by SIGHUP, exit 130.
-#[test]
 fn item3_sighup_restores_and_saves_marked_interrupted() {
     let _lock = latency_lock();
     let dir = tempfile::tempdir().unwrap();
@@ -674,4 +666,18 @@ fn item3_sighup_restores_and_saves_marked_interrupted() {
         "the final save replaces the checkpoint"
     );
     assert!(v["scenarios"][0]["threads"][0]["samples"].as_u64() > Some(0));
+}
+
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        exit_path_matrix_leaves_the_system_as_it_was,
+        item4_exec_grandchildren_die_with_a_sigkilled_run,
+        item5_restore_removes_scratch_directories_of_dead_runs,
+        item5_sigkill_keeps_the_last_checkpoint,
+        item6_resume_refuses_another_plans_file,
+        item6_killed_suite_says_interrupted,
+        item7_second_run_on_the_same_export_json_refuses,
+        item3_sighup_restores_and_saves_marked_interrupted,
+    ]
 }

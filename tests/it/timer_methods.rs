@@ -1,6 +1,6 @@
 //! Every wake-up method runs for real on one CPU and produces a sane, complete result.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn every_method_produces_a_sane_result() {
@@ -118,7 +118,7 @@ fn json_file_is_written_and_other_policy_warns() {
 fn dma_latency_is_held_during_the_run_and_released_after() {
     let _lock = common::latency_lock();
     let before = latscope::sys::dma_latency::current_us().expect("checked before");
-    let bin = assert_cmd::cargo::cargo_bin("latscope");
+    let bin = common::latscope_path();
     let child = std::process::Command::new(bin)
         .args([
             "timer",
@@ -147,8 +147,9 @@ fn dma_latency_is_held_during_the_run_and_released_after() {
     );
 }
 
-fn main() {
-    common::run_cases(vec![
+/// This module's tests, for tests/it/main.rs.
+pub fn cases() -> Vec<common::Case> {
+    vec![
         case(
             "every_method_produces_a_sane_result",
             every_method_produces_a_sane_result,
@@ -170,5 +171,5 @@ fn main() {
                 .is_none()
                 .then(|| "/dev/cpu_dma_latency is not readable here".to_string()),
         ),
-    ]);
+    ]
 }

@@ -1,0 +1,180 @@
+//! The rules that judge a run against the baseline (`--rule STATS:PERCENT[:ABSOLUTE]`,
+//! default: p99.9 or max worse by more than 10 % and more than 5 µs) and the verdict
+//! they give one aligned scenario × CPU: regressed, improved or unchanged.
+
+use crate::report::limits::format_stat;
+use crate::report::stat_unknown;
+use crate::result::ThreadResult;
+use crate::stats::Stat;
+
+/// The rule used when no `--rule` is given.
+pub const DEFAULT_RULE: &str = "p99.9,max:10%:5us";
+
+/// `STATS:PERCENT[:ABSOLUTE]`: a statistic regressed when it is worse (higher) than the
+/// baseline by more than `percent` % and by more than `absolute` (ns, or a count).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    pub stats: Vec<Stat>,
+    pub percent: f64,
+    pub absolute: f64,
+}
+
+/// Parses a rule such as `p99.9,max:10%:5us` or `overruns:0%:10`.
+pub fn parse_rule(text: &str) -> Result<Rule, String> {
+    let parts: Vec<&str> = text.split(':').map(str::trim).collect();
+    if parts.len() < 2 || parts.len() > 3 {
+        return Err(format!(
+            "'{text}' is not STATS:PERCENT[:ABSOLUTE]; write e.g. {DEFAULT_RULE}"
+        ));
+    }
+    let stats: Vec<Stat> = parts[0]
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(Stat::parse_judged)
+        .collect::<Result<_, _>>()?;
+    if stats.is_empty() {
+        return Err(format!(
+            "'{text}' names no statistic; write e.g. {DEFAULT_RULE}"
+        ));
+    }
+    let Some(pct_text) = parts[1].strip_suffix('%') else {
+        return Err(format!(
+            "'{}' in '{text}' is not a percentage like 10% (the % is required)",
+            parts[1]
+        ));
+    };
+    let percent: f64 = pct_text
+        .parse()
+        .ok()
+        .filter(|p: &f64| p.is_finite() && *p >= 0.0)
+        .ok_or_else(|| format!("'{}' in '{text}' is not a percentage like 10%", parts[1]))?;
+    let absolute = match parts.get(2) {
+        None => 0.0,
+        Some(a) if a.chars().all(|c| c.is_ascii_digit() || c == '.') => {
+            if stats.iter().all(|s| s.is_count()) {
+                a.parse::<f64>()
+                    .map_err(|_| format!("'{a}' is not a number"))?
+            } else {
+                return Err(format!(
+                    "'{a}' in '{text}' has no unit; write e.g. {a}us (counts need none)"
+                ));
+            }
+        }
+        Some(a) => crate::units::parse_duration_ns(a)? as f64,
+    };
+    Ok(Rule {
+        stats,
+        percent,
+        absolute,
+    })
+}
+
+/// The rules as typed back: `p99.9,max:10%:5µs` (several separated by spaces).
+pub fn rules_text(rules: &[Rule]) -> String {
+    rules
+        .iter()
+        .map(|r| {
+            let abs = if r.stats.iter().all(|s| s.is_count()) {
+                format!("{}", r.absolute)
+            } else {
+                format_stat(Stat::Max, r.absolute).replace(' ', "")
+            };
+            let stats: Vec<&str> = r.stats.iter().map(|s| s.name()).collect();
+            format!("{}:{}%:{abs}", stats.join(","), r.percent)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The outcome for one aligned scenario × CPU in one run against the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Regressed,
+    Improved,
+    Unchanged,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Verdict::Regressed => "regressed",
+            Verdict::Improved => "improved",
+            Verdict::Unchanged => "unchanged",
+        })
+    }
+}
+
+/// A verdict and the statistics behind it.
+pub type Judgement = (Verdict, Vec<String>);
+
+/// Judges `new` against `base`; returns the verdict and the statistics behind it.
+pub fn judge(base: &ThreadResult, new: &ThreadResult, rules: &[Rule]) -> Judgement {
+    let mut worse = Vec::new();
+    let mut better = Vec::new();
+    for rule in rules {
+        for &stat in &rule.stats {
+            if stat_unknown(base, stat) || stat_unknown(new, stat) {
+                continue;
+            }
+            let (a, b) = (base.summary.stat(stat), new.summary.stat(stat));
+            let reason = format!(
+                "{stat} {} ({})",
+                signed_change(stat, b - a),
+                ratio_text(a, b)
+            );
+            if b > a * (1.0 + rule.percent / 100.0) && b - a > rule.absolute {
+                worse.push(reason);
+            } else if b < a * (1.0 - rule.percent / 100.0) && a - b > rule.absolute {
+                better.push(reason);
+            }
+        }
+    }
+    if !worse.is_empty() {
+        (Verdict::Regressed, worse)
+    } else if !better.is_empty() {
+        (Verdict::Improved, better)
+    } else {
+        (Verdict::Unchanged, Vec::new())
+    }
+}
+
+/// A signed change: `+12.30 µs`, `-3` for counts.
+pub fn signed_change(stat: Stat, delta: f64) -> String {
+    let sign = if delta >= 0.0 { "+" } else { "-" };
+    if stat.is_count() {
+        format!("{sign}{:.0}", delta.abs())
+    } else {
+        format!("{sign}{:.2} µs", delta.abs() / 1e3)
+    }
+}
+
+/// `new` as a multiple of `base`: `×1.25`, `–` when the baseline is 0.
+pub fn ratio_text(base: f64, new: f64) -> String {
+    if base > 0.0 {
+        format!("×{:.2}", new / base)
+    } else {
+        "–".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_parse_and_explain_mistakes() {
+        let r = parse_rule(DEFAULT_RULE).unwrap();
+        assert_eq!(r.stats, vec![Stat::P999, Stat::Max]);
+        assert_eq!(r.percent, 10.0);
+        assert_eq!(r.absolute, 5000.0);
+        assert_eq!(parse_rule("overruns:0%:10").unwrap().absolute, 10.0);
+        assert_eq!(parse_rule("max:20%").unwrap().absolute, 0.0);
+        assert!(parse_rule("max:10%:5").unwrap_err().contains("no unit"));
+        assert!(parse_rule("p42:10%")
+            .unwrap_err()
+            .contains("unknown statistic"));
+        assert!(parse_rule("max").unwrap_err().contains("STATS:PERCENT"));
+        assert!(parse_rule("max:ten%").unwrap_err().contains("percentage"));
+    }
+}

@@ -1,0 +1,332 @@
+//! The renderings of a `Comparison` (src/compare/), each a `Reporter<Comparison>`: the
+//! terminal tables and verdicts, Markdown, CSV (one row per aligned scenario × CPU ×
+//! statistic × run) and HTML with overlaid histograms.
+
+use super::plots::HistogramLine;
+use super::{stat_unknown, Format, Reporter};
+use crate::compare::rules::{ratio_text, signed_change};
+use crate::compare::{Aligned, Comparison, Verdict};
+use crate::result::ThreadResult;
+use crate::stats::Stat;
+use std::fmt::Write;
+
+/// The statistics shown in comparison tables.
+pub const STATS: [Stat; 10] = [
+    Stat::Min,
+    Stat::Avg,
+    Stat::P50,
+    Stat::P99,
+    Stat::P999,
+    Stat::P9999,
+    Stat::Max,
+    Stat::Stddev,
+    Stat::Overruns,
+    Stat::Missed,
+];
+
+/// A renderer of comparisons in one format.
+pub type ComparisonReporter = dyn for<'a> Reporter<Comparison<'a>>;
+
+/// The renderer of a comparison in `format`; None for the formats a comparison has not
+/// (JSON, JUnit, LAVA: they render single runs).
+pub fn reporter(format: Format, in_ns: bool) -> Option<Box<ComparisonReporter>> {
+    Some(match format {
+        Format::Table => Box::new(ComparisonTableReporter { in_ns }),
+        Format::Markdown => Box::new(ComparisonMarkdownReporter { in_ns }),
+        Format::Csv => Box::new(ComparisonCsvReporter),
+        Format::Html => Box::new(ComparisonHtmlReporter { in_ns }),
+        Format::Json | Format::Junit | Format::Lava => return None,
+    })
+}
+
+fn cell(th: &ThreadResult, stat: Stat) -> Option<f64> {
+    if stat_unknown(th, stat) {
+        return None;
+    }
+    Some(th.summary.stat(stat))
+}
+
+fn value_text(stat: Stat, v: Option<f64>, in_ns: bool) -> String {
+    match v {
+        None => "–".into(),
+        Some(v) if stat.is_count() => format!("{v:.0}"),
+        Some(v) => crate::units::latency_cell(v.round() as u64, in_ns),
+    }
+}
+
+/// Per aligned row: the header and one row per statistic (value per run, then change and
+/// ratio for each later run).
+pub fn table(cmp: &Comparison, a: &Aligned, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>) {
+    let unit = if in_ns { "ns" } else { "µs" };
+    let mut header = vec![format!("statistic ({unit})")];
+    for (r, l) in cmp.labels.iter().enumerate() {
+        header.push(l.clone());
+        if r > 0 {
+            header.push("change".into());
+            header.push("ratio".into());
+        }
+    }
+    let mut rows = Vec::new();
+    let mut samples = vec!["samples".to_string()];
+    for (r, e) in a.entries.iter().enumerate() {
+        samples.push(e.map_or("–".into(), |(_, t)| t.summary.samples.to_string()));
+        if r > 0 {
+            samples.extend(["".into(), "".into()]);
+        }
+    }
+    rows.push(samples);
+    for stat in STATS {
+        let base = a.entries[0].and_then(|(_, t)| cell(t, stat));
+        let mut row = vec![stat.to_string()];
+        for (r, e) in a.entries.iter().enumerate() {
+            let v = e.and_then(|(_, t)| cell(t, stat));
+            row.push(value_text(stat, v, in_ns));
+            if r > 0 {
+                match (base, v) {
+                    (Some(b), Some(v)) => {
+                        row.push(if in_ns && !stat.is_count() {
+                            format!("{:+.0}", v - b)
+                        } else {
+                            signed_change(stat, v - b).replace(" µs", "")
+                        });
+                        row.push(ratio_text(b, v));
+                    }
+                    _ => row.extend(["–".into(), "–".into()]),
+                }
+            }
+        }
+        rows.push(row);
+    }
+    (header, rows)
+}
+
+/// One line per aligned row and later run: `REGRESSED: ...`, `improved: ...`.
+pub fn verdict_lines(cmp: &Comparison) -> Vec<(Option<Verdict>, String)> {
+    let mut lines = Vec::new();
+    for (a, vs) in cmp.aligned.iter().zip(&cmp.verdicts) {
+        for (i, v) in vs.iter().enumerate() {
+            let label = &cmp.labels[i + 1];
+            match v {
+                Some((verdict, reasons)) => {
+                    let head = match verdict {
+                        Verdict::Regressed => "REGRESSED",
+                        Verdict::Improved => "improved",
+                        Verdict::Unchanged => "unchanged",
+                    };
+                    let why = if reasons.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", reasons.join(", "))
+                    };
+                    lines.push((
+                        Some(*verdict),
+                        format!("{head}: {} in {label}{why}", a.key.label()),
+                    ));
+                }
+                None => {
+                    let missing = if a.entries[0].is_none() {
+                        format!(
+                            "{} only in {label}, not in {}",
+                            a.key.label(),
+                            cmp.labels[0]
+                        )
+                    } else {
+                        format!("{} not in {label}", a.key.label())
+                    };
+                    if !lines
+                        .iter()
+                        .any(|(_, l): &(Option<Verdict>, String)| l.ends_with(&missing))
+                    {
+                        lines.push((None, format!("missing: {missing}")));
+                    }
+                }
+            }
+        }
+    }
+    lines
+}
+
+/// The terminal rendering: a table per aligned scenario × CPU, then the verdicts.
+pub struct ComparisonTableReporter {
+    pub in_ns: bool,
+}
+
+impl Reporter<Comparison<'_>> for ComparisonTableReporter {
+    fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
+        let mut out = String::new();
+        for (i, l) in cmp.labels.iter().enumerate() {
+            let role = if i == 0 { "baseline" } else { "compared" };
+            let _ = writeln!(out, "{} {role}: {l}", (b'A' + (i % 26) as u8) as char);
+        }
+        for a in &cmp.aligned {
+            let (header, rows) = table(cmp, a, self.in_ns);
+            let t = super::terminal_table::condensed_table(header, rows, 1);
+            let _ = writeln!(out, "\n{}\n{t}", a.key.label());
+        }
+        out.push('\n');
+        for (_, line) in verdict_lines(cmp) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+/// Markdown: the same tables and verdicts.
+pub struct ComparisonMarkdownReporter {
+    pub in_ns: bool,
+}
+
+impl Reporter<Comparison<'_>> for ComparisonMarkdownReporter {
+    fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
+        use super::markdown::{md_cell, md_table};
+        let mut out = String::from("## latscope comparison\n\n");
+        for (i, l) in cmp.labels.iter().enumerate() {
+            let role = if i == 0 { "baseline" } else { "compared" };
+            let _ = writeln!(out, "- {role}: `{}`", l.replace('`', "'"));
+        }
+        for a in &cmp.aligned {
+            let (header, rows) = table(cmp, a, self.in_ns);
+            let _ = writeln!(out, "\n### {}\n", md_cell(&a.key.label()));
+            out.push_str(&md_table(&header, &rows, 1));
+        }
+        out.push_str("\n### Verdicts\n\n");
+        for (_, line) in verdict_lines(cmp) {
+            let _ = writeln!(out, "- {}", md_cell(&line));
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+/// CSV: one row per aligned scenario × CPU × statistic × run.
+pub struct ComparisonCsvReporter;
+
+impl Reporter<Comparison<'_>> for ComparisonCsvReporter {
+    fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
+        let mut w = ::csv::Writer::from_writer(Vec::new());
+        w.write_record([
+            "scenario",
+            "cpu",
+            "metric",
+            "statistic",
+            "run",
+            "value",
+            "change",
+            "ratio",
+            "verdict",
+        ])?;
+        for (a, vs) in cmp.aligned.iter().zip(&cmp.verdicts) {
+            for stat in STATS {
+                let base = a.entries[0].and_then(|(_, t)| cell(t, stat));
+                for (r, e) in a.entries.iter().enumerate() {
+                    let v = e.and_then(|(_, t)| cell(t, stat));
+                    let (change, ratio) = match (r, base, v) {
+                        (r, Some(b), Some(v)) if r > 0 => (
+                            format!("{:.1}", v - b),
+                            if b > 0.0 {
+                                format!("{:.4}", v / b)
+                            } else {
+                                String::new()
+                            },
+                        ),
+                        _ => (String::new(), String::new()),
+                    };
+                    let verdict = if r == 0 {
+                        "baseline".to_string()
+                    } else {
+                        vs[r - 1]
+                            .as_ref()
+                            .map_or("missing".into(), |v| v.0.to_string())
+                    };
+                    w.write_record([
+                        a.key.label(),
+                        a.key.cpu.to_string(),
+                        a.key.metric.clone(),
+                        stat.to_string(),
+                        cmp.labels[r].clone(),
+                        v.map_or(String::new(), |v| format!("{v:.1}")),
+                        change,
+                        ratio,
+                        verdict,
+                    ])?;
+                }
+            }
+        }
+        Ok(w.into_inner()?)
+    }
+}
+
+/// HTML: overlaid histograms (one line per run) per aligned scenario × CPU, the tables and
+/// the verdicts.
+pub struct ComparisonHtmlReporter {
+    pub in_ns: bool,
+}
+
+impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
+    fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
+        use super::html::{esc, page};
+        let mut body = String::from("<h1>latscope comparison</h1>\n<ul>\n");
+        for (i, l) in cmp.labels.iter().enumerate() {
+            let role = if i == 0 { "baseline" } else { "compared" };
+            let _ = writeln!(body, "<li>{role}: <code>{}</code></li>", esc(l));
+        }
+        body.push_str("</ul>\n<h2>Verdicts</h2>\n");
+        for (v, line) in verdict_lines(cmp) {
+            let class = match v {
+                Some(Verdict::Regressed) => "failtext",
+                Some(Verdict::Improved) => "pass",
+                _ => "note",
+            };
+            let _ = writeln!(body, "<p class=\"{class}\">{}</p>", esc(&line));
+        }
+        for a in &cmp.aligned {
+            let _ = writeln!(body, "<section>\n<h2>{}</h2>", esc(&a.key.label()));
+            let lines: Vec<HistogramLine> = a
+                .entries
+                .iter()
+                .enumerate()
+                .filter_map(|(r, e)| {
+                    e.filter(|(_, t)| !t.histogram.is_empty())
+                        .map(|(_, t)| HistogramLine {
+                            label: cmp.labels[r].clone(),
+                            buckets: &t.histogram,
+                        })
+                })
+                .collect();
+            if !lines.is_empty() {
+                let deadline = a
+                    .entries
+                    .iter()
+                    .flatten()
+                    .next()
+                    .map(|(s, _)| s.params.deadline_ns);
+                let (svg, note) = super::plots::histogram_svg(
+                    &format!("{} — histograms overlaid", a.key.label()),
+                    &lines,
+                    deadline,
+                )?;
+                let _ = writeln!(
+                    body,
+                    "<figure>\n{svg}\n<figcaption class=\"note\">One line per run, logarithmic count axis.{}</figcaption>\n</figure>",
+                    note.map(|n| format!(" {}.", esc(&n))).unwrap_or_default()
+                );
+            }
+            let (header, rows) = table(cmp, a, self.in_ns);
+            body.push_str("<table>\n<tr>");
+            for h in header {
+                let _ = write!(body, "<th>{}</th>", esc(&h));
+            }
+            body.push_str("</tr>\n");
+            for r in rows {
+                body.push_str("<tr>");
+                for (i, c) in r.iter().enumerate() {
+                    let class = if i > 0 { " class=\"num\"" } else { "" };
+                    let _ = write!(body, "<td{class}>{}</td>", esc(c));
+                }
+                body.push_str("</tr>\n");
+            }
+            body.push_str("</table>\n</section>\n");
+        }
+        Ok(page("latscope comparison", &body).into_bytes())
+    }
+}

@@ -1,0 +1,61 @@
+//! The integration tests as one binary (one build and one link instead of one per file).
+//! Each module lists its tests in `cases()`; they all run under one libtest-mimic harness
+//! (tests/common `run_cases`) named `module::test`, so a test whose precondition fails here
+//! shows as `ignored` with a SKIPPED line. tests/no_alloc_in_loops.rs stays its own binary:
+//! it needs its own global allocator.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bad_input;
+mod bad_input_corpus;
+mod cyclictest_compare;
+mod exit_paths;
+mod html_browser;
+mod injected_stall;
+mod interrupt;
+mod isolate;
+mod loads;
+mod net;
+mod noise;
+mod report_formats;
+mod security;
+mod suite;
+mod timer_methods;
+mod trace;
+mod trace_recording;
+mod verdicts;
+mod wake;
+
+/// A module's `cases`.
+type ModuleCases = fn() -> Vec<common::Case>;
+
+fn main() {
+    let modules: [(&str, ModuleCases); 19] = [
+        ("bad_input", bad_input::cases),
+        ("bad_input_corpus", bad_input_corpus::cases),
+        ("cyclictest_compare", cyclictest_compare::cases),
+        ("exit_paths", exit_paths::cases),
+        ("html_browser", html_browser::cases),
+        ("injected_stall", injected_stall::cases),
+        ("interrupt", interrupt::cases),
+        ("isolate", isolate::cases),
+        ("loads", loads::cases),
+        ("net", net::cases),
+        ("noise", noise::cases),
+        ("report_formats", report_formats::cases),
+        ("security", security::cases),
+        ("suite", suite::cases),
+        ("timer_methods", timer_methods::cases),
+        ("trace", trace::cases),
+        ("trace_recording", trace_recording::cases),
+        ("verdicts", verdicts::cases),
+        ("wake", wake::cases),
+    ];
+    common::run_cases(
+        modules
+            .into_iter()
+            .flat_map(|(module, cases)| cases().into_iter().map(move |c| c.in_module(module)))
+            .collect(),
+    )
+}
