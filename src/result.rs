@@ -502,3 +502,16 @@ pub fn check_writable(path: &std::path::Path) -> std::io::Result<()> {
         }
     }
 }
+
+/// Key in `ThreadResult::extra` listing statistics the source did not provide (e.g. the
+/// percentiles of a cyclictest file without histogram); they are shown as `–` and
+/// never judged.
+pub const UNKNOWN_STATS_KEY: &str = "unknown_stats";
+
+/// Whether a thread's source did not provide `stat`.
+pub fn stat_unknown(th: &ThreadResult, stat: crate::stats::Stat) -> bool {
+    th.extra
+        .get(UNKNOWN_STATS_KEY)
+        .and_then(|v| v.as_array())
+        .is_some_and(|a| a.iter().any(|s| s.as_str() == Some(stat.name())))
+}

@@ -2,8 +2,7 @@
 //! default: p99.9 or max worse by more than 10 % and more than 5 µs) and the verdict
 //! they give one aligned scenario × CPU: regressed, improved or unchanged.
 
-use crate::report::limits::format_stat;
-use crate::report::stat_unknown;
+use crate::result::stat_unknown;
 use crate::result::ThreadResult;
 use crate::stats::Stat;
 
@@ -78,7 +77,7 @@ pub fn rules_text(rules: &[Rule]) -> String {
             let abs = if r.stats.iter().all(|s| s.is_count()) {
                 format!("{}", r.absolute)
             } else {
-                format_stat(Stat::Max, r.absolute).replace(' ', "")
+                Stat::Max.format_value(r.absolute).replace(' ', "")
             };
             let stats: Vec<&str> = r.stats.iter().map(|s| s.name()).collect();
             format!("{}:{}%:{abs}", stats.join(","), r.percent)

@@ -5,7 +5,7 @@
 //! wake sweeps the response percentiles against the number of competitors; and the
 //! system context with every warning. Every string from the system or user is escaped.
 
-use super::limits::{format_stat, thread_failures, Limit};
+use super::limits::{thread_failures, Limit};
 use super::plots::{self, HistogramLine};
 use super::Reporter;
 use crate::result::{metric_label, Run, Scenario};
@@ -642,7 +642,7 @@ fn verdict_section(run: &Run, limits: &[Limit]) -> String {
     }
     let asked: Vec<String> = limits
         .iter()
-        .map(|l| format!("{}={}", l.stat, format_stat(l.stat, l.limit)))
+        .map(|l| format!("{}={}", l.stat, l.stat.format_value(l.limit)))
         .collect();
     let failures = super::limits::check_run(run, limits);
     let mut out = format!(

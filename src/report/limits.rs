@@ -3,7 +3,6 @@
 
 use crate::result::{metric_label, Run, Scenario, ThreadResult};
 use crate::stats::Stat;
-use crate::units::human_ns;
 
 /// One `STAT=VALUE` limit: the statistic must not exceed `limit`.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,15 +89,6 @@ pub fn check_run(run: &Run, limits: &[Limit]) -> Vec<LimitFailure> {
         .collect()
 }
 
-/// A statistic's value for people: `63.20 µs` for latencies, a number for counts.
-pub fn format_stat(stat: Stat, value: f64) -> String {
-    if stat.is_count() {
-        format!("{value:.0}")
-    } else {
-        human_ns(value.round() as u64)
-    }
-}
-
 impl std::fmt::Display for LimitFailure {
     /// `timer clock-nanosleep 1ms cpu1 p99 63.20 µs > 50.00 µs`
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -111,8 +101,8 @@ impl std::fmt::Display for LimitFailure {
             "{} {} {} > {}",
             metric_label(&place, &self.metric),
             self.stat,
-            format_stat(self.stat, self.value),
-            format_stat(self.stat, self.limit)
+            self.stat.format_value(self.value),
+            self.stat.format_value(self.limit)
         )
     }
 }

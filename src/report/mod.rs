@@ -20,8 +20,7 @@ pub mod table;
 pub mod terminal_table;
 pub mod trace;
 
-use crate::result::{Run, ThreadResult};
-use crate::stats::Stat;
+use crate::result::Run;
 
 /// Renders a Run (or what else a format shows, such as a `compare::Comparison`) in one
 /// format.
@@ -84,15 +83,4 @@ pub fn reporter(format: Format, opts: &RenderOptions) -> Box<dyn Reporter> {
     }
 }
 
-/// Key in `ThreadResult::extra` listing statistics the source did not provide (e.g. the
-/// percentiles of a cyclictest file without histogram); they are shown as `–` and
-/// never judged.
-pub const UNKNOWN_STATS_KEY: &str = "unknown_stats";
-
-/// Whether a thread's source did not provide `stat`.
-pub fn stat_unknown(th: &ThreadResult, stat: Stat) -> bool {
-    th.extra
-        .get(UNKNOWN_STATS_KEY)
-        .and_then(|v| v.as_array())
-        .is_some_and(|a| a.iter().any(|s| s.as_str() == Some(stat.name())))
-}
+pub use crate::result::{stat_unknown, UNKNOWN_STATS_KEY};

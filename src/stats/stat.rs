@@ -23,6 +23,15 @@ pub enum Stat {
 }
 
 impl Stat {
+    /// A value of this statistic for people: `63.20 µs` for latencies, a number for counts.
+    pub fn format_value(self, value: f64) -> String {
+        if self.is_count() {
+            format!("{value:.0}")
+        } else {
+            crate::units::human_ns(value.round() as u64)
+        }
+    }
+
     /// Every statistic, in the order of the Summary's fields (the CSV's columns).
     pub const ALL: [Stat; 13] = [
         Stat::Samples,
