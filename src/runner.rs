@@ -271,8 +271,24 @@ pub fn output_lock_path(path: &std::path::Path) -> std::path::PathBuf {
     path.with_file_name(format!(".{name}.lock"))
 }
 
+/// The held lock of an `--export-json` file; its lock file is removed when the run ends,
+/// so no `.NAME.lock` stays beside the result (a `kill -9` leaves it: harmless, as the
+/// flock died with the process). A third run that opened the file just before the
+/// removal could lock the unlinked file beside a fourth that creates a new one: a window
+/// of microseconds between runs started on the same path at once, accepted for no litter.
+pub struct OutputLock {
+    path: std::path::PathBuf,
+    _lock: crate::sys::filelock::FileLock,
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
 /// Takes the lock of the `--export-json` file; refuses when another run holds it.
-fn lock_output(plan: &Plan) -> anyhow::Result<Option<crate::sys::filelock::FileLock>> {
+fn lock_output(plan: &Plan) -> anyhow::Result<Option<OutputLock>> {
     let Some(path) = plan.output.export_json.as_ref() else {
         return Ok(None);
     };
@@ -283,7 +299,10 @@ fn lock_output(plan: &Plan) -> anyhow::Result<Option<crate::sys::filelock::FileL
     match crate::sys::filelock::FileLock::try_exclusive(&lock_path)
         .with_context(|| format!("locking {}", lock_path.display()))?
     {
-        Some(lock) => Ok(Some(lock)),
+        Some(lock) => Ok(Some(OutputLock {
+            path: lock_path,
+            _lock: lock,
+        })),
         None => anyhow::bail!(
             "{} is being written by another latscope run (it holds {}); wait for it or choose another --export-json path",
             path.display(),

@@ -150,7 +150,13 @@ pub fn open_pipe(instance: &Path, cpu: usize) -> io::Result<File> {
         .open(instance.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw")))
 }
 
-/// Reads every page available now from one pipe; returns the bytes read.
+/// The length of a page's data (its commit word without the flag bits).
+fn page_data_len(hp: &HeaderPage, page: &[u8]) -> Option<usize> {
+    uint_at(page, hp.commit_offset, hp.commit_size).map(|c| (c & (MISSED_STORED - 1)) as usize)
+}
+
+/// Reads every page available now from one pipe, up to the page the kernel is writing;
+/// returns the bytes read.
 fn drain_once(
     pipe: &mut File,
     out: &mut CpuPages,
@@ -172,6 +178,16 @@ fn drain_once(
                 } else {
                     out.pages_over_cap += 1;
                     out.events_over_cap += parse_page(hp, page, |_, _| {}).events;
+                }
+                // A page less than half full is the one the kernel was still writing (it
+                // moves to the next page only when an event does not fit): take the rest
+                // at the next sweep. Reading on at once chases our own events — the drain
+                // thread's page faults and switches land in this buffer when it shares the
+                // CPU — one nearly empty page at a time, and fills the memory cap.
+                if page_data_len(hp, page)
+                    .is_some_and(|len| 2 * (hp.data_offset + len) < page.len())
+                {
+                    return Ok(total);
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(total),

@@ -104,6 +104,7 @@ fn item_01_planted_temp_symlinks_do_not_redirect_root_writes() {
     assert!(run["scenarios"].as_array().is_some_and(|s| !s.is_empty()));
     // Every planted link is still there and nothing else was left behind.
     let left = std::fs::read_dir(&dir).unwrap().count();
+    // (The `--export-json` lock file beside the result is removed when the run ends.)
     assert_eq!(left, planted + 3, "temporary files were left behind");
 }
 
