@@ -150,13 +150,22 @@ pub fn open_pipe(instance: &Path, cpu: usize) -> io::Result<File> {
         .open(instance.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw")))
 }
 
-/// The length of a page's data (its commit word without the flag bits).
-fn page_data_len(hp: &HeaderPage, page: &[u8]) -> Option<usize> {
-    uint_at(page, hp.commit_offset, hp.commit_size).map(|c| (c & (MISSED_STORED - 1)) as usize)
+/// Makes room for `more` bytes in `bytes`, growing it 1 MiB (or its size) at a time and
+/// touching the new room at once. Under MCL_ONFAULT every first touch of a page is a traced
+/// page fault: one per page read, on the drain's CPU, made a new nearly empty page to read
+/// at once, and the drain chased its own events until the memory cap was full.
+fn grow_touched(bytes: &mut Vec<u8>, more: usize) {
+    if bytes.capacity() - bytes.len() >= more {
+        return;
+    }
+    let len = bytes.len();
+    let step = len.clamp(1 << 20, 64 << 20).max(more);
+    bytes.reserve_exact(step);
+    bytes.resize(bytes.capacity(), 0);
+    bytes.truncate(len);
 }
 
-/// Reads every page available now from one pipe, up to the page the kernel is writing;
-/// returns the bytes read.
+/// Reads every page available now from one pipe; returns the bytes read.
 fn drain_once(
     pipe: &mut File,
     out: &mut CpuPages,
@@ -174,20 +183,11 @@ fn drain_once(
                 page[n..].fill(0);
                 if *cap >= page.len() {
                     *cap -= page.len();
+                    grow_touched(&mut out.bytes, page.len());
                     out.bytes.extend_from_slice(page);
                 } else {
                     out.pages_over_cap += 1;
                     out.events_over_cap += parse_page(hp, page, |_, _| {}).events;
-                }
-                // A page less than half full is the one the kernel was still writing (it
-                // moves to the next page only when an event does not fit): take the rest
-                // at the next sweep. Reading on at once chases our own events — the drain
-                // thread's page faults and switches land in this buffer when it shares the
-                // CPU — one nearly empty page at a time, and fills the memory cap.
-                if page_data_len(hp, page)
-                    .is_some_and(|len| 2 * (hp.data_offset + len) < page.len())
-                {
-                    return Ok(total);
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(total),
