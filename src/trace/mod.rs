@@ -8,7 +8,6 @@ pub mod event;
 pub mod format;
 pub mod instance;
 pub mod ringbuf;
-pub mod run;
 pub mod session;
 pub mod text;
 pub mod tracefs;
