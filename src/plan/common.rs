@@ -26,13 +26,7 @@ pub const DEFAULT_RT_PRIORITY: i32 = 95;
 /// Default `--trace-buffer`: per traced CPU.
 pub const DEFAULT_TRACE_BUFFER_BYTES: u64 = 8 << 20;
 
-pub(crate) fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
-    UserError::InvalidValue {
-        option: option.into(),
-        value: value.into(),
-        reason: reason.into(),
-    }
-}
+pub(crate) use crate::error::invalid;
 
 pub(crate) fn out_of_range(option: &str, value: &str, range: &str) -> UserError {
     UserError::OutOfRange {
