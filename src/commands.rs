@@ -225,8 +225,8 @@ fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Res
 /// `latscope report`: re-renders a saved run (or a cyclictest --json file).
 pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
     let run = crate::report::cyclictest_import::load_any(&args.input)?;
-    let limits = crate::report::exports::limits_from_args(&args.output)?;
-    let exports = crate::report::exports::from_args(&args.output);
+    let limits = crate::plan::output::limits_from_args(&args.output)?;
+    let exports = crate::plan::output::exports_from_args(&args.output);
     let target = args.out_file.clone().unwrap_or_else(|| "-".into());
     let mut all = exports.clone();
     all.push(crate::report::exports::Export {
@@ -270,8 +270,8 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
             })
             .collect::<Result<_, _>>()?
     };
-    let limits = crate::report::exports::limits_from_args(&args.output)?;
-    let exports = crate::report::exports::from_args(&args.output);
+    let limits = crate::plan::output::limits_from_args(&args.output)?;
+    let exports = crate::plan::output::exports_from_args(&args.output);
     let mut renderers = Vec::new();
     for e in &exports {
         let Some(reporter) = comparison::reporter(e.format, args.output.ns) else {

@@ -79,3 +79,12 @@ impl UserError {
 #[derive(Debug, Error)]
 #[error("{0}")]
 pub struct ThresholdFailed(pub String);
+
+/// The usual "this value does not parse" error, shared by the plan and the suite file.
+pub(crate) fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
+    UserError::InvalidValue {
+        option: option.into(),
+        value: value.into(),
+        reason: reason.into(),
+    }
+}

@@ -26,13 +26,7 @@ pub const DEFAULT_RT_PRIORITY: i32 = 95;
 /// Default `--trace-buffer`: per traced CPU.
 pub const DEFAULT_TRACE_BUFFER_BYTES: u64 = 8 << 20;
 
-pub(crate) fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
-    UserError::InvalidValue {
-        option: option.into(),
-        value: value.into(),
-        reason: reason.into(),
-    }
-}
+pub(crate) use crate::error::invalid;
 
 pub(crate) fn out_of_range(option: &str, value: &str, range: &str) -> UserError {
     UserError::OutOfRange {
@@ -260,8 +254,8 @@ pub fn check_trace(args: &TraceArgs) -> Result<Option<TraceSettings>, UserError>
 /// Checks the output options as typed: `--fail-above`, at most one export to stdout.
 /// Whether the paths can be written is [`resolve_output`]'s part.
 pub fn check_output(out: &OutputArgs, raw: &Option<PathBuf>) -> Result<OutputSettings, UserError> {
-    let limits = crate::report::exports::limits_from_args(out)?;
-    let mut exports = crate::report::exports::from_args(out);
+    let limits = crate::plan::output::limits_from_args(out)?;
+    let mut exports = crate::plan::output::exports_from_args(out);
     crate::report::exports::check_destinations(&exports)?;
     exports.retain(|e| e.format != crate::report::Format::Json);
     Ok(OutputSettings {

@@ -10,6 +10,7 @@ pub mod common;
 pub mod load;
 pub mod net;
 pub mod noise;
+pub mod output;
 pub mod suite;
 pub mod timer;
 pub mod wake;

@@ -188,15 +188,7 @@ pub struct MeasuringThread {
     pub role: String,
 }
 
-/// The sample that crossed `--break-above`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct BreakSample {
-    pub cpu: usize,
-    pub deadline_ns: u64,
-    pub latency_ns: u64,
-    /// The limit it crossed.
-    pub break_above_ns: u64,
-}
+pub use crate::result::BreakSample;
 
 /// A measurement the runner can execute as a scenario.
 pub trait Probe: Send + Sync {

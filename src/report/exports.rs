@@ -2,7 +2,6 @@
 //! stdout), checked before measuring and written after every scenario.
 
 use super::{Format, RenderOptions};
-use crate::cli::OutputArgs;
 use crate::error::UserError;
 use crate::result::Run;
 use anyhow::Context;
@@ -19,21 +18,6 @@ impl Export {
     pub fn to_stdout(&self) -> bool {
         self.path.as_os_str() == "-"
     }
-}
-
-/// The exports asked for on the command line, in a fixed order.
-pub fn from_args(out: &OutputArgs) -> Vec<Export> {
-    [
-        (Format::Json, &out.export_json),
-        (Format::Csv, &out.export_csv),
-        (Format::Markdown, &out.export_markdown),
-        (Format::Html, &out.export_html),
-        (Format::Junit, &out.export_junit),
-        (Format::Lava, &out.export_lava),
-    ]
-    .into_iter()
-    .filter_map(|(format, path)| path.clone().map(|path| Export { format, path }))
-    .collect()
 }
 
 /// Checks that every export can be written and that at most one goes to stdout.
@@ -76,18 +60,6 @@ pub fn check_output_path(option: &str, path: &Option<PathBuf>) -> Result<(), Use
         })?;
     }
     Ok(())
-}
-
-/// Parses `--fail-above`.
-pub fn limits_from_args(out: &OutputArgs) -> Result<Vec<super::limits::Limit>, UserError> {
-    match &out.fail_above {
-        Some(text) => super::limits::parse_limits(text).map_err(|reason| UserError::InvalidValue {
-            option: "--fail-above".into(),
-            value: text.clone(),
-            reason,
-        }),
-        None => Ok(Vec::new()),
-    }
 }
 
 /// Renders and writes every export; stdout ones only when `include_stdout`.

@@ -266,7 +266,7 @@ fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Re
 
 /// `--trace`: the split parts per thread, the spikes, the cause summary and a timeline of
 /// the worst spike with its events in the kernel's format.
-fn trace_section(sc: &Scenario, t: &crate::trace::result::TraceResult) -> anyhow::Result<String> {
+fn trace_section(sc: &Scenario, t: &crate::result::trace::TraceResult) -> anyhow::Result<String> {
     use crate::units::{human_ns, latency_cell};
     let mut out = String::new();
     let _ = writeln!(

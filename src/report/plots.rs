@@ -349,7 +349,7 @@ pub fn category_svg(
 /// Times in µs from the window's start.
 pub fn spike_timeline_svg(
     title: &str,
-    spans: &[crate::trace::result::TimelineSpan],
+    spans: &[crate::result::trace::TimelineSpan],
 ) -> anyhow::Result<String> {
     let lanes: Vec<usize> = {
         let mut c: Vec<usize> = spans

@@ -5,8 +5,8 @@
 pub mod presets;
 
 use crate::cli::SuiteArgs;
+use crate::error::invalid;
 use crate::error::UserError;
-use crate::plan::common::invalid;
 use serde::Deserialize;
 
 /// A suite as written in TOML (presets are the same format, in src/suite/presets/).

@@ -7,13 +7,13 @@ pub mod analyze;
 pub mod event;
 pub mod format;
 pub mod instance;
-pub mod result;
 pub mod ringbuf;
-pub mod run;
 pub mod session;
 pub mod text;
 pub mod tracefs;
 
+/// The trace result schema lives with the saved result (src/result/trace.rs).
+pub use crate::result::trace as result;
 pub use event::{CpuLosses, Event, EventKind, Losses, TaskRef};
 pub use instance::{remove_stale_instances, DEFAULT_EVENTS};
 pub use session::{RecorderStats, Recording, TraceConfig, TraceSession};

@@ -3,8 +3,7 @@
 //! statistics, the spikes with their causes, the cause summary and the worst spike's events
 //! in the kernel's text format. Documented in docs/result-schema.md.
 
-use super::event::Losses;
-use crate::result::ThreadResult;
+use super::ThreadResult;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -106,4 +105,42 @@ pub struct TimelineSpan {
     /// `task`, `irq`, `softirq`, `deadline`, `switch_in`.
     pub kind: String,
     pub label: String,
+}
+
+/// Events the recorder could not deliver, reported beside every analysis (never hidden).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Losses {
+    /// Per CPU: events the ring buffer overwrote or dropped (per_cpu/cpuN/stats `overrun`
+    /// + `dropped events`), commit overruns, and pages flagged as having missed events.
+    pub per_cpu: Vec<CpuLosses>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuLosses {
+    pub cpu: u32,
+    pub overrun: u64,
+    pub dropped: u64,
+    pub commit_overrun: u64,
+    /// Data pages whose header flagged missed events before them.
+    pub pages_missing_events: u64,
+    /// Events the page headers say were missed, where the kernel stored the count.
+    pub missed_events: u64,
+    /// Events read out of the kernel but not kept: the recorder's memory cap was reached.
+    #[serde(default)]
+    pub not_kept: u64,
+}
+
+impl Losses {
+    /// Whether anything at all was lost.
+    pub fn any(&self) -> bool {
+        self.per_cpu.iter().any(|c| {
+            c.overrun
+                + c.dropped
+                + c.commit_overrun
+                + c.pages_missing_events
+                + c.missed_events
+                + c.not_kept
+                > 0
+        })
+    }
 }

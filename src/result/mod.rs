@@ -2,6 +2,8 @@
 //! asked, on which system, and what each measuring thread saw. Every report, suite,
 //! comparison and verdict reads this, so fields are only ever added.
 
+pub mod trace;
+
 use crate::stats::Summary;
 use crate::sysinfo::SystemInfo;
 use crate::warning::Warning;
@@ -110,12 +112,12 @@ pub struct Scenario {
     /// other tools and in results written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<TimeWindow>,
-    /// `--trace`: the kernel-side split and spike attribution (see crate::trace::result).
+    /// `--trace`: the kernel-side split and spike attribution (see result/trace.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<crate::trace::result::TraceResult>,
+    pub trace: Option<trace::TraceResult>,
     /// `--break-above` stopped the run at this sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub broke: Option<crate::probe::BreakSample>,
+    pub broke: Option<BreakSample>,
 }
 
 /// The measured phase of a scenario on the clock of `--raw` timestamps and trace events,
@@ -514,4 +516,14 @@ pub fn stat_unknown(th: &ThreadResult, stat: crate::stats::Stat) -> bool {
         .get(UNKNOWN_STATS_KEY)
         .and_then(|v| v.as_array())
         .is_some_and(|a| a.iter().any(|s| s.as_str() == Some(stat.name())))
+}
+
+/// The sample that crossed `--break-above`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BreakSample {
+    pub cpu: usize,
+    pub deadline_ns: u64,
+    pub latency_ns: u64,
+    /// The limit it crossed.
+    pub break_above_ns: u64,
 }

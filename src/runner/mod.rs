@@ -2,6 +2,8 @@
 //! collects the result and writes the JSON file atomically right away, so a later
 //! failure or an interruption loses nothing that was measured.
 
+mod trace;
+
 use crate::plan::{Plan, ScenarioPlan};
 use crate::probe::ProbeContext;
 use crate::result::{RawSeries, Run, Scenario, ScenarioParams, TimeWindow};
@@ -153,7 +155,7 @@ pub fn execute(
         // Tracing starts with the loads at speed and stops right after the probe; on any
         // error the session is dropped, which removes its instance.
         let session = match &sp.trace {
-            Some(ts) => Some(crate::trace::run::start(ts, sp)?),
+            Some(ts) => Some(trace::start(ts, sp)?),
             None => None,
         };
         let checkpoints = Checkpointer::start(plan, &run, &name, &started_at, &ctx.live);
@@ -165,13 +167,7 @@ pub fn execute(
             (Some(session), Some(ts)) => {
                 let instance = session.instance_name().to_string();
                 let recording = session.stop().context("stopping --trace")?;
-                let (t, w) = crate::trace::run::finish(
-                    sp.probe.kind(),
-                    ts,
-                    recording,
-                    instance,
-                    &mut output,
-                );
+                let (t, w) = trace::finish(sp.probe.kind(), ts, recording, instance, &mut output);
                 (Some(t), w)
             }
             _ => (None, Vec::new()),

@@ -2,12 +2,12 @@
 //! probe (drain thread on CPUs not measured), stop it after, and turn the recording and the
 //! probe's samples into `scenario.trace` with its warnings.
 
-use super::result::{TraceResult, TraceThread};
-use super::{Recording, TraceConfig, TraceError, TraceSession};
 use crate::error::UserError;
 use crate::plan::{ScenarioPlan, TraceSettings};
 use crate::probe::ProbeOutput;
+use crate::result::trace::{TraceResult, TraceThread};
 use crate::stats::Stat;
+use crate::trace::{Recording, TraceConfig, TraceError, TraceSession};
 use crate::warning::{Warning, WarningCode};
 use std::collections::BTreeMap;
 
@@ -134,6 +134,6 @@ pub fn finish(
             ..Default::default()
         })
         .collect();
-    super::analyze::analyze(kind, &recording, output, &mut result);
+    crate::trace::analyze::analyze(kind, &recording, output, &mut result);
     (result, warnings)
 }

@@ -1,0 +1,38 @@
+//! The output options as typed (`OutputArgs`) turned into report values: the `--export-*`
+//! destinations and the `--fail-above` limits. Here, not in report, so reports never read
+//! the command line.
+
+use crate::cli::OutputArgs;
+use crate::error::UserError;
+use crate::report::exports::Export;
+use crate::report::limits::Limit;
+use crate::report::Format;
+
+/// The exports asked for on the command line, in a fixed order.
+pub fn exports_from_args(out: &OutputArgs) -> Vec<Export> {
+    [
+        (Format::Json, &out.export_json),
+        (Format::Csv, &out.export_csv),
+        (Format::Markdown, &out.export_markdown),
+        (Format::Html, &out.export_html),
+        (Format::Junit, &out.export_junit),
+        (Format::Lava, &out.export_lava),
+    ]
+    .into_iter()
+    .filter_map(|(format, path)| path.clone().map(|path| Export { format, path }))
+    .collect()
+}
+
+/// Parses `--fail-above`.
+pub fn limits_from_args(out: &OutputArgs) -> Result<Vec<Limit>, UserError> {
+    match &out.fail_above {
+        Some(text) => {
+            crate::report::limits::parse_limits(text).map_err(|reason| UserError::InvalidValue {
+                option: "--fail-above".into(),
+                value: text.clone(),
+                reason,
+            })
+        }
+        None => Ok(Vec::new()),
+    }
+}
