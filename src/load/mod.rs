@@ -16,6 +16,7 @@ pub mod net;
 pub mod proc_stat;
 pub mod prot_fault;
 pub mod sleepers;
+mod socket_pairs;
 pub mod switch;
 pub mod syscall;
 

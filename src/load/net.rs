@@ -1,42 +1,29 @@
 //! The `net` load: a TCP stream over loopback from a sender to a receiver thread on the
 //! same CPU — the network stack and its softirqs, reported as MB/s received.
 
+use super::socket_pairs::SocketPairs;
 use super::{Counters, Load, Step, Worker};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::Mutex;
 
 /// Bytes per write and per read buffer.
 const CHUNK_BYTES: usize = 64 * 1024;
 
 pub struct NetLoad {
-    cpus: Vec<usize>,
-    pairs: usize,
     /// Each worker's connection end: 2k sends, 2k+1 receives.
-    ends: Mutex<Vec<Option<TcpStream>>>,
-    wakers: Vec<TcpStream>,
+    pairs: SocketPairs<TcpStream>,
 }
 
 impl NetLoad {
     pub fn new(cpus: &[usize], pairs: usize) -> anyhow::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
-        let mut ends = Vec::with_capacity(pairs * 2);
-        let mut wakers = Vec::with_capacity(pairs * 2);
-        for _ in 0..pairs {
+        let pairs = SocketPairs::new(cpus, pairs, || {
             let sender = TcpStream::connect(addr)?;
             let (receiver, _) = listener.accept()?;
-            wakers.push(sender.try_clone()?);
-            wakers.push(receiver.try_clone()?);
-            ends.push(Some(sender));
-            ends.push(Some(receiver));
-        }
-        Ok(Self {
-            cpus: cpus.to_vec(),
-            pairs,
-            ends: Mutex::new(ends),
-            wakers,
-        })
+            Ok((sender, receiver))
+        })?;
+        Ok(Self { pairs })
     }
 }
 
@@ -90,21 +77,16 @@ impl Worker for NetWorker {
 
 impl Load for NetLoad {
     fn workers(&self) -> usize {
-        self.pairs * 2
+        self.pairs.workers()
     }
     fn cpu_of(&self, index: usize) -> usize {
-        self.cpus[(index / 2) % self.cpus.len()]
+        self.pairs.cpu_of(index)
     }
     fn follows_duty(&self, index: usize) -> bool {
         index % 2 == 0
     }
     fn worker(&self, index: usize) -> anyhow::Result<Box<dyn Worker>> {
-        let stream = self
-            .ends
-            .lock()
-            .map_err(|_| anyhow::anyhow!("net load state poisoned"))?[index]
-            .take()
-            .ok_or_else(|| anyhow::anyhow!("net worker {index} built twice"))?;
+        let stream = self.pairs.take_end(index, "net")?;
         Ok(Box::new(NetWorker {
             stream,
             sending: index % 2 == 0,
@@ -116,8 +98,6 @@ impl Load for NetLoad {
         1e6
     }
     fn shutdown(&self) {
-        for w in &self.wakers {
-            let _ = w.shutdown(Shutdown::Both);
-        }
+        self.pairs.shutdown();
     }
 }

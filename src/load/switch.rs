@@ -1,41 +1,23 @@
 //! The `switch` load: thread pairs on one CPU ping-ponging a byte over a Unix socket
 //! pair, so every message is a sleep, a wake-up and a context switch.
 
+use super::socket_pairs::SocketPairs;
 use super::{Load, Step, Worker};
 use std::io::{Read, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
-use std::sync::Mutex;
 
 /// Round trips per step of the active thread (two switches each).
 const ROUND_TRIPS_PER_STEP: u64 = 8;
 
 pub struct SwitchLoad {
-    cpus: Vec<usize>,
-    pairs: usize,
-    /// Each worker's end, taken when the worker is built.
-    ends: Mutex<Vec<Option<UnixStream>>>,
-    /// Clones of every end, to unblock the threads when stopping.
-    wakers: Vec<UnixStream>,
+    pairs: SocketPairs<UnixStream>,
 }
 
 impl SwitchLoad {
     pub fn new(cpus: &[usize], pairs: usize) -> anyhow::Result<Self> {
-        let mut ends = Vec::with_capacity(pairs * 2);
-        let mut wakers = Vec::with_capacity(pairs * 2);
-        for _ in 0..pairs {
-            let (a, b) = UnixStream::pair()?;
-            wakers.push(a.try_clone()?);
-            wakers.push(b.try_clone()?);
-            ends.push(Some(a));
-            ends.push(Some(b));
-        }
-        Ok(Self {
-            cpus: cpus.to_vec(),
-            pairs,
-            ends: Mutex::new(ends),
-            wakers,
-        })
+        let pairs = SocketPairs::new(cpus, pairs, UnixStream::pair)?;
+        Ok(Self { pairs })
     }
 }
 
@@ -79,29 +61,22 @@ impl Worker for SwitchWorker {
 
 impl Load for SwitchLoad {
     fn workers(&self) -> usize {
-        self.pairs * 2
+        self.pairs.workers()
     }
     fn cpu_of(&self, index: usize) -> usize {
-        self.cpus[(index / 2) % self.cpus.len()]
+        self.pairs.cpu_of(index)
     }
     fn follows_duty(&self, index: usize) -> bool {
         index % 2 == 0
     }
     fn worker(&self, index: usize) -> anyhow::Result<Box<dyn Worker>> {
-        let stream = self
-            .ends
-            .lock()
-            .map_err(|_| anyhow::anyhow!("switch load state poisoned"))?[index]
-            .take()
-            .ok_or_else(|| anyhow::anyhow!("switch worker {index} built twice"))?;
+        let stream = self.pairs.take_end(index, "switch")?;
         Ok(Box::new(SwitchWorker {
             stream,
             active: index % 2 == 0,
         }))
     }
     fn shutdown(&self) {
-        for w in &self.wakers {
-            let _ = w.shutdown(Shutdown::Both);
-        }
+        self.pairs.shutdown();
     }
 }

@@ -16,16 +16,24 @@ fn ns_from_timespec(ts: &libc::timespec) -> u64 {
     ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64
 }
 
-/// Reads CLOCK_MONOTONIC (through the vDSO, no system call on x86-64).
+/// Reads `clock` in ns with clock_gettime (vDSO where the clock has it). Only for clocks
+/// that always exist on Linux (CLOCK_MONOTONIC, CLOCK_REALTIME, this thread's CPU clock).
 #[inline(always)]
-pub fn monotonic_ns() -> u64 {
+pub(in crate::sys) fn clock_now_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: `ts` is a valid, writable timespec; callers pass only clocks that always
+    // exist on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ns_from_timespec(&ts)
+}
+
+/// Reads CLOCK_MONOTONIC (through the vDSO, no system call on x86-64).
+#[inline(always)]
+pub fn monotonic_ns() -> u64 {
+    clock_now_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// Sleeps until the absolute CLOCK_MONOTONIC time `deadline_ns` (TIMER_ABSTIME), the

@@ -40,13 +40,7 @@ pub fn usage_self() -> io::Result<Usage> {
 /// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), ns.
 #[inline]
 pub fn thread_cpu_time_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the thread CPU clock always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    super::clock::clock_now_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// Clock ticks per second of /proc/*/stat times (USER_HZ).

@@ -103,13 +103,7 @@ fn timestamp_of(msg: &libc::msghdr) -> Option<u64> {
 /// timestamps.
 #[inline(always)]
 pub fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    super::clock::clock_now_ns(libc::CLOCK_REALTIME)
 }
 
 #[cfg(test)]
