@@ -122,12 +122,14 @@ impl ReflectPolicy {
         if packet::parse(datagram).is_none() {
             return Verdict::Malformed;
         }
-        if from.port() == 0 || is_own_address(self.own, from) {
-            return Verdict::ToItself;
-        }
         let source = from.ip().to_canonical();
+        // Rate-limited before the own-address check: that check may probe with a bind
+        // (three syscalls), which a flood from one source must not buy for every datagram.
         if !source.is_loopback() && !self.limiter.allow(source, now_ns) {
             return Verdict::RateLimited;
+        }
+        if from.port() == 0 || is_own_address(self.own, from) {
+            return Verdict::ToItself;
         }
         Verdict::Reflect
     }
@@ -143,8 +145,10 @@ pub fn is_own_address(own: SocketAddr, from: SocketAddr) -> bool {
     if ip == own.ip().to_canonical() || ip.is_loopback() || ip.is_unspecified() {
         return true;
     }
-    // Binding succeeds only for an address of this machine (port 0: nothing is taken).
-    UdpSocket::bind(SocketAddr::new(ip, 0)).is_ok()
+    // A socket bound to one address hears only that one; bound to 0.0.0.0 (or ::) it hears
+    // them all, and binding succeeds only for an address of this machine (port 0: nothing
+    // is taken).
+    own.ip().is_unspecified() && UdpSocket::bind(SocketAddr::new(ip, 0)).is_ok()
 }
 
 /// Binds a reflector socket; port 0 lets the kernel choose.
