@@ -356,6 +356,16 @@ pub fn assert_success(out: std::process::Output) -> std::process::Output {
 }
 
 /// `--policy fifo --priority 50`: how the latency tests run the measuring thread.
+/// The `params.method` of every scenario of a run, in order.
+pub fn scenario_methods(run: &serde_json::Value) -> Vec<&str> {
+    run["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .map(|s| s["params"]["method"].as_str().expect("params.method"))
+        .collect()
+}
+
 pub const FIFO_50: [&str; 4] = ["--policy", "fifo", "--priority", "50"];
 
 /// (deadline_ns, latency_ns) of every sample in a `--raw` file, found by column name, so

@@ -163,10 +163,7 @@ fn interrupted_suite_resumes_where_it_stopped() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(done["interrupted"], false);
     let scenarios = done["scenarios"].as_array().unwrap();
-    let methods: Vec<&str> = scenarios
-        .iter()
-        .map(|s| s["params"]["method"].as_str().unwrap())
-        .collect();
+    let methods = scenario_methods(&done);
     assert_eq!(
         methods,
         ["clock-nanosleep", "nanosleep", "timerfd", "posix-timer"]

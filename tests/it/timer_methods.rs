@@ -13,10 +13,7 @@ fn every_method_produces_a_sane_result() {
     assert_eq!(run["schema_version"], 1);
     assert_eq!(run["interrupted"], false);
     let scenarios = run["scenarios"].as_array().unwrap();
-    let methods: Vec<&str> = scenarios
-        .iter()
-        .map(|s| s["params"]["method"].as_str().unwrap())
-        .collect();
+    let methods = scenario_methods(&run);
     assert_eq!(
         methods,
         [

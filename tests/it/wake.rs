@@ -69,10 +69,7 @@ fn every_mechanism_gives_a_sane_result() {
         raw.to_str().unwrap(),
     ]);
     let scenarios = run["scenarios"].as_array().unwrap();
-    let names: Vec<&str> = scenarios
-        .iter()
-        .map(|s| s["params"]["method"].as_str().unwrap())
-        .collect();
+    let names = common::scenario_methods(&run);
     assert_eq!(
         names,
         ["eventfd", "pipe", "futex", "condvar", "unix", "signal", "mqueue"]
