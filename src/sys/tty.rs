@@ -123,9 +123,36 @@ pub enum TtyOpenError {
     NotATty,
 }
 
+/// The major number of a device number (glibc's `gnu_dev_major`).
+fn major(rdev: u64) -> u64 {
+    ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff)
+}
+
+/// Whether `path` is a terminal's character device, judged without opening it (opening
+/// some devices acts: a watchdog starts counting): the tty class in sysfs, or a UNIX 98
+/// pty's terminal side (majors 136-143, which sysfs does not list).
+fn is_terminal_device(path: &Path) -> io::Result<bool> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let meta = std::fs::metadata(path)?;
+    if !meta.file_type().is_char_device() {
+        return Ok(false);
+    }
+    let rdev = meta.rdev();
+    let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
+    if (136..=143).contains(&major(rdev)) {
+        return Ok(true);
+    }
+    let class = std::fs::canonicalize(format!("/sys/dev/char/{}:{minor}/subsystem", major(rdev)));
+    Ok(class.is_ok_and(|c| c.ends_with("class/tty")))
+}
+
 /// Opens a terminal device read-write, non-blocking (no wait for a carrier, writes that
-/// would block return at once), not as our controlling terminal.
+/// would block return at once), not as our controlling terminal. Anything but a tty's
+/// character device is refused before it is opened.
 pub fn open_tty(path: &Path) -> Result<OwnedFd, TtyOpenError> {
+    if !is_terminal_device(path).map_err(TtyOpenError::Open)? {
+        return Err(TtyOpenError::NotATty);
+    }
     let fd = open_terminal(path).map_err(TtyOpenError::Open)?;
     if !is_tty(&fd) {
         return Err(TtyOpenError::NotATty);
@@ -279,6 +306,17 @@ mod tests {
             open_tty(Path::new("/dev/null")),
             Err(TtyOpenError::NotATty)
         ));
+        for not_a_terminal in ["/dev/zero", "/etc/hostname", "/dev"] {
+            assert!(
+                matches!(
+                    open_tty(Path::new(not_a_terminal)),
+                    Err(TtyOpenError::NotATty)
+                ),
+                "{not_a_terminal}"
+            );
+        }
+        let pty = open_pty().unwrap();
+        assert!(open_tty(&pty.terminal_path).is_ok());
         assert!(matches!(
             open_tty(Path::new("/dev/latscope-no-such-tty")),
             Err(TtyOpenError::Open(_))

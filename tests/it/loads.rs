@@ -363,6 +363,134 @@ fn load_command_lists_kinds_and_rejects_bad_specs() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+fn serial_load_writes_baud_over_ten_bytes_per_second() {
+    let _lock = common::latency_lock();
+    for (baud, ms) in [(115_200u64, 1500), (9600, 1500)] {
+        let r = run_for(&format!("serial:{baud},cpus=0"), ms);
+        assert_eq!(r.unit, "B/s");
+        let expected = baud as f64 / 10.0;
+        let off = (r.throughput - expected).abs() / expected;
+        assert!(
+            off < 0.03,
+            "serial:{baud} wrote {:.0} B/s, expected {expected:.0} (8N1) within 3 %: {:?}",
+            r.throughput,
+            r.extra
+        );
+        assert_eq!(extra(&r, "baud"), baud);
+        // The drainer keeps up with the writer (a pty never throttles on its own).
+        let (written, drained) = (extra(&r, "bytes_written"), extra(&r, "bytes_drained"));
+        assert!(
+            drained as f64 >= written as f64 * 0.95,
+            "drained {drained} of {written}"
+        );
+    }
+}
+
+/// A pty standing in for a real tty: its terminal side given as `dev=`.
+fn stand_in_tty() -> latscope::sys::tty::Pty {
+    latscope::sys::tty::open_pty().expect("a pseudo-terminal opens")
+}
+
+fn serial_load_on_a_tty_sets_raw_mode_and_puts_termios_back() {
+    use latscope::sys::tty;
+    let _lock = common::latency_lock();
+    let pty = stand_in_tty();
+    let before = tty::get_termios(&pty.terminal).unwrap();
+    assert_ne!(before.output_baud(), Some(1200));
+    let spec = format!("serial:1200,dev={},cpus=0", pty.terminal_path.display());
+    let running = start(&spec);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        tty::get_termios(&pty.terminal).unwrap().output_baud(),
+        Some(1200),
+        "not set to the spec's rate while running"
+    );
+    let results = running.stop();
+    assert_eq!(extra(&results[0], "workers"), 1, "a tty has no drainer");
+    assert!(extra(&results[0], "bytes_written") > 0);
+    assert!(
+        tty::get_termios(&pty.terminal).unwrap().same_as(&before),
+        "termios not put back after the load stopped"
+    );
+}
+
+/// Every ending of a run with a serial load on a tty but SIGKILL (which nothing survives
+/// to undo): its termios as found afterwards. A pty stands in for the tty.
+fn serial_tty_termios_is_put_back_on_every_ending_but_sigkill() {
+    use latscope::sys::tty;
+    const SIGINT: i32 = 2;
+    const SIGTERM: i32 = 15;
+    const SIGHUP: i32 = 1;
+    let _lock = common::latency_lock();
+    let cpu = common::test_cpu().to_string();
+    for (ending, signals) in [
+        ("normal end", &[][..]),
+        ("SIGINT", &[SIGINT][..]),
+        ("two SIGINTs", &[SIGINT, SIGINT][..]),
+        ("SIGTERM", &[SIGTERM][..]),
+        ("SIGHUP", &[SIGHUP][..]),
+    ] {
+        let pty = stand_in_tty();
+        let before = tty::get_termios(&pty.terminal).unwrap();
+        let spec = format!("serial:2400,dev={}", pty.terminal_path.display());
+        let duration = if signals.is_empty() { "1s" } else { "30s" };
+        let mut latscope = common::latscope_command()
+            .args(["timer", "-q", "-a", &cpu, "-i", "1000", "-D", duration])
+            .args(["--load", &spec])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while tty::get_termios(&pty.terminal).unwrap().output_baud() != Some(2400) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{ending}: the load never set 2400 baud"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        for &sig in signals {
+            process::signal_process(latscope.id() as i32, sig).unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let status = latscope.wait().unwrap();
+        let expected = if signals.is_empty() { 0 } else { 130 };
+        assert_eq!(status.code(), Some(expected), "{ending}");
+        assert!(
+            tty::get_termios(&pty.terminal).unwrap().same_as(&before),
+            "{ending}: termios not put back"
+        );
+    }
+}
+
+fn serial_device_that_is_missing_or_no_tty_is_refused_before_running() {
+    for (device, why) in [
+        ("/dev/latscope-no-such-tty", "no such device"),
+        ("/dev/null", "not a terminal"),
+    ] {
+        let spec = format!("serial:9600,dev={device}");
+        for args in [
+            vec!["load", spec.as_str(), "-D", "1s"],
+            vec!["timer", "--load", spec.as_str(), "-D", "1s"],
+        ] {
+            let started = std::time::Instant::now();
+            let out = common::latscope().args(&args).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert!(
+                err.contains("--load")
+                    && err.contains(&format!("dev={device}"))
+                    && err.contains(why),
+                "{args:?}: {err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(out.stdout.is_empty(), "something ran: {args:?}");
+            assert!(started.elapsed() < Duration::from_secs(1), "{args:?} ran");
+        }
+    }
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     common::test_cases![
@@ -377,6 +505,10 @@ pub fn cases() -> Vec<common::Case> {
         exec_child_is_killed_when_the_load_stops,
         timer_with_a_load_records_it_and_leaves_nothing_behind,
         ctrl_c_stops_latscope_load_and_its_child,
-        load_command_lists_kinds_and_rejects_bad_specs
+        load_command_lists_kinds_and_rejects_bad_specs,
+        serial_load_writes_baud_over_ten_bytes_per_second,
+        serial_load_on_a_tty_sets_raw_mode_and_puts_termios_back,
+        serial_device_that_is_missing_or_no_tty_is_refused_before_running,
+        serial_tty_termios_is_put_back_on_every_ending_but_sigkill
     ]
 }
