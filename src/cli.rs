@@ -92,7 +92,8 @@ pub struct SuiteArgs {
     after_help = "Examples:\n  latscope report run.json                        \
 # the table again\n  latscope report run.json --format html -o run.html\n  \
 latscope report run.json --fail-above p99=50us,max=100us --export-junit junit.xml\n  \
-latscope report cyclictest.json                 # cyclictest --json output works too"
+latscope report cyclictest.json                 # cyclictest --json output works too\n  \
+latscope report wake.json --iterations 1-20     # the wake probe's first iterations"
 )]
 pub struct ReportArgs {
     /// A result file written by --export-json (or by `cyclictest --json`).
@@ -104,6 +105,11 @@ pub struct ReportArgs {
     /// Write the --format output to this file instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub out_file: Option<PathBuf>,
+    /// List these iterations of every wake scenario instead of the table: iteration,
+    /// switch time (needs a `--trace` run), response time. `1-20` or `5`; iteration 1 is
+    /// the first wake-up (cold, warm-up); the result keeps the first 100.
+    #[arg(long, value_name = "RANGE")]
+    pub iterations: Option<String>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

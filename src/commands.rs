@@ -224,7 +224,28 @@ fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Res
 
 /// `latscope report`: re-renders a saved run (or a cyclictest --json file).
 pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
+    let iterations = args
+        .iterations
+        .as_deref()
+        .map(crate::report::iterations::parse_range)
+        .transpose()?;
+    if iterations.is_some() && args.format != crate::report::Format::Table {
+        return Err(crate::error::UserError::InvalidValue {
+            option: "--iterations".into(),
+            value: args.iterations.clone().unwrap_or_default(),
+            reason: "the listing is text and replaces the table; leave --format out".into(),
+        }
+        .into());
+    }
     let run = crate::report::cyclictest_import::load_any(&args.input)?;
+    if let Some(range) = iterations {
+        let text = crate::report::iterations::listing(&run, range, args.output.ns)?;
+        match &args.out_file {
+            Some(path) => crate::result::write_atomically(path, text.as_bytes())?,
+            None => print!("{text}"),
+        }
+        return Ok(EXIT_OK);
+    }
     let limits = crate::plan::output::limits_from_args(&args.output)?;
     let exports = crate::plan::output::exports_from_args(&args.output);
     let target = args.out_file.clone().unwrap_or_else(|| "-".into());

@@ -7,6 +7,7 @@ pub mod cyclictest_import;
 pub mod exports;
 pub mod extras;
 pub mod html;
+pub mod iterations;
 pub mod json;
 pub mod junit;
 pub mod lava;

@@ -260,6 +260,14 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
                     })
                     .collect();
                 let splits = split_wake(&tl, t.tid, &samples, 2_000);
+                if let Some(first) = output
+                    .threads
+                    .iter_mut()
+                    .find(|r| r.metric == "response" && r.cpu == t.cpu)
+                    .and_then(|r| r.extra.get_mut("first_iterations"))
+                {
+                    super::wake_split::add_first_iteration_switches(&tl, t.tid, first, 2_000);
+                }
                 let mut why: BTreeMap<String, u64> = BTreeMap::new();
                 let mut parts: [Vec<(u64, i64)>; 4] = Default::default();
                 for (s, w) in samples.iter().zip(&splits) {

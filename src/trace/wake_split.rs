@@ -89,6 +89,46 @@ pub fn split_wake(
         .collect()
 }
 
+/// Adds the switch time of each of the wakee's first iterations to their listing
+/// (`first_iterations` of the response, docs/probes.md): `switch_ns`, one per row, null
+/// where the row could not be split, and `switch_not_joined` counting why not.
+pub fn add_first_iteration_switches(
+    tl: &Timeline,
+    wakee_tid: i32,
+    first_iterations: &mut serde_json::Value,
+    slack_ns: u64,
+) {
+    let Some(rows) = first_iterations.get("rows").and_then(|r| r.as_array()) else {
+        return;
+    };
+    let samples: Vec<WakeSample> = rows
+        .iter()
+        .map(|r| WakeSample {
+            t0_ns: r.get(1).and_then(|v| v.as_u64()).unwrap_or(0),
+            t1_ns: r.get(2).and_then(|v| v.as_u64()).unwrap_or(0),
+        })
+        .collect();
+    let splits = split_wake(tl, wakee_tid, &samples, slack_ns);
+    let mut why: std::collections::BTreeMap<String, u64> = Default::default();
+    let switches: Vec<serde_json::Value> = splits
+        .iter()
+        .map(|w| {
+            if w.joined {
+                w.switch_ns.into()
+            } else {
+                if let Some(n) = w.not_joined {
+                    *why.entry(format!("{n:?}")).or_default() += 1;
+                }
+                serde_json::Value::Null
+            }
+        })
+        .collect();
+    if let Some(map) = first_iterations.as_object_mut() {
+        map.insert("switch_ns".into(), switches.into());
+        map.insert("switch_not_joined".into(), serde_json::json!(why));
+    }
+}
+
 fn split_one(tl: &Timeline, tid: i32, s: WakeSample, slack_ns: u64) -> WakeSplit {
     use WakeNotJoined::*;
     let until = s.t1_ns + slack_ns;

@@ -285,6 +285,210 @@ fn one_cpu() -> Option<String> {
     (online_cpus() < 2).then(|| "needs two online CPUs (waker and wakee apart)".to_string())
 }
 
+/// Runs a short pipe wake run (no warm-up time: only iteration 1, the cold first one, is
+/// warm-up), optionally traced, and returns its result file and `--iterations 1-20`.
+fn wake_listing(extra: &[&str]) -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("wake.json");
+    common::latscope()
+        .args([
+            "wake",
+            "--mechanism",
+            "pipe",
+            "--interval",
+            "1ms",
+            "-l",
+            "300",
+            "--warmup",
+            "0",
+            "-q",
+        ])
+        .args(extra)
+        .arg("--export-json")
+        .arg(&json)
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    let out = common::latscope()
+        .args(["report", json.to_str().unwrap(), "--iterations", "1-20"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, json, String::from_utf8(out.stdout).unwrap())
+}
+
+/// The listing's rows: (iteration, switch cell, response cell, note).
+fn listing_rows(text: &str) -> Vec<(u64, String, String, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let iteration: u64 = f.next()?.parse().ok()?;
+            let switch = f.next()?.to_string();
+            let response = f.next()?.to_string();
+            Some((iteration, switch, response, f.collect::<Vec<_>>().join(" ")))
+        })
+        .collect()
+}
+
+fn iterations_listing_shows_the_first_iterations() {
+    let (_dir, json, text) = {
+        let _lock = common::latency_lock();
+        wake_listing(&[])
+    };
+    assert!(
+        text.contains("iteration")
+            && text.contains("switch time (µs)")
+            && text.contains("response time (µs)"),
+        "{text}"
+    );
+    let rows = listing_rows(&text);
+    // A wake-up served together with an earlier one has no row of its own (host stops).
+    assert!(rows.len() >= 15 && rows.len() <= 20, "{text}");
+    assert_eq!(rows[0].0, 1, "{text}");
+    assert!(rows[0].3.contains("first wake-up (cold)") && rows[0].3.contains("warm-up"));
+    assert!(rows.iter().all(|r| (1..=20).contains(&r.0)), "{text}");
+    assert!(rows.windows(2).all(|w| w[0].0 < w[1].0), "{text}");
+    assert!(rows[1..].iter().all(|r| !r.3.contains("warm-up")), "{text}");
+    assert!(rows.iter().all(|r| r.1 == "-"), "{text}");
+    assert!(
+        rows.iter()
+            .all(|r| r.2.parse::<f64>().is_ok_and(|v| v > 0.0)),
+        "{text}"
+    );
+    assert!(
+        text.contains("not traced") && text.contains("--trace"),
+        "{text}"
+    );
+    // The kept rows match the result's own first response.
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let response = thread(&run["scenarios"][0], "response");
+    let first = &response["extra"]["first_iterations"];
+    assert_eq!(first["kept"], 100);
+    assert_eq!(first["first_measured"], 2);
+    let rows = first["rows"].as_array().unwrap();
+    assert_eq!(rows[0][3], response["extra"]["first_response_ns"]);
+    assert!(rows.len() >= 80, "{} rows kept", rows.len());
+    // --ns prints integer nanoseconds.
+    let out = common::latscope()
+        .args([
+            "report",
+            json.to_str().unwrap(),
+            "--iterations",
+            "2-3",
+            "--ns",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("response time (ns)"), "{text}");
+    assert!(
+        listing_rows(&text)
+            .iter()
+            .all(|r| (2..=3).contains(&r.0) && r.2.parse::<u64>().is_ok()),
+        "{text}"
+    );
+}
+
+fn iterations_listing_has_switch_times_when_traced() {
+    let (_dir, _json, text) = {
+        let _lock = common::latency_lock();
+        let cpus = latscope::sys::affinity::online_cpus();
+        let (waker, wakee) = (cpus[0].to_string(), cpus[cpus.len() - 1].to_string());
+        wake_listing(&["--trace", "--waker-cpu", &waker, "--wakee-cpu", &wakee])
+    };
+    let rows = listing_rows(&text);
+    assert!(rows.len() >= 15, "{text}");
+    let split = rows.iter().filter(|r| r.1 != "-").count();
+    assert!(split * 2 >= rows.len(), "most rows split: {text}");
+    for r in rows.iter().filter(|r| r.1 != "-") {
+        let (switch, response): (f64, f64) = (r.1.parse().unwrap(), r.2.parse().unwrap());
+        assert!(
+            switch <= response,
+            "switch time within the response: {text}"
+        );
+    }
+    assert!(!text.contains("not traced"), "{text}");
+}
+
+fn iterations_range_errors_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let wake_json = dir.path().join("wake.json");
+    std::fs::write(&wake_json, "{}").unwrap();
+    for (range, says) in [
+        ("0-5", "numbered from 1"),
+        ("20-1", "ends (1) before it starts (20)"),
+        ("one-two", "'one' is not an iteration number"),
+    ] {
+        let out = common::latscope()
+            .args(["report", wake_json.to_str().unwrap(), "--iterations", range])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{range}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(&format!("--iterations '{range}'")) && err.contains(says),
+            "{range}: {err}"
+        );
+    }
+    // A timer result has nothing to list; a range past the kept ones is refused.
+    let timer = dir.path().join("timer.json");
+    {
+        let _lock = common::latency_lock();
+        common::latscope()
+            .args(["timer", "-l", "50", "-i", "1000", "-q", "--export-json"])
+            .arg(&timer)
+            .assert()
+            .success();
+    }
+    let out = common::latscope()
+        .args(["report", timer.to_str().unwrap(), "--iterations", "1-5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("no wake scenario"), "{err}");
+    let wake = dir.path().join("w.json");
+    {
+        let _lock = common::latency_lock();
+        common::latscope()
+            .args([
+                "wake",
+                "-l",
+                "50",
+                "--interval",
+                "1ms",
+                "-q",
+                "--export-json",
+            ])
+            .arg(&wake)
+            .assert()
+            .success();
+    }
+    let out = common::latscope()
+        .args(["report", wake.to_str().unwrap(), "--iterations", "90-150"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("'90-150'") && err.contains("1-100"), "{err}");
+    let out = common::latscope()
+        .args([
+            "report",
+            wake.to_str().unwrap(),
+            "--iterations",
+            "1-5",
+            "-f",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     vec![
@@ -307,5 +511,18 @@ pub fn cases() -> Vec<common::Case> {
             competitors_sweep_makes_one_scenario_per_point_and_mechanism,
         ),
         common::case("bad_input_is_refused", bad_input_is_refused),
+        common::case(
+            "iterations_listing_shows_the_first_iterations",
+            iterations_listing_shows_the_first_iterations,
+        ),
+        common::case(
+            "iterations_listing_has_switch_times_when_traced",
+            iterations_listing_has_switch_times_when_traced,
+        )
+        .unless(common::no_tracing().or_else(one_cpu)),
+        common::case(
+            "iterations_range_errors_are_named",
+            iterations_range_errors_are_named,
+        ),
     ]
 }

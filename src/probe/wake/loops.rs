@@ -74,6 +74,8 @@ pub struct WakerCounts {
     pub iterations: u64,
     /// Measured iterations (after warm-up, not the first).
     pub measured: u64,
+    /// Index of the first measured iteration (0-based; the warm-up's come before it).
+    pub first_measured: u64,
     /// Wake calls that found the channel full (the iteration still counts).
     pub wake_failed: u64,
     /// Extra wake-ups sent after the last iteration until the wakee left.
@@ -176,9 +178,11 @@ pub fn waker_loop<C: Channel>(
         schedule.samples,
         stop,
     );
+    let first_measured = shared.first_measured.load(Ordering::Relaxed);
     let mut counts = WakerCounts {
         iterations: cursor.iteration,
         measured: calls.count(),
+        first_measured,
         wake_failed: cursor.wake_failed,
         stop_wakeups: 0,
         measure_started_ns,
@@ -212,10 +216,18 @@ pub struct WakeeCounts {
     pub served: u64,
 }
 
-/// A preallocated buffer of (t0, t1, response) rows for `--raw`.
+/// Iterations from the very first (warm-up included) whose rows the wakee keeps for the
+/// per-iteration listing (`latscope report --iterations`).
+pub const FIRST_ITERATIONS_KEPT: usize = 100;
+
+/// The wakee's preallocated rows: (t0, t1, response) of every measured wake-up for
+/// `--raw`, and `first_iterations` — (iteration, t0, t1, merged) of each wake-up
+/// serving one of the first `FIRST_ITERATIONS_KEPT` iterations, the cold first one and
+/// the warm-up's included (`merged`: later iterations it served too).
 pub struct RawRows {
     pub rows: Vec<[u64; 3]>,
     pub dropped: u64,
+    pub first_iterations: Vec<[u64; 4]>,
 }
 
 impl RawRows {
@@ -223,7 +235,26 @@ impl RawRows {
         let mut rows = vec![[0u64; 3]; capacity];
         crate::sys::memlock::prefault_slice(&mut rows);
         rows.clear();
-        Self { rows, dropped: 0 }
+        let mut first_iterations = vec![[0u64; 4]; FIRST_ITERATIONS_KEPT];
+        crate::sys::memlock::prefault_slice(&mut first_iterations);
+        first_iterations.clear();
+        Self {
+            rows,
+            dropped: 0,
+            first_iterations,
+        }
+    }
+
+    /// Keeps the row of a wake-up serving iteration `iteration` (and `merged` more) if
+    /// it is one of the first ones; never allocates.
+    #[inline(always)]
+    fn note_first(&mut self, iteration: u64, t0_ns: u64, t1_ns: u64, merged: u64) {
+        if iteration < FIRST_ITERATIONS_KEPT as u64
+            && self.first_iterations.len() < self.first_iterations.capacity()
+        {
+            self.first_iterations
+                .push([iteration, t0_ns, t1_ns, merged]);
+        }
     }
 
     #[inline(always)]
@@ -265,7 +296,7 @@ struct WakeeCursor {
 impl WakeeCursor {
     /// The oldest pending iteration of `w` (counting ring overflows) and its t0.
     #[inline(always)]
-    fn oldest_t0(&mut self, shared: &Shared, w: Wakeup) -> u64 {
+    fn oldest_t0(&mut self, shared: &Shared, w: Wakeup) -> (u64, u64) {
         let mask = (T0_RING - 1) as u64;
         let oldest = if w.posted - self.served > T0_RING as u64 {
             self.counts.ring_overflow += w.posted - self.served - T0_RING as u64;
@@ -273,7 +304,10 @@ impl WakeeCursor {
         } else {
             self.served
         };
-        shared.t0_ns[(oldest & mask) as usize].load(Ordering::Relaxed)
+        (
+            oldest,
+            shared.t0_ns[(oldest & mask) as usize].load(Ordering::Relaxed),
+        )
     }
 
     /// The waker is done and every posted iteration has been served.
@@ -293,6 +327,7 @@ fn wakee_warm_up<C: Channel>(
     rx: &mut C::Receiver,
     shared: &Shared,
     scratch: &mut Recorder,
+    raw: &mut RawRows,
     cursor: &mut WakeeCursor,
 ) -> Option<Wakeup> {
     loop {
@@ -302,12 +337,13 @@ fn wakee_warm_up<C: Channel>(
             if cursor.served >= first_measured {
                 return Some(w);
             }
-            let t0 = cursor.oldest_t0(shared, w);
+            let (oldest, t0) = cursor.oldest_t0(shared, w);
             let response = w.t1_ns.saturating_sub(t0);
             if cursor.served == 0 {
                 cursor.counts.first_response_ns = Some(response);
             }
             scratch.record(t0, w.t1_ns, response);
+            raw.note_first(oldest, t0, w.t1_ns, w.posted - oldest - 1);
             if w.posted > first_measured {
                 // Measured iterations served together with a warm-up one: merged.
                 cursor.counts.merged += w.posted - first_measured;
@@ -338,10 +374,11 @@ fn wakee_measure<C: Channel>(
     let mut w = first;
     loop {
         if w.posted > cursor.served {
-            let t0 = cursor.oldest_t0(shared, w);
+            let (oldest, t0) = cursor.oldest_t0(shared, w);
             let response = w.t1_ns.saturating_sub(t0);
             responses.record(t0, w.t1_ns, response);
             raw.push([t0, w.t1_ns, response]);
+            raw.note_first(oldest, t0, w.t1_ns, w.posted - oldest - 1);
             cursor.counts.merged += w.posted - cursor.served - 1;
             cursor.served = w.posted;
         } else {
@@ -366,7 +403,7 @@ pub fn wakee_loop<C: Channel>(
     raw: &mut RawRows,
 ) -> WakeeCounts {
     let mut cursor = WakeeCursor::default();
-    if let Some(first) = wakee_warm_up(channel, rx, shared, scratch, &mut cursor) {
+    if let Some(first) = wakee_warm_up(channel, rx, shared, scratch, raw, &mut cursor) {
         responses.restart(first.t1_ns);
         wakee_measure(channel, rx, shared, responses, raw, &mut cursor, first);
     }

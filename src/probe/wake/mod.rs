@@ -267,6 +267,10 @@ impl Probe for WakeProbe {
         e.insert("iterations_total".into(), wc.iterations.into());
         e.insert("served_total".into(), ec.served.into());
         e.insert("competitors".into(), self.competitors.into());
+        e.insert(
+            "first_iterations".into(),
+            first_iterations_json(&raw.first_iterations, wc.first_measured),
+        );
         if ec.ring_overflow > 0 {
             e.insert("ring_overflow".into(), ec.ring_overflow.into());
         }
@@ -315,4 +319,25 @@ impl Probe for WakeProbe {
         out.extra_params = self.extra_params();
         Ok(out)
     }
+}
+
+/// The columns of `first_iterations.rows` in the result.
+pub const FIRST_ITERATION_COLUMNS: [&str; 5] =
+    ["iteration", "t0_ns", "t1_ns", "response_ns", "merged"];
+
+/// The wakee's first iterations as the result keeps them (docs/probes.md): iterations
+/// numbered from 1, the cold first one; `first_measured` the first one after warm-up.
+fn first_iterations_json(rows: &[[u64; 4]], first_measured_index: u64) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|&[index, t0, t1, merged]| {
+            serde_json::json!([index + 1, t0, t1, t1.saturating_sub(t0), merged])
+        })
+        .collect();
+    serde_json::json!({
+        "kept": loops::FIRST_ITERATIONS_KEPT,
+        "first_measured": first_measured_index.saturating_add(1),
+        "columns": FIRST_ITERATION_COLUMNS,
+        "rows": rows,
+    })
 }
