@@ -199,6 +199,67 @@ fn item_15_negative_values_name_the_option() {
     );
 }
 
+fn serial_loads_on_what_is_no_terminal_or_at_odd_rates_are_refused_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.to_str().unwrap().to_string();
+    let missing = dir.path().join("no-such-tty");
+    let missing = missing.to_str().unwrap().to_string();
+    // Devices: none is opened (a watchdog would start counting), each named with its key.
+    for (device, why) in [
+        (missing.as_str(), "no such device"),
+        ("/dev/null", "not a terminal"),
+        ("/dev/zero", "not a terminal"),
+        ("/dev/watchdog", "watchdog"),
+        ("/etc/hostname", "not a terminal"),
+        ("/dev", "not a terminal"),
+        (fifo.as_str(), "not a terminal"),
+    ] {
+        let spec = format!("serial:9600,dev={device}");
+        let why = if why == "watchdog" {
+            // Absent on most machines; either way it is no terminal and is not opened.
+            if std::path::Path::new(device).exists() {
+                "not a terminal"
+            } else {
+                "no such device"
+            }
+        } else {
+            why
+        };
+        let key = format!("dev={device}");
+        for command in [
+            vec!["load", spec.as_str(), "-D", "1"],
+            vec!["timer", "--load", spec.as_str(), "-D", "1"],
+            vec!["wake", "--load", spec.as_str(), "-D", "1"],
+            vec!["net", "--load", spec.as_str(), "-D", "1"],
+            vec!["noise", "--load", spec.as_str(), "-D", "1"],
+        ] {
+            refused(&command, 2, &["--load", &key, why], QUICK);
+        }
+    }
+    // Rates and fields as typed.
+    for (spec, needles) in [
+        ("serial:0", &["'0'", "115200"][..]),
+        ("serial:12345", &["'12345'", "115200"][..]),
+        ("serial:99999999999999999999", &["baud rate"][..]),
+        ("serial:fast", &["'fast'"][..]),
+        ("serial:baud=-9600", &["'-9600'"][..]),
+        ("serial:50%", &["does not apply to serial"][..]),
+        ("serial:size=1M", &["does not apply to serial"][..]),
+        ("serial:dev=", &["dev= needs"][..]),
+        ("cpu:dev=/dev/ttyS0", &["does not apply to cpu"][..]),
+    ] {
+        let mut needles = needles.to_vec();
+        needles.push(spec);
+        refused(&["load", spec, "-D", "1"], 2, &needles, QUICK);
+    }
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     common::test_cases![
@@ -208,5 +269,6 @@ pub fn cases() -> Vec<common::Case> {
         item_11_interval_that_overflows_a_period_is_refused,
         item_12_a_huge_input_file_is_refused_from_its_size_before_reading,
         item_15_negative_values_name_the_option,
+        serial_loads_on_what_is_no_terminal_or_at_odd_rates_are_refused_before_running,
     ]
 }
