@@ -112,18 +112,7 @@ pub struct CyclictestExtras {
     pub buckets: Option<(u64, usize)>,
 }
 
-/// `ThreadResult::extra` keys written for `latscope cyclictest`.
-pub mod extra_keys {
-    /// The measuring thread's kernel id (cyclictest's `T: 0 (tid)`).
-    pub const TID: &str = "tid";
-    /// The last sample, ns (cyclictest's `Act`).
-    pub const LAST_NS: &str = "last_ns";
-    /// The thread's period, ns (cyclictest's `I:`, which `-d` spreads).
-    pub const PERIOD_NS: &str = "period_ns";
-    /// `-h N`: {"unit_ns", "counts": [[bucket, count], ...] (non-zero only),
-    /// "overflows", "overflow_samples": [...]}.
-    pub const FIXED_HISTOGRAM: &str = "fixed_histogram";
-}
+pub use crate::result::timer_extra as extra_keys;
 
 /// When a measuring phase ends: whichever comes first.
 #[derive(Debug, Clone, Copy)]

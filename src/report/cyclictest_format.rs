@@ -5,7 +5,7 @@
 //! as `# latscope:` comment lines, which cyclictest parsers skip.
 
 use super::Reporter;
-use crate::probe::timer::extra_keys;
+use crate::result::timer_extra as extra_keys;
 use crate::result::{RawSeries, Run, ThreadResult};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
