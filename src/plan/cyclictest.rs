@@ -558,6 +558,19 @@ mod tests {
     }
 
     #[test]
+    fn duration_units_intervals_and_distance() {
+        let p = plan("-D 2m -q -t 2 -i 200").unwrap();
+        assert_eq!(settings(&p).duration_ns, Some(120_000_000_000));
+        assert_eq!((settings(&p).samples, p.distance_us), (None, 500));
+        assert_eq!(p.plan.scenarios[0].probe.period_ns(), 200_000);
+        // -h sets the distance to 0 (and says so when -d was given).
+        let p = plan("-t 2 -d 100 -h 50 -l 5").unwrap();
+        assert_eq!(p.distance_us, 0);
+        assert!(p.output.notices[0].contains("distance is ignored"));
+        assert!(plan("-D 3x").is_err() && plan("-i 5").is_err());
+    }
+
+    #[test]
     fn policy_other_with_p0_stays_other_unlike_cyclictest() {
         let p = plan("--policy=other -p0 -l 10").unwrap();
         assert_eq!(settings(&p).policy, Policy::Other);
