@@ -247,7 +247,13 @@ pub fn resolve(
                 policy_typed = Some(lower);
             }
             "quiet" => out.quiet = true,
-            "relative" | "system" => method = Method::Nanosleep,
+            "relative" | "system" => {
+                method = Method::Nanosleep;
+                out.differences.push(format!(
+                    "{}: relative sleeps for the time left to each deadline (the schedule stays absolute; cyclictest's drifts by each wake-up's latency)",
+                    option.typed
+                ));
+            }
             "smp" => smp = true,
             "spike" => spike = Some(number(option)?),
             "spike-nodes" => spike_nodes = number(option)?.clamp(1, 1 << 20) as usize,
