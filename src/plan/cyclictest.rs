@@ -298,85 +298,19 @@ pub fn resolve(
         ));
     }
 
-    // Threads and their CPUs, as cyclictest places them.
-    if smp {
-        if affinity.is_some() {
-            out.notices.push("WARN: -a ignored due to smp mode".into());
-        }
-        if threads.is_some() {
-            out.notices.push("WARN: -t ignored due to smp mode".into());
-        }
-    }
-    let mask: Vec<usize> = match (&affinity, smp) {
-        (Some(Some(list)), false) => list.clone(),
-        _ => available.to_vec(),
-    };
-    let thread_count = if smp {
-        available.len() as u64
-    } else {
-        match threads {
-            None => 1,
-            Some(Some(n)) => n,
-            Some(None) => mask.len() as u64,
-        }
-    };
-    if thread_count == 0 || thread_count > 4096 {
-        return Err(out_of_range(
-            "-t",
-            &thread_count.to_string(),
-            "1 to 4096 threads",
-        ));
-    }
-    if mask.is_empty() {
-        return Err(UserError::Other(
-            "latscope cyclictest: no CPU to run on (-a names none this process may use)".into(),
-        ));
-    }
-    let cpus: Vec<usize> = (0..thread_count as usize)
-        .map(|i| mask[i % mask.len()])
-        .collect();
-    if affinity.is_none() && !smp {
-        out.differences.push(
-            "threads pinned to CPUs in turn (cyclictest leaves them unpinned without -a)".into(),
-        );
-    }
-
-    // Policy and priority, by cyclictest 2.4's rules, except that --policy other with
-    // -p 0 runs SCHED_OTHER as asked (cyclictest 2.4 runs SCHED_FIFO 2 there).
-    let asked_other_with_p0 = policy_typed
+    let cpus = place_threads(smp, threads, &affinity, available, &mut out)?;
+    let thread_count = cpus.len() as u64;
+    let asked_other = policy_typed
         .as_deref()
-        .is_some_and(|p| p.starts_with("other") || p.starts_with("normal"))
-        && given.iter().any(|g| g.name == "priority")
-        && priority == 0;
-    if asked_other_with_p0 {
-        policy = Policy::Other;
-        out.differences.push(
-            "--policy other -p 0 runs SCHED_OTHER as asked (cyclictest 2.4 silently runs SCHED_FIFO 2 here)"
-                .into(),
-        );
-    } else {
-        if priority > 0 && policy == Policy::Other {
-            out.notices
-                .push("policy and priority don't match: setting policy to SCHED_FIFO".into());
-            policy = Policy::Fifo;
-        }
-        if policy.is_realtime() && priority == 0 {
-            priority = thread_count as i64 + 1;
-            out.notices
-                .push(format!("defaulting realtime priority to {priority}"));
-        }
-    }
-    let priority = priority.min(99) as i32;
-    if !policy.is_realtime() && priority != 0 {
-        policy = Policy::Fifo;
-    }
-    out.priority = if policy.is_realtime() { priority } else { 0 };
-    out.policy_name = match policy {
-        Policy::Other => "other",
-        Policy::Fifo => "fifo",
-        Policy::Rr => "rr",
-    }
-    .into();
+        .is_some_and(|p| p.starts_with("other") || p.starts_with("normal"));
+    let p_given = given.iter().any(|g| g.name == "priority");
+    let (policy, priority) = policy_and_priority(
+        policy,
+        priority,
+        asked_other && p_given,
+        thread_count,
+        &mut out,
+    );
 
     // Interval, distance, loops, duration.
     let unit_ns: u64 = if out.nsecs { 1 } else { 1000 };
@@ -516,6 +450,101 @@ pub fn resolve(
         help: false,
         distance_us,
     })
+}
+
+/// The measuring threads' CPUs as cyclictest places them: `-S` one per allowed CPU,
+/// `-t N` round-robin over `-a`'s CPUs (or the allowed ones), one thread by default.
+fn place_threads(
+    smp: bool,
+    threads: Option<Option<u64>>,
+    affinity: &Option<Option<Vec<usize>>>,
+    available: &[usize],
+    out: &mut CyclictestOutput,
+) -> Result<Vec<usize>, UserError> {
+    if smp {
+        if affinity.is_some() {
+            out.notices.push("WARN: -a ignored due to smp mode".into());
+        }
+        if threads.is_some() {
+            out.notices.push("WARN: -t ignored due to smp mode".into());
+        }
+    }
+    let mask: Vec<usize> = match (affinity, smp) {
+        (Some(Some(list)), false) => list.clone(),
+        _ => available.to_vec(),
+    };
+    let thread_count = if smp {
+        available.len() as u64
+    } else {
+        match threads {
+            None => 1,
+            Some(Some(n)) => n,
+            Some(None) => mask.len() as u64,
+        }
+    };
+    if thread_count == 0 || thread_count > 4096 {
+        return Err(out_of_range(
+            "-t",
+            &thread_count.to_string(),
+            "1 to 4096 threads",
+        ));
+    }
+    if mask.is_empty() {
+        return Err(UserError::Other(
+            "latscope cyclictest: no CPU to run on (-a names none this process may use)".into(),
+        ));
+    }
+    if affinity.is_none() && !smp {
+        out.differences.push(
+            "threads pinned to CPUs in turn (cyclictest leaves them unpinned without -a)".into(),
+        );
+    }
+    Ok((0..thread_count as usize)
+        .map(|i| mask[i % mask.len()])
+        .collect())
+}
+
+/// Policy and priority by cyclictest 2.4's rules (`-p` sets SCHED_FIFO, an RT policy
+/// without a priority gets threads + 1), except that `--policy other -p 0`
+/// (`other_with_p0`) runs SCHED_OTHER as asked where cyclictest 2.4 runs SCHED_FIFO 2.
+fn policy_and_priority(
+    mut policy: Policy,
+    mut priority: i64,
+    other_with_p0: bool,
+    thread_count: u64,
+    out: &mut CyclictestOutput,
+) -> (Policy, i32) {
+    if other_with_p0 && priority == 0 {
+        policy = Policy::Other;
+        out.differences.push(
+            "--policy other -p 0 runs SCHED_OTHER as asked (cyclictest 2.4 silently runs SCHED_FIFO 2 here)"
+                .into(),
+        );
+    } else {
+        if priority > 0 && policy == Policy::Other {
+            out.notices
+                .push("policy and priority don't match: setting policy to SCHED_FIFO".into());
+            policy = Policy::Fifo;
+        }
+        if policy.is_realtime() && priority == 0 {
+            priority = thread_count as i64 + 1;
+            out.notices
+                .push(format!("defaulting realtime priority to {priority}"));
+        }
+    }
+    let priority = if policy.is_realtime() {
+        priority.min(99) as i32
+    } else {
+        0
+    };
+    out.priority = priority;
+    out.policy_name = match policy {
+        Policy::Other => "other",
+        Policy::Fifo => "fifo",
+        Policy::Rr => "rr",
+    }
+    .into();
+    (policy, priority)
 }
 
 #[cfg(test)]
