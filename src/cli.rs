@@ -52,7 +52,67 @@ pub enum Command {
     /// Undo the CPU isolation (--isolate) of a run that was killed before it could
     /// restore the system itself: cpusets, task placement and IRQ affinities.
     Restore(RestoreArgs),
+    /// A drop-in for cyclictest: takes cyclictest's options with their meanings
+    /// (`latscope cyclictest -m -S -p95 -i1000 -h400 -q`) and prints its output formats,
+    /// with latscope's own figures as `# latscope:` comment lines.
+    Cyclictest(CyclictestArgs),
 }
+
+/// Options of `latscope cyclictest`: cyclictest's own, read by plan::cyclictest_args.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true, after_help = CYCLICTEST_HELP)]
+pub struct CyclictestArgs {
+    /// cyclictest's options (rt-tests 2.4); `latscope cyclictest --help` lists them.
+    #[arg(
+        value_name = "CYCLICTEST OPTIONS",
+        num_args = 0..,
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub args: Vec<String>,
+}
+
+/// `latscope cyclictest --help`: cyclictest's options and what latscope does with each.
+pub const CYCLICTEST_HELP: &str = "\
+latscope cyclictest: cyclictest's options (rt-tests 2.4) with cyclictest's meanings, on
+latscope's timer probe; output in cyclictest's layouts, then `# latscope:` comment lines.
+
+-a [CPUSET] --affinity     thread N on CPU N, or round-robin over CPUSET (1, 0-3,6, all)
+-A USEC  --aligned=USEC    align thread wake-ups, thread N offset by N x USEC
+-b USEC  --breaktrace=USEC stop when a latency exceeds USEC (prints the break lines)
+-c 0     --clock=0         CLOCK_MONOTONIC (1, CLOCK_REALTIME, is refused)
+         --default-system  leave /dev/cpu_dma_latency alone
+-d DIST  --distance=DIST   interval of thread N += N x DIST us (default 500; 0 with -h)
+-D TIME  --duration=TIME   run length: seconds, or with m, h, d
+-h US    --histogram=US    histogram of US 1-us buckets (exact) after the run
+-H US    --histofall=US    the same with a summary column
+         --histfile=PATH   the histogram into PATH instead of stdout
+-i INTV  --interval=INTV   base interval in us (default 1000)
+         --json=FILE       cyclictest's JSON file
+         --laptop          leave /dev/cpu_dma_latency alone
+         --latency=US      /dev/cpu_dma_latency value (default 0)
+-l LOOPS --loops=LOOPS     samples per thread (default 0: until -D or Ctrl-C)
+         --mainaffinity=CPUSET  CPUs of the main thread
+-m       --mlockall        accepted: latscope always locks its memory
+-M, -u, --dbg_cyclictest   accepted, no effect (live-display knobs)
+-n       --nanosleep       accepted (older cyclictest): clock_nanosleep is the default
+-N       --nsecs           values in ns
+-o RED   --oscope=RED      with -v, the largest of every RED samples
+-p PRIO  --priority=PRIO   priority (sets SCHED_FIFO, as cyclictest)
+-y NAME  --policy=NAME     other, normal, fifo or rr (batch and idle are refused)
+-q       --quiet           summary at the end only
+-r, -s   --relative, --system  relative sleeps (latscope's nanosleep method)
+         --secaligned [USEC]  first wake-up at the next full second (+ USEC)
+-S       --smp             a thread per CPU, pinned, one priority
+         --spike=US, --spike-nodes=N  list samples above US (needs -l or -D)
+-t [NUM] --threads[=NUM]   NUM threads (without NUM: one per CPU)
+-v       --verbose         every sample as n:c:v at the end (needs -l or -D)
+-x       --posix_timers    POSIX timers (latscope's posix-timer method)
+
+Refused, with the reason: -F/--fifo, --priospread, -R/--resolution, --smi, --tracemark.
+Differences: threads are pinned even without -a; Avg is the mean of exact ns values;
+--policy other -p 0 runs SCHED_OTHER (cyclictest 2.4 runs SCHED_FIFO 2); no live display.
+";
 
 /// Options of `latscope suite`.
 #[derive(Debug, Args)]
@@ -477,4 +537,24 @@ fn sample_count(text: &str) -> Result<u64, String> {
     text.trim()
         .parse()
         .map_err(|_| format!("not a number of samples: --samples takes 1 to {}", u64::MAX))
+}
+
+/// `latscope timer -h400` (or `-h 400`): cyclictest's histogram option typed to `timer`,
+/// whose `-h` is help. Returns the one-line refusal, or None when `-h` (if any) is help.
+pub fn cyclictest_histogram_typed_to_timer(args: &[String]) -> Option<String> {
+    if args.get(1).map(String::as_str) != Some("timer") {
+        return None;
+    }
+    let numeric = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    let rest = &args[2..];
+    rest.iter().enumerate().find_map(|(i, a)| {
+        let value = match a.strip_prefix("-h") {
+            Some("") => rest.get(i + 1).filter(|v| numeric(v)).cloned(),
+            Some(v) if numeric(v.trim_start_matches('=')) => Some(v.trim_start_matches('=').to_string()),
+            _ => None,
+        }?;
+        Some(format!(
+            "`latscope timer -h` is help, not cyclictest's histogram (-h {value}): use `latscope cyclictest ... -h {value}` for cyclictest's options and histogram, or `latscope timer --export-html` for latscope's"
+        ))
+    })
 }

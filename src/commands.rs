@@ -30,7 +30,75 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
         Command::Report(args) => report(&args),
         Command::Compare(args) => compare(&args),
         Command::Load(args) => run_loads(&args),
+        Command::Cyclictest(args) => cyclictest(&args.args, command_line),
     }
+}
+
+/// `latscope cyclictest ARGS`: cyclictest's options, cyclictest's output. Exits 0 after
+/// a signal or a `-b` break, as cyclictest does (the output says which).
+pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<i32> {
+    use crate::report::cyclictest_format::{HistogramReporter, JsonReporter, StdoutReporter};
+    let planned = crate::plan::cyclictest::cyclictest_plan(args)?;
+    if planned.help {
+        print!("{}", crate::cli::CYCLICTEST_HELP);
+        return Ok(EXIT_OK);
+    }
+    let opts = &planned.output;
+    for line in &opts.notices {
+        eprintln!("{line}");
+    }
+    let mut before = String::new();
+    for line in &opts.preamble {
+        before.push_str(line);
+        before.push('\n');
+    }
+    if let Some(us) = opts.dma_latency_us {
+        before.push_str(&format!("# /dev/cpu_dma_latency set to {us}us\n"));
+    }
+    if opts.verbose {
+        // cyclictest prints each thread's interval after adding the distance to it.
+        if let Some(sp) = planned.plan.scenarios.first() {
+            let first = sp.probe.period_ns() / 1000;
+            let distance = planned.distance_us;
+            for i in 0..sp.settings.cpus.len() as u64 {
+                before.push_str(&format!(
+                    "Thread {i} Interval: {}\n",
+                    first + (i + 1) * distance
+                ));
+            }
+        }
+    }
+    let mut stdout = std::io::stdout();
+    stdout.write_all(before.as_bytes())?;
+    stdout.flush()?;
+    if let Some(cpus) = &opts.main_affinity {
+        crate::sys::affinity::pin_current_thread_to(cpus)
+            .context("--mainaffinity: setting the main thread's CPUs")?;
+    }
+    let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
+    let outcome = crate::runner::execute(&planned.plan, command_line.clone(), stop, None)?;
+    let run = &outcome.run;
+    let raw: Vec<_> = outcome.raw.iter().map(|(_, r)| r.clone()).collect();
+    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    if let Some(path) = &opts.json {
+        let cmdline = command_line.join(" ");
+        let bytes = JsonReporter { opts, cmdline }.render(run)?;
+        crate::report::exports::write_bytes(path, &bytes)?;
+    }
+    if let Some(path) = &opts.histfile {
+        crate::report::exports::write_bytes(path, &HistogramReporter(opts).render(run)?)?;
+    }
+    let text = StdoutReporter {
+        opts,
+        raw: &raw,
+        loadavg,
+    }
+    .render(run)?;
+    // After SIGHUP or SIGPIPE the terminal may be gone; the files are written.
+    let _ = stdout.write_all(&text);
+    let _ = stdout.flush();
+    let _ = std::io::stderr().write_all(crate::report::table::warning_lines(run).as_bytes());
+    Ok(EXIT_OK)
 }
 
 fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Result<i32> {

@@ -8,6 +8,10 @@ use latscope::error::{ThresholdFailed, UserError, EXIT_FAILURE, EXIT_THRESHOLD};
 
 fn main() {
     let command_line: Vec<String> = std::env::args().collect();
+    if let Some(refusal) = latscope::cli::cyclictest_histogram_typed_to_timer(&command_line) {
+        eprintln!("latscope: error: {refusal}");
+        std::process::exit(latscope::error::EXIT_USAGE);
+    }
     let cli = latscope::cli::Cli::parse();
     let code = match latscope::commands::dispatch(cli, command_line) {
         Ok(code) => code,

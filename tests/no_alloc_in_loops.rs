@@ -82,6 +82,35 @@ fn allocations_during<W: Waiter>(waiter: &mut W, start_ns: u64) -> u64 {
     after - before
 }
 
+/// `latscope cyclictest -h`: the timer loop with fixed buckets so narrow that every
+/// sample overflows, filling the overflow log and going past it.
+fn cyclictest_histogram_allocations(start_ns: u64) -> u64 {
+    let buckets = latscope::stats::fixed_buckets::FixedBuckets::new(1, 2);
+    let mut rec = Recorder::standalone(&recorder_config(0)).with_fixed_buckets(buckets);
+    let stop = AtomicBool::new(false);
+    let end = PhaseEnd {
+        until_ns: u64::MAX,
+        samples: SAMPLES,
+        break_above_ns: u64::MAX - 1,
+    };
+    let before = allocations();
+    measure_phase(
+        &mut ClockNanosleepWaiter,
+        &mut rec,
+        start_ns,
+        PERIOD_NS,
+        end,
+        &stop,
+    );
+    let after = allocations();
+    let fixed = rec.fixed_buckets().unwrap();
+    assert_eq!(
+        (fixed.overflows(), fixed.overflow_samples().len()),
+        (SAMPLES, 2)
+    );
+    after - before
+}
+
 /// The noise loop for 50 ms with a 1 µs threshold (gaps recorded, raw kept).
 fn noise_allocations() -> u64 {
     let mut rec = Recorder::standalone(&recorder_config(100_000));
@@ -218,6 +247,11 @@ fn measuring_loops_do_not_allocate() {
     let timer = PosixTimer::periodic_to_thread(sched::gettid(), signal, s, PERIOD_NS).unwrap();
     let mut ptw = PosixTimerWaiter { timer, signals };
     assert_eq!(allocations_during(&mut ptw, s), 0, "posix-timer");
+    assert_eq!(
+        cyclictest_histogram_allocations(start()),
+        0,
+        "cyclictest -h buckets"
+    );
     assert_eq!(noise_allocations(), 0, "noise");
     assert_eq!(wake_allocations(), 0, "wake waker and wakee");
     assert_eq!(net_allocations(), 0, "net sender and reflector");

@@ -7,6 +7,8 @@
 //! fails after it has started measuring.
 
 pub mod common;
+pub mod cyclictest;
+pub mod cyclictest_args;
 pub mod load;
 pub mod net;
 pub mod noise;

@@ -198,6 +198,9 @@ pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec), UserError> {
                                 period_ns,
                                 deadline_ns: period_ns,
                                 break_above_ns: None,
+                                distance_ns: 0,
+                                start: Default::default(),
+                                cyclictest: None,
                             };
                             let mut found = Vec::new();
                             scenarios.extend(

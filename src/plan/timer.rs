@@ -66,6 +66,9 @@ pub fn check_timer(args: &TimerArgs) -> Result<TimerRequest, UserError> {
             period_ns,
             deadline_ns,
             break_above_ns,
+            distance_ns: 0,
+            start: Default::default(),
+            cyclictest: None,
         })
         .collect();
     Ok(TimerRequest {

@@ -6,6 +6,7 @@
 use super::harness::run_measuring_threads_with_tids;
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
 use crate::result::ThreadResult;
+use crate::stats::fixed_buckets::FixedBuckets;
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{clock, posix_timer::PosixTimer, sched, signals::SignalSet, timerfd::TimerFd};
 use std::collections::BTreeMap;
@@ -67,7 +68,51 @@ pub struct TimerProbe {
     pub deadline_ns: u64,
     /// `--break-above`: stop the run at the first measured sample above this.
     pub break_above_ns: Option<u64>,
+    /// Added to the period of each further thread (cyclictest's `-d`): thread i waits
+    /// `period_ns + i × distance_ns`. 0 for `latscope timer`.
+    pub distance_ns: u64,
+    /// Where the shared schedule starts (cyclictest's `--secaligned`, `-A`).
+    pub start: StartAlignment,
+    /// `latscope cyclictest`: what its output formats need beyond a timer result.
+    pub cyclictest: Option<CyclictestExtras>,
 }
+
+/// Where the measuring threads' first deadline falls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StartAlignment {
+    /// When the threads are released together (latscope's way).
+    #[default]
+    AtRelease,
+    /// The next full second of CLOCK_MONOTONIC after the release, plus an offset
+    /// (cyclictest's `--secaligned [USEC]`).
+    NextSecond { offset_ns: u64 },
+    /// The release time plus `offset_ns × thread index` (cyclictest's `-A USEC`).
+    Staggered { offset_ns: u64 },
+}
+
+impl StartAlignment {
+    /// The first deadline of thread `index` when the threads were released at `release_ns`.
+    pub fn first_deadline_ns(self, release_ns: u64, index: usize) -> u64 {
+        match self {
+            StartAlignment::AtRelease => release_ns,
+            StartAlignment::NextSecond { offset_ns } => {
+                (release_ns / 1_000_000_000 + 1) * 1_000_000_000 + offset_ns
+            }
+            StartAlignment::Staggered { offset_ns } => release_ns + offset_ns * index as u64,
+        }
+    }
+}
+
+/// What `latscope cyclictest` records per thread beyond a timer result: the thread id,
+/// the last sample (`Act`) and, with `-h N`, exact fixed-width buckets (in
+/// `ThreadResult::extra`, see docs/probes.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CyclictestExtras {
+    /// `-h N`: (bucket width ns, N).
+    pub buckets: Option<(u64, usize)>,
+}
+
+pub use crate::result::timer_extra as extra_keys;
 
 /// When a measuring phase ends: whichever comes first.
 #[derive(Debug, Clone, Copy)]
@@ -299,15 +344,22 @@ struct ThreadOutcome {
 }
 
 impl TimerProbe {
+    /// Thread `index`'s period (cyclictest's `-d` spreads them).
+    pub fn thread_period_ns(&self, index: usize) -> u64 {
+        self.period_ns + self.distance_ns * index as u64
+    }
+
     fn measure_on_this_thread(
         &self,
+        index: usize,
         mut recorders: Recorders,
-        start_ns: u64,
+        release_ns: u64,
         settings: &CommonSettings,
         stop: &AtomicBool,
     ) -> anyhow::Result<ThreadOutcome> {
         let rec = &mut recorders;
-        let p = self.period_ns;
+        let p = self.thread_period_ns(index);
+        let start_ns = self.start.first_deadline_ns(release_ns, index);
         let b = self.break_above_ns.unwrap_or(u64::MAX);
         let measured = match self.method {
             Method::ClockNanosleep => warm_up_then_measure(
@@ -345,6 +397,39 @@ impl TimerProbe {
     }
 }
 
+impl TimerProbe {
+    /// The `latscope cyclictest` keys of one thread's result (see [`extra_keys`]).
+    fn add_cyclictest_extras(&self, tr: &mut ThreadResult, rec: &Recorder, index: usize, tid: i32) {
+        use serde_json::json;
+        tr.extra.insert(extra_keys::TID.into(), tid.into());
+        tr.extra
+            .insert(extra_keys::LAST_NS.into(), rec.last_ns().into());
+        tr.extra.insert(
+            extra_keys::PERIOD_NS.into(),
+            self.thread_period_ns(index).into(),
+        );
+        if let Some(fixed) = rec.fixed_buckets() {
+            let counts: Vec<[u64; 2]> = fixed
+                .counts()
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c > 0)
+                .map(|(i, &c)| [i as u64, c])
+                .collect();
+            tr.extra.insert(
+                extra_keys::FIXED_HISTOGRAM.into(),
+                json!({
+                    "unit_ns": fixed.unit_ns(),
+                    "buckets": fixed.counts().len(),
+                    "counts": counts,
+                    "overflows": fixed.overflows(),
+                    "overflow_samples": fixed.overflow_samples(),
+                }),
+            );
+        }
+    }
+}
+
 impl Probe for TimerProbe {
     fn kind(&self) -> &'static str {
         "timer"
@@ -372,12 +457,16 @@ impl Probe for TimerProbe {
         let outcomes = run_measuring_threads_with_tids(
             &placements,
             |i| {
+                let mut measured = Recorder::new(&config, lives[i].clone());
+                if let Some((unit_ns, count)) = self.cyclictest.and_then(|c| c.buckets) {
+                    measured = measured.with_fixed_buckets(FixedBuckets::new(unit_ns, count));
+                }
                 Ok(Recorders {
-                    measured: Recorder::new(&config, lives[i].clone()),
+                    measured,
                     scratch: Recorder::scratch(&config, lives[i].clone()),
                 })
             },
-            |_, rec, start_ns| self.measure_on_this_thread(rec, start_ns, settings, stop),
+            |i, rec, start_ns| self.measure_on_this_thread(i, rec, start_ns, settings, stop),
         );
         progress.finish();
         let (outcomes, tids) = outcomes?;
@@ -393,7 +482,14 @@ impl Probe for TimerProbe {
         let method = self.method.name();
         let mut started = u64::MAX;
         let mut ended = 0;
-        for ((cpu, o), tid) in settings.cpus.iter().copied().zip(outcomes).zip(tids) {
+        for (index, ((cpu, o), tid)) in settings
+            .cpus
+            .iter()
+            .copied()
+            .zip(outcomes)
+            .zip(tids)
+            .enumerate()
+        {
             started = started.min(o.measured.started_ns);
             ended = ended.max(o.measured.ended_ns);
             out.tids.push(super::MeasuringThread {
@@ -412,6 +508,9 @@ impl Probe for TimerProbe {
             let mut tr = ThreadResult::from_recorder(cpu, method, "latency", &o.recorder);
             if o.recorder.series().truncated() {
                 tr.extra.insert("per_second_truncated".into(), true.into());
+            }
+            if self.cyclictest.is_some() {
+                self.add_cyclictest_extras(&mut tr, &o.recorder, index, tid);
             }
             super::note_raw_dropped(
                 &mut tr.extra,

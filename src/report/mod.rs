@@ -3,6 +3,7 @@
 
 pub mod comparison;
 pub mod csv;
+pub mod cyclictest_format;
 pub mod cyclictest_import;
 pub mod exports;
 pub mod extras;

@@ -2,6 +2,7 @@
 //! asked, on which system, and what each measuring thread saw. Every report, suite,
 //! comparison and verdict reads this, so fields are only ever added.
 
+pub mod timer_extra;
 pub mod trace;
 
 use crate::stats::Summary;

@@ -172,8 +172,10 @@ pub fn execute(
             }
             _ => (None, Vec::new()),
         };
-        if plan.output.raw.is_none() {
-            // Kept only for the trace's join: not written.
+        if plan.output.raw.is_none() && sp.trace.is_some() {
+            // Kept only for the trace's join: not written. (Without --raw and --trace,
+            // samples are kept only when the plan asked for them in memory, as
+            // `latscope cyclictest -v` does.)
             output.raw.clear();
         }
         let (load_results, load_warnings) = match loads {

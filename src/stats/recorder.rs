@@ -4,6 +4,7 @@
 //! never cleared (a 220 KB memset) between the last warm-up wake-up and the first
 //! measured deadline.
 
+use super::fixed_buckets::FixedBuckets;
 use super::series::PerSecondMax;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,6 +56,10 @@ pub struct Recorder {
     live: Arc<LiveStats>,
     /// Times the histogram was zeroed after `new` (0 for a measuring thread's recorder).
     histogram_clears: u64,
+    /// The latest sample (cyclictest's `Act`).
+    last_ns: u64,
+    /// `latscope cyclictest -h N`: exact fixed-width buckets beside the HDR histogram.
+    fixed: Option<FixedBuckets>,
 }
 
 impl Recorder {
@@ -100,7 +105,16 @@ impl Recorder {
             raw_dropped: 0,
             live,
             histogram_clears: 0,
+            last_ns: 0,
+            fixed: None,
         }
+    }
+
+    /// Also counts every sample into `buckets` (allocated and touched by the caller
+    /// before measuring), as cyclictest's `-h` histogram.
+    pub fn with_fixed_buckets(mut self, buckets: FixedBuckets) -> Self {
+        self.fixed = Some(buckets);
+        self
     }
 
     /// A recorder with no live view, for tests and offline use.
@@ -136,6 +150,10 @@ impl Recorder {
         self.missed = 0;
         self.raw.clear();
         self.raw_dropped = 0;
+        self.last_ns = 0;
+        if let Some(fixed) = &mut self.fixed {
+            fixed.clear();
+        }
     }
 
     /// Records one sample: `latency_ns` observed at `at_ns`, for the event stamped
@@ -143,6 +161,10 @@ impl Recorder {
     #[inline(always)]
     pub fn record(&mut self, stamp_ns: u64, at_ns: u64, latency_ns: u64) {
         self.histogram.saturating_record(latency_ns);
+        if let Some(fixed) = &mut self.fixed {
+            fixed.record(self.count, latency_ns);
+        }
+        self.last_ns = latency_ns;
         self.count += 1;
         if latency_ns < self.min_ns {
             self.min_ns = latency_ns;
@@ -202,6 +224,14 @@ impl Recorder {
     }
     pub fn histogram(&self) -> &Histogram<u64> {
         &self.histogram
+    }
+    /// The latest sample (0 before the first).
+    pub fn last_ns(&self) -> u64 {
+        self.last_ns
+    }
+    /// The fixed-width buckets, when asked for (`with_fixed_buckets`).
+    pub fn fixed_buckets(&self) -> Option<&FixedBuckets> {
+        self.fixed.as_ref()
     }
     pub fn series(&self) -> &PerSecondMax {
         &self.series

@@ -10,6 +10,7 @@ mod common;
 mod bad_input;
 mod bad_input_corpus;
 mod cyclictest_compare;
+mod cyclictest_dropin;
 mod exit_paths;
 mod html_browser;
 mod injected_stall;
@@ -31,10 +32,11 @@ mod wake;
 type ModuleCases = fn() -> Vec<common::Case>;
 
 fn main() {
-    let modules: [(&str, ModuleCases); 19] = [
+    let modules: [(&str, ModuleCases); 20] = [
         ("bad_input", bad_input::cases),
         ("bad_input_corpus", bad_input_corpus::cases),
         ("cyclictest_compare", cyclictest_compare::cases),
+        ("cyclictest_dropin", cyclictest_dropin::cases),
         ("exit_paths", exit_paths::cases),
         ("html_browser", html_browser::cases),
         ("injected_stall", injected_stall::cases),

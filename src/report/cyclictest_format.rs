@@ -1,0 +1,560 @@
+//! `latscope cyclictest`'s output in cyclictest 2.4's layouts, so scripts that parse
+//! cyclictest read it unchanged: the `T:` summary lines, the `-v` value lines, the `-h`
+//! histogram dump with its trailer, the `-b` break lines, `--spike` lines and the
+//! `--json` file. latscope's own figures (missed periods, overruns, percentiles) follow
+//! as `# latscope:` comment lines, which cyclictest parsers skip.
+
+use super::Reporter;
+use crate::result::timer_extra as extra_keys;
+use crate::result::{RawSeries, Run, ThreadResult};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// What the output formats were asked for (built by `plan::cyclictest`).
+#[derive(Debug, Clone, Default)]
+pub struct CyclictestOutput {
+    pub quiet: bool,
+    pub verbose: bool,
+    /// `-o RED`: with `-v`, print the largest of every RED samples.
+    pub oscope: u64,
+    /// `-N`: values in ns instead of µs.
+    pub nsecs: bool,
+    /// `-h`/`-H N`: the histogram's buckets.
+    pub histogram: Option<usize>,
+    /// `-H`: the summary column.
+    pub histofall: bool,
+    /// `--histfile`: the histogram goes there instead of stdout.
+    pub histfile: Option<PathBuf>,
+    /// `--json FILE`.
+    pub json: Option<PathBuf>,
+    /// `-b`: the break limit (in the output unit).
+    pub breaktrace: Option<u64>,
+    /// `--spike N` (in the output unit) and how many to list.
+    pub spike: Option<(u64, usize)>,
+    /// The priority printed as `P:` (0 for SCHED_OTHER).
+    pub priority: i32,
+    /// The policy name cyclictest's live header shows.
+    pub policy_name: String,
+    /// /dev/cpu_dma_latency value held (None: `--laptop`, `--default-system`, or the
+    /// device could not be opened).
+    pub dma_latency_us: Option<i32>,
+    /// `--mainaffinity`: the main thread's CPUs.
+    pub main_affinity: Option<Vec<usize>>,
+    /// Lines for stderr before the run, as cyclictest prints them (`WARN: …`).
+    pub notices: Vec<String>,
+    /// Lines for stdout before the run (`-v`: `Max CPUs = 2`, …).
+    pub preamble: Vec<String>,
+    /// How this run differs from cyclictest's, for `# latscope:` lines at the end.
+    pub differences: Vec<String>,
+}
+
+impl CyclictestOutput {
+    fn unit_ns(&self) -> u64 {
+        if self.nsecs {
+            1
+        } else {
+            1000
+        }
+    }
+}
+
+/// One measuring thread as cyclictest reports it, in the output unit.
+struct ThreadView<'a> {
+    result: &'a ThreadResult,
+    tid: i64,
+    period_us: u64,
+    cycles: u64,
+    min: u64,
+    act: u64,
+    avg: f64,
+    max: u64,
+}
+
+fn extra_u64(t: &ThreadResult, key: &str) -> Option<u64> {
+    t.extra.get(key).and_then(Value::as_u64)
+}
+
+fn threads<'a>(run: &'a Run, opts: &CyclictestOutput) -> Vec<ThreadView<'a>> {
+    let unit = opts.unit_ns();
+    let Some(scenario) = run.scenarios.first() else {
+        return Vec::new();
+    };
+    scenario
+        .threads
+        .iter()
+        .map(|t| {
+            let s = &t.summary;
+            let empty = s.samples == 0;
+            ThreadView {
+                result: t,
+                tid: t
+                    .extra
+                    .get(extra_keys::TID)
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0),
+                period_us: extra_u64(t, extra_keys::PERIOD_NS).unwrap_or(scenario.params.period_ns)
+                    / 1000,
+                cycles: s.samples,
+                // cyclictest's values before the first cycle.
+                min: if empty { 1_000_000 } else { s.min_ns / unit },
+                act: extra_u64(t, extra_keys::LAST_NS).unwrap_or(0) / unit,
+                avg: if empty { 0.0 } else { s.mean_ns / unit as f64 },
+                max: s.max_ns / unit,
+            }
+        })
+        .collect()
+}
+
+/// cyclictest's `T:` line (print_stat).
+fn summary_line(t: &ThreadView, index: usize, opts: &CyclictestOutput) -> String {
+    let (act, avg) = (t.act, t.avg as u64);
+    if opts.nsecs {
+        format!(
+            "T:{index:2} ({:5}) P:{:2} I:{} C:{:7} Min:{:7} Act:{act:8} Avg:{avg:8} Max:{:8}",
+            t.tid, opts.priority, t.period_us, t.cycles, t.min, t.max
+        )
+    } else {
+        format!(
+            "T:{index:2} ({:5}) P:{:2} I:{} C:{:7} Min:{:7} Act:{act:5} Avg:{avg:5} Max:{:8}",
+            t.tid, opts.priority, t.period_us, t.cycles, t.min, t.max
+        )
+    }
+}
+
+/// The fixed-width histogram of a thread: (counts per bucket, overflows, logged samples).
+struct Fixed {
+    counts: Vec<u64>,
+    overflows: u64,
+    overflow_samples: Vec<u64>,
+}
+
+fn fixed_of(t: &ThreadResult, buckets: usize) -> Fixed {
+    let mut counts = vec![0u64; buckets];
+    let h = t.extra.get(extra_keys::FIXED_HISTOGRAM);
+    if let Some(pairs) = h.and_then(|h| h.get("counts")).and_then(Value::as_array) {
+        for pair in pairs {
+            let (Some(i), Some(c)) = (
+                pair.get(0).and_then(Value::as_u64),
+                pair.get(1).and_then(Value::as_u64),
+            ) else {
+                continue;
+            };
+            if let Some(slot) = counts.get_mut(i as usize) {
+                *slot = c;
+            }
+        }
+    }
+    Fixed {
+        counts,
+        overflows: h
+            .and_then(|h| h.get("overflows"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        overflow_samples: h
+            .and_then(|h| h.get("overflow_samples"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default(),
+    }
+}
+
+/// The `-h`/`-H` dump (print_hist) with its trailer and the blank line after it.
+pub struct HistogramReporter<'a>(pub &'a CyclictestOutput);
+
+impl Reporter for HistogramReporter<'_> {
+    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        let opts = self.0;
+        let buckets = opts.histogram.unwrap_or(0);
+        let views = threads(run, opts);
+        let fixed: Vec<Fixed> = views.iter().map(|t| fixed_of(t.result, buckets)).collect();
+        let many = opts.histofall && views.len() > 1;
+        let mut s = String::from("# Histogram\n");
+        for bucket in 0..buckets {
+            let _ = write!(s, "{bucket:06} ");
+            let mut sum = 0u64;
+            for (j, f) in fixed.iter().enumerate() {
+                if j > 0 {
+                    s.push('\t');
+                }
+                let _ = write!(s, "{:06}", f.counts[bucket]);
+                sum += f.counts[bucket];
+            }
+            if many {
+                let _ = write!(s, "\t{sum:06}");
+            }
+            s.push('\n');
+        }
+        let mut line = |label: &str, values: Vec<u64>, width: usize, total: Option<u64>| {
+            s.push_str(label);
+            for v in values {
+                let _ = write!(s, " {v:0width$}");
+            }
+            if let (true, Some(t)) = (many, total) {
+                let _ = write!(s, " {t:0width$}");
+            }
+            s.push('\n');
+        };
+        let totals: Vec<u64> = fixed.iter().map(|f| f.counts.iter().sum()).collect();
+        let all_total = totals.iter().sum();
+        line("# Total:", totals, 9, Some(all_total));
+        line(
+            "# Min Latencies:",
+            views.iter().map(|t| t.min).collect(),
+            5,
+            None,
+        );
+        line(
+            "# Avg Latencies:",
+            views.iter().map(|t| t.avg as u64).collect(),
+            5,
+            None,
+        );
+        let max_max = views.iter().map(|t| t.max).max().unwrap_or(0);
+        line(
+            "# Max Latencies:",
+            views.iter().map(|t| t.max).collect(),
+            5,
+            Some(max_max),
+        );
+        let overflows: Vec<u64> = fixed.iter().map(|f| f.overflows).collect();
+        let all_overflows = overflows.iter().sum();
+        line("# Histogram Overflows:", overflows, 5, Some(all_overflows));
+        s.push_str("# Histogram Overflow at cycle number:\n");
+        for (i, f) in fixed.iter().enumerate() {
+            let _ = write!(s, "# Thread {i}:");
+            for n in &f.overflow_samples {
+                let _ = write!(s, " {n:05}");
+            }
+            let logged = f.overflow_samples.len() as u64;
+            if f.overflows > logged {
+                let _ = write!(s, " # {:05} others", f.overflows - logged);
+            }
+            s.push('\n');
+        }
+        s.push('\n');
+        Ok(s.into_bytes())
+    }
+}
+
+/// Everything cyclictest prints on stdout after its run (except a `--histfile`
+/// histogram), then latscope's comment lines.
+pub struct StdoutReporter<'a> {
+    pub opts: &'a CyclictestOutput,
+    /// The `-v`/`--spike` samples: (thread index, series), in thread order.
+    pub raw: &'a [RawSeries],
+    /// /proc/loadavg for the live header (cyclictest prints it without -q).
+    pub loadavg: String,
+}
+
+impl Reporter for StdoutReporter<'_> {
+    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        let opts = self.opts;
+        let views = threads(run, opts);
+        let unit = opts.unit_ns();
+        let mut s = String::new();
+        if opts.verbose {
+            for (index, raw) in self.raw.iter().enumerate() {
+                verbose_lines(&mut s, index, raw, unit, opts.oscope.max(1));
+            }
+        } else if !opts.quiet {
+            let slash = if opts.priority == 0 { "/other" } else { "" };
+            let _ = writeln!(
+                s,
+                "policy: {}{slash}: loadavg: {}          \n",
+                opts.policy_name,
+                self.loadavg.trim_end()
+            );
+            for (i, t) in views.iter().enumerate() {
+                let _ = writeln!(s, "{}", summary_line(t, i, opts));
+            }
+        }
+        if opts.quiet && opts.histogram.is_none() {
+            for (i, t) in views.iter().enumerate() {
+                let _ = writeln!(s, "{}", summary_line(t, i, opts));
+            }
+        }
+        if let Some((trigger, nodes)) = opts.spike {
+            spike_lines(&mut s, self.raw, trigger, nodes, unit);
+        }
+        if opts.histogram.is_some() && opts.histfile.is_none() {
+            s.push_str(&String::from_utf8(HistogramReporter(opts).render(run)?)?);
+        }
+        if opts.breaktrace.is_some() {
+            s.push_str("# Thread Ids:");
+            for t in &views {
+                let _ = write!(s, " {:05}", t.tid);
+            }
+            s.push('\n');
+            if let Some(broke) = run.scenarios.first().and_then(|sc| sc.broke) {
+                let tid = views
+                    .iter()
+                    .find(|t| t.result.cpu == broke.cpu)
+                    .map_or(0, |t| t.tid);
+                let _ = writeln!(s, "# Break thread: {tid}");
+                let _ = writeln!(s, "# Break value: {}", broke.latency_ns / unit);
+            }
+        }
+        s.push_str(&latscope_lines(run, opts));
+        Ok(s.into_bytes())
+    }
+}
+
+/// `-v` lines (`%8d:%8lu:%8ld`), the largest of every `reduce` samples as `-o` does.
+fn verbose_lines(s: &mut String, index: usize, raw: &RawSeries, unit: u64, reduce: u64) {
+    let value_column = raw.columns.len().saturating_sub(1);
+    let (mut largest, mut at_cycle, mut seen) = (0i64, 0usize, 0u64);
+    for (cycle, row) in raw.rows().enumerate() {
+        let value = row[value_column] / unit as i64;
+        if value > largest || seen == 0 {
+            largest = value;
+            at_cycle = cycle;
+        }
+        seen += 1;
+        if seen == reduce {
+            let _ = writeln!(s, "{index:8}:{at_cycle:8}:{largest:8}");
+            (largest, seen) = (0, 0);
+        }
+    }
+}
+
+/// `--spike` lines in time order (trigger_print), at most `nodes`, then the count.
+fn spike_lines(s: &mut String, raw: &[RawSeries], trigger: u64, nodes: usize, unit: u64) {
+    let mut spikes: Vec<(i64, usize, i64)> = Vec::new();
+    for (index, series) in raw.iter().enumerate() {
+        for row in series.rows() {
+            let (deadline, latency) = (row[0], row[row.len() - 1]);
+            if latency / unit as i64 > trigger as i64 {
+                spikes.push((deadline + latency, index, latency / unit as i64));
+            }
+        }
+    }
+    if spikes.is_empty() {
+        return;
+    }
+    spikes.sort_unstable();
+    s.push('\n');
+    for (at_ns, index, value) in spikes.iter().take(nodes) {
+        let _ = writeln!(s, "T:{index:2} Spike:{value:8}: TS: {:12}", at_ns / 1000);
+    }
+    let _ = writeln!(s, "spikes = {}\n", spikes.len());
+}
+
+/// latscope's figures under cyclictest's: one `# latscope:` line per thread, then how
+/// this run differs from cyclictest's.
+fn latscope_lines(run: &Run, opts: &CyclictestOutput) -> String {
+    let mut s = String::new();
+    let Some(scenario) = run.scenarios.first() else {
+        return s;
+    };
+    let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+    for (i, t) in scenario.threads.iter().enumerate() {
+        let m = &t.summary;
+        let _ = writeln!(
+            s,
+            "# latscope: T:{i:2} CPU {} {}: missed periods {}, overruns {} (later than {} us), p50 {} p99 {} p99.9 {} max {} us (exact ns, not truncated)",
+            t.cpu,
+            scenario.params.method,
+            m.missed,
+            m.overruns,
+            us(scenario.params.deadline_ns),
+            us(m.p50_ns),
+            us(m.p99_ns),
+            us(m.p999_ns),
+            us(m.max_ns),
+        );
+    }
+    for d in &opts.differences {
+        let _ = writeln!(s, "# latscope: {d}");
+    }
+    if run.interrupted {
+        let _ = writeln!(
+            s,
+            "# latscope: stopped by {} before -l/-D was reached",
+            run.interrupted_by.as_deref().unwrap_or("a signal")
+        );
+    }
+    s
+}
+
+/// `--json FILE` with cyclictest 2.4's keys (rt_write_json and write_stats).
+pub struct JsonReporter<'a> {
+    pub opts: &'a CyclictestOutput,
+    /// cyclictest's command line as it records it (`cyclictest -q -l 1000 …`).
+    pub cmdline: String,
+}
+
+/// A map written in the order given (cyclictest writes threads and buckets in order).
+struct OrderedMap<V>(Vec<(String, V)>);
+
+impl<V: Serialize> Serialize for OrderedMap<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+#[derive(serde::Serialize)]
+struct JsonThread {
+    histogram: OrderedMap<u64>,
+    cycles: u64,
+    min: u64,
+    max: u64,
+    avg: f64,
+    cpu: usize,
+    node: i64,
+}
+
+#[derive(serde::Serialize)]
+struct JsonSysinfo {
+    sysname: String,
+    nodename: String,
+    release: String,
+    version: String,
+    machine: String,
+    realtime: u8,
+}
+
+#[derive(serde::Serialize)]
+struct JsonFile {
+    file_version: u32,
+    #[serde(rename = "cmdline:")]
+    cmdline: String,
+    #[serde(rename = "rt_test_version:")]
+    rt_test_version: String,
+    start_time: String,
+    end_time: String,
+    return_code: i32,
+    sysinfo: JsonSysinfo,
+    num_threads: usize,
+    resolution_in_ns: u8,
+    thread: OrderedMap<JsonThread>,
+}
+
+/// The rt-tests version whose JSON this writes.
+pub const RT_TESTS_VERSION: &str = "2.40";
+
+impl Reporter for JsonReporter<'_> {
+    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        let opts = self.opts;
+        let views = threads(run, opts);
+        let buckets = opts.histogram.unwrap_or(0);
+        let thread = views
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let fixed = fixed_of(t.result, buckets);
+                let histogram = fixed
+                    .counts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &c)| c > 0)
+                    .map(|(b, &c)| (b.to_string(), c))
+                    .collect();
+                let node = numa_node(t.result.cpu);
+                (
+                    i.to_string(),
+                    JsonThread {
+                        histogram: OrderedMap(histogram),
+                        cycles: t.cycles,
+                        min: t.min,
+                        max: t.max,
+                        avg: (t.avg * 100.0).round() / 100.0,
+                        cpu: t.result.cpu,
+                        node,
+                    },
+                )
+            })
+            .collect();
+        let sys = &run.system;
+        let file = JsonFile {
+            file_version: 1,
+            cmdline: self.cmdline.clone(),
+            rt_test_version: RT_TESTS_VERSION.into(),
+            start_time: rfc2822(&run.started_at),
+            end_time: rfc2822(&run.finished_at),
+            return_code: 0,
+            sysinfo: JsonSysinfo {
+                sysname: "Linux".into(),
+                nodename: sys.hostname.clone(),
+                release: sys.kernel_release.clone(),
+                version: sys.kernel_version.clone(),
+                machine: std::env::consts::ARCH.into(),
+                realtime: u8::from(
+                    std::fs::read_to_string("/sys/kernel/realtime").is_ok_and(|s| s.trim() == "1"),
+                ),
+            },
+            num_threads: views.len(),
+            resolution_in_ns: u8::from(opts.nsecs),
+            thread: OrderedMap(thread),
+        };
+        let mut bytes = serde_json::to_vec_pretty(&file)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+}
+
+/// The NUMA node of `cpu` (sysfs `nodeN` link), 0 when the kernel shows none.
+fn numa_node(cpu: usize) -> i64 {
+    std::fs::read_dir(format!("/sys/devices/system/cpu/cpu{cpu}"))
+        .ok()
+        .and_then(|dir| {
+            dir.flatten().find_map(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_prefix("node"))
+                    .and_then(|n| n.parse().ok())
+            })
+        })
+        .unwrap_or(0)
+}
+
+/// An RFC 3339 UTC time (`2026-11-23T20:57:13Z`) as cyclictest's RFC 2822 stamp
+/// (`Mon, 23 Nov 2026 20:57:13 +0000`); unchanged when it is not one.
+pub fn rfc2822(rfc3339: &str) -> String {
+    let parse = || -> Option<String> {
+        let (date, time) = rfc3339.trim_end_matches('Z').split_once('T')?;
+        let mut parts = date.split('-').map(|p| p.parse::<i64>().ok());
+        let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
+        if !(1..=12).contains(&m) {
+            return None;
+        }
+        // Days since 1970-01-01 (Howard Hinnant's days_from_civil), for the weekday.
+        let yy = if m <= 2 { y - 1 } else { y };
+        let era = yy.div_euclid(400);
+        let yoe = yy - era * 400;
+        let mp = (m + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        let weekday =
+            ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days.rem_euclid(7) as usize];
+        let month = [
+            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+        ][(m - 1) as usize];
+        Some(format!("{weekday}, {d:02} {month} {y} {time} +0000"))
+    };
+    parse().unwrap_or_else(|| rfc3339.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc2822_names_the_weekday() {
+        assert_eq!(
+            rfc2822("2026-11-23T20:57:13Z"),
+            "Mon, 23 Nov 2026 20:57:13 +0000"
+        );
+        assert_eq!(
+            rfc2822("2000-02-29T00:00:00Z"),
+            "Tue, 29 Feb 2000 00:00:00 +0000"
+        );
+        assert_eq!(rfc2822("garbage"), "garbage");
+    }
+}
