@@ -4,18 +4,29 @@
 # cargo-deb packs them as listed in Cargo.toml [package.metadata.deb]. Prints the .deb's
 # path on the last line. Needs cargo-deb:
 #   cargo install cargo-deb --version 3.8.0 --locked
+# usage: contrib/deb/build.sh [RUST_TARGET]   e.g. aarch64-unknown-linux-gnu for a board
+# (cross linker set up as README "Packages and boards" says; the pages and completions come
+# from the host binary: they do not depend on the architecture).
 set -euo pipefail
+rust_target=${1:-}
 cd "$(dirname "$0")/../.."
 
 # cargo-deb maps target/release in the asset list to the real target directory
 # (CARGO_TARGET_DIR, a config's target-dir): generate the assets there.
 target_dir=$(cargo metadata --no-deps --format-version 1 |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-assets="$target_dir/release/assets"
 
 cargo build --release --locked
 latscope="$target_dir/release/latscope"
-echo "build.sh: $("$latscope" --version)"
+package_dir="$target_dir/release"
+deb_args=()
+if [ -n "$rust_target" ]; then
+  cargo build --release --locked --target "$rust_target"
+  package_dir="$target_dir/$rust_target/release"
+  deb_args=(--target "$rust_target")
+fi
+assets="$package_dir/assets"
+echo "build.sh: $("$latscope" --version)" >&2
 
 rm -rf "$assets"
 mkdir -p "$assets/man" "$assets/completions"
@@ -25,9 +36,9 @@ gzip -9n "$assets/man"/*.1
 "$latscope" completions bash >"$assets/completions/latscope.bash"
 "$latscope" completions zsh >"$assets/completions/_latscope"
 "$latscope" completions fish >"$assets/completions/latscope.fish"
-echo "build.sh: $(ls "$assets/man" | wc -l) man pages, completions for bash, zsh, fish in $assets"
+echo "build.sh: $(ls "$assets/man" | wc -l) man pages, completions for bash, zsh, fish in $assets" >&2
 
 # --no-build: the binary above is the one the pages were generated from. --strip: the
 # release profile keeps line tables (debug = 1) for perf and backtraces; the package
 # ships without them (40 MB -> about 4 MB).
-cargo deb --no-build --locked --strip
+cargo deb --no-build --locked --strip "${deb_args[@]}"
