@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(
     name = "latscope",
-    version,
+    version = crate::build_info::VERSION,
     about = "How late do my tasks wake up on this machine, under this load, and why?",
     long_about = "latscope measures wake-up latency on Linux honestly (missed periods counted, \
 nothing dropped), applies load, reports with tables and plots, compares runs and gives \
@@ -56,6 +56,37 @@ pub enum Command {
     /// (`latscope cyclictest -m -S -p95 -i1000 -h400 -q`) and prints its output formats,
     /// with latscope's own figures as `# latscope:` comment lines.
     Cyclictest(CyclictestArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) for every
+    /// subcommand and option, generated from this command line.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or with --dir write one page per subcommand
+    /// (latscope.1, latscope-timer.1, ...), generated from this command line.
+    Manpage(ManpageArgs),
+}
+
+/// Options of `latscope completions`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Install (the .deb does this for bash, zsh and fish):\n  \
+latscope completions bash > ~/.local/share/bash-completion/completions/latscope\n  \
+latscope completions zsh > ~/.zfunc/_latscope   # with fpath+=(~/.zfunc) before compinit\n  \
+latscope completions fish > ~/.config/fish/completions/latscope.fish"
+)]
+pub struct CompletionsArgs {
+    /// The shell to write the completion script for.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// Options of `latscope manpage`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  latscope manpage | man -l -\n  \
+latscope manpage --dir /usr/local/share/man/man1")]
+pub struct ManpageArgs {
+    /// Write latscope.1 and one page per subcommand (latscope-timer.1, ...) into this
+    /// directory (created if missing) instead of printing the main page.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Options of `latscope cyclictest`: cyclictest's own, read by plan::cyclictest_args.

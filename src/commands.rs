@@ -31,7 +31,38 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
         Command::Compare(args) => compare(&args),
         Command::Load(args) => run_loads(&args),
         Command::Cyclictest(args) => cyclictest(&args.args, command_line),
+        Command::Completions(args) => print_bytes(&crate::packaging::completion_script(args.shell)),
+        Command::Manpage(args) => manpage(&args),
     }
+}
+
+/// Prints generated text (a completion script, a man page) to stdout.
+fn print_bytes(bytes: &[u8]) -> anyhow::Result<i32> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .context("writing to stdout")?;
+    Ok(EXIT_OK)
+}
+
+/// `latscope manpage`: the main page on stdout, or with `--dir` every page written
+/// (atomically) into that directory, one path per line on stdout.
+fn manpage(args: &crate::cli::ManpageArgs) -> anyhow::Result<i32> {
+    let Some(dir) = &args.dir else {
+        let page = crate::packaging::main_man_page().context("rendering the man page")?;
+        return print_bytes(&page.roff);
+    };
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating the man page directory {}", dir.display()))?;
+    let pages = crate::packaging::all_man_pages().context("rendering the man pages")?;
+    let mut written = String::new();
+    for page in pages {
+        let path = dir.join(&page.file_name);
+        crate::result::write_atomically(&path, &page.roff)
+            .with_context(|| format!("writing {}", path.display()))?;
+        written.push_str(&format!("{}\n", path.display()));
+    }
+    print_bytes(written.as_bytes())
 }
 
 /// `latscope cyclictest ARGS`: cyclictest's options, cyclictest's output. Exits 0 after

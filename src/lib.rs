@@ -4,6 +4,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod build_info;
 pub mod choice_list;
 pub mod cli;
 pub mod commands;
@@ -12,6 +13,7 @@ pub mod error;
 pub mod interrupt;
 pub mod isolate;
 pub mod load;
+pub mod packaging;
 mod parsers_never_panic;
 pub mod plan;
 pub mod probe;

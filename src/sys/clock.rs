@@ -6,7 +6,8 @@ pub const NS_PER_SEC: u64 = 1_000_000_000;
 #[inline(always)]
 fn timespec_from_ns(ns: u64) -> libc::timespec {
     libc::timespec {
-        tv_sec: (ns / NS_PER_SEC) as libc::time_t,
+        // `as _`: time_t's width differs between glibc and musl (and is deprecated there).
+        tv_sec: (ns / NS_PER_SEC) as _,
         tv_nsec: (ns % NS_PER_SEC) as libc::c_long,
     }
 }

@@ -167,8 +167,9 @@ unsafe fn namespace_init(
         libc::close(read_end);
         libc::setpgid(0, 0);
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set);
-        let param = libc::sched_param { sched_priority: 0 };
-        libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+        let param = super::sched::param_with_priority(0);
+        // syscall(2): musl's sched_setscheduler is an ENOSYS stub (src/sys/sched.rs).
+        libc::syscall(libc::SYS_sched_setscheduler, 0, libc::SCHED_OTHER, &param);
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());

@@ -119,8 +119,9 @@ pub fn spawn_in_own_group(argv: &[String], cpus: &[usize]) -> io::Result<std::pr
             if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
                 return Err(io::Error::last_os_error());
             }
-            let param = libc::sched_param { sched_priority: 0 };
-            libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+            let param = super::sched::param_with_priority(0);
+            // syscall(2): musl's sched_setscheduler is an ENOSYS stub (src/sys/sched.rs).
+            libc::syscall(libc::SYS_sched_setscheduler, 0, libc::SCHED_OTHER, &param);
             Ok(())
         });
     }

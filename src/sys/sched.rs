@@ -59,13 +59,24 @@ pub fn set_current_thread(policy: Policy, priority: i32) -> io::Result<()> {
     set_task(0, policy, priority)
 }
 
+// The sched_* calls go through syscall(2), as glibc's wrappers do: musl's are stubs that
+// return ENOSYS (POSIX makes them per process, Linux per thread), which would leave a
+// static musl binary unable to set any policy.
+
+/// A sched_param holding `priority`, every other field zero: musl's has SCHED_SPORADIC
+/// fields glibc's lacks, so a struct literal would not build for a static musl binary.
+pub fn param_with_priority(priority: i32) -> libc::sched_param {
+    // SAFETY: sched_param holds only integers and timespecs; all-zero bytes are valid.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = priority;
+    param
+}
+
 /// Sets task `tid`'s policy and priority (0 = the calling thread).
 pub fn set_task(tid: libc::pid_t, policy: Policy, priority: i32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
+    let param = param_with_priority(priority);
     // SAFETY: `param` is a valid sched_param; the kernel validates policy and priority.
-    let rc = unsafe { libc::sched_setscheduler(tid, policy.raw(), &param) };
+    let rc = unsafe { libc::syscall(libc::SYS_sched_setscheduler, tid, policy.raw(), &param) };
     if rc != 0 {
         return Err(super::last_os_error());
     }
@@ -75,10 +86,10 @@ pub fn set_task(tid: libc::pid_t, policy: Policy, priority: i32) -> io::Result<(
 /// The calling thread's policy and priority, e.g. to restore them later.
 pub fn current_thread() -> (Policy, i32) {
     // SAFETY: sched_getscheduler(0) queries the calling thread.
-    let raw = unsafe { libc::sched_getscheduler(0) };
-    let mut param = libc::sched_param { sched_priority: 0 };
+    let raw = unsafe { libc::syscall(libc::SYS_sched_getscheduler, 0) } as i32;
+    let mut param = param_with_priority(0);
     // SAFETY: `param` is a valid, writable sched_param.
-    unsafe { libc::sched_getparam(0, &mut param) };
+    unsafe { libc::syscall(libc::SYS_sched_getparam, 0, &mut param) };
     let policy = match raw {
         libc::SCHED_FIFO => Policy::Fifo,
         libc::SCHED_RR => Policy::Rr,

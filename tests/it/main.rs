@@ -19,6 +19,7 @@ mod isolate;
 mod loads;
 mod net;
 mod noise;
+mod packaging;
 mod report_formats;
 mod security;
 mod suite;
@@ -32,7 +33,7 @@ mod wake;
 type ModuleCases = fn() -> Vec<common::Case>;
 
 fn main() {
-    let modules: [(&str, ModuleCases); 20] = [
+    let modules: &[(&str, ModuleCases)] = &[
         ("bad_input", bad_input::cases),
         ("bad_input_corpus", bad_input_corpus::cases),
         ("cyclictest_compare", cyclictest_compare::cases),
@@ -45,6 +46,7 @@ fn main() {
         ("loads", loads::cases),
         ("net", net::cases),
         ("noise", noise::cases),
+        ("packaging", packaging::cases),
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),
@@ -56,8 +58,8 @@ fn main() {
     ];
     common::run_cases(
         modules
-            .into_iter()
-            .flat_map(|(module, cases)| cases().into_iter().map(move |c| c.in_module(module)))
+            .iter()
+            .flat_map(|&(module, cases)| cases().into_iter().map(move |c| c.in_module(module)))
             .collect(),
     )
 }
