@@ -70,9 +70,17 @@ latscope suite --plan my-suite.toml --export-json my.json --resume   # continue 
 The plan format is documented in docs/suite-plan.md; every preset is an example of it."
 )]
 pub struct SuiteArgs {
-    /// A study preset: memory-load, wake-methods or quick.
+    /// A study preset: memory-load, wake-methods, wake-competitors, rt-cost, irq-response
+    /// or quick.
     #[arg(long, value_name = "NAME", conflicts_with = "plan")]
     pub preset: Option<String>,
+    /// List every preset with its study, its scenarios and its runtime at full scale and
+    /// at --samples 1000, and exit.
+    #[arg(long, conflicts_with_all = ["preset", "plan", "resume"])]
+    pub list: bool,
+    /// Run a matrix of more than 10 000 scenarios (refused without it).
+    #[arg(long)]
+    pub yes: bool,
     /// A TOML plan file describing your own matrix.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,

@@ -6,6 +6,9 @@ use crate::stats::{Stat, Summary};
 use crate::units::{compact_ns, latency_cell};
 use comfy_table::Table;
 
+/// The study shapes a suite's `study` key can name.
+pub const STUDIES: [&str; 3] = ["wake-competitors", "rt-cost", "irq-response"];
+
 pub struct StudyTableReporter {
     pub title: String,
     /// Statistic names as `Stat::parse` knows them.
