@@ -21,6 +21,7 @@ mod noise;
 mod report_formats;
 mod security;
 mod suite;
+mod suite_studies;
 mod timer_methods;
 mod trace;
 mod trace_recording;
@@ -31,7 +32,7 @@ mod wake;
 type ModuleCases = fn() -> Vec<common::Case>;
 
 fn main() {
-    let modules: [(&str, ModuleCases); 19] = [
+    let modules: [(&str, ModuleCases); 20] = [
         ("bad_input", bad_input::cases),
         ("bad_input_corpus", bad_input_corpus::cases),
         ("cyclictest_compare", cyclictest_compare::cases),
@@ -46,6 +47,7 @@ fn main() {
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),
+        ("suite_studies", suite_studies::cases),
         ("timer_methods", timer_methods::cases),
         ("trace", trace::cases),
         ("trace_recording", trace_recording::cases),
