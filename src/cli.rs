@@ -404,7 +404,8 @@ pub struct CommonArgs {
     #[arg(long, value_name = "LIST")]
     pub isolate: Option<String>,
     /// Run a load beside the measurement (repeatable), e.g. `cpu:50%`,
-    /// `mem-churn:100%,size=64M`, `sleepers:16`, `exec:"stress-ng --cpu 1"`. Loads run at
+    /// `mem-churn:100%,size=64M`, `sleepers:16`, `serial:115200` (a pseudo-terminal; or
+    /// `serial:9600,dev=/dev/ttyS0`), `exec:"stress-ng --cpu 1"`. Loads run at
     /// SCHED_OTHER on the CPUs not measured unless `cpus=` says otherwise; see
     /// `latscope load --list`.
     #[arg(long = "load", value_name = "SPEC")]
@@ -454,6 +455,7 @@ pub struct OutputArgs {
 #[command(
     after_help = "Examples:\n  latscope load --list\n  latscope load cpu:50% -D 5s\n  \
 latscope load mem-churn:100%,size=64M,cpus=0 switch:cpus=1 -D 10s\n  \
+latscope load serial:115200 -D 5s\n  \
 latscope load 'exec:\"stress-ng --cpu 1\"' -D 5s"
 )]
 pub struct LoadArgs {

@@ -15,6 +15,7 @@ pub mod mem_churn;
 pub mod net;
 pub mod proc_stat;
 pub mod prot_fault;
+pub mod serial;
 pub mod sleepers;
 mod socket_pairs;
 pub mod switch;
@@ -43,6 +44,7 @@ pub enum LoadKind {
     Io,
     Net,
     Fork,
+    Serial,
     Exec,
 }
 
@@ -54,6 +56,10 @@ enum Field {
     Size,
     Cpus,
     Dir,
+    /// `serial`'s baud rate (`N` or `baud=N`).
+    Baud,
+    /// `serial`'s terminal device (`dev=PATH`).
+    Dev,
     /// A `key=value` no kind knows.
     Unknown,
 }
@@ -166,6 +172,15 @@ pub const KINDS: &[KindDoc] = &[
         fields: THREADED,
     },
     KindDoc {
+        kind: LoadKind::Serial,
+        name: "serial",
+        what: "bytes written to a terminal at a baud rate (8N1: BAUD/10 bytes/s, paced in software), raw mode: a pseudo-terminal drained by a second thread, or a real tty given by dev= (its settings put back afterwards): serial-line load",
+        count_means: "",
+        default_size: "",
+        unit: "B/s",
+        fields: &[Field::Baud, Field::Dev, Field::Cpus],
+    },
+    KindDoc {
         kind: LoadKind::Exec,
         name: "exec",
         what: "any external command, run from argv without a shell in its own process group on the load CPUs; dies with latscope, killed (group) when the scenario ends. CPU share sums the group's processes",
@@ -207,6 +222,10 @@ pub struct LoadSpec {
     pub dir: Option<PathBuf>,
     /// The command of an exec load (argv, no shell).
     pub command: Vec<String>,
+    /// A serial load's baud rate; None = its default (115200).
+    pub baud: Option<u32>,
+    /// A serial load's terminal device; None = a new pseudo-terminal.
+    pub device: Option<PathBuf>,
 }
 
 /// Most workers one load may start.
@@ -231,6 +250,14 @@ fn allowed_fields(doc: &KindDoc) -> String {
             Field::Size => format!("size=SIZE (default {})", doc.default_size),
             Field::Cpus => "cpus=LIST (last; default: the CPUs not measured)".to_string(),
             Field::Dir => "dir=PATH".to_string(),
+            Field::Baud => format!(
+                "BAUD or baud=BAUD (default {}; one of {})",
+                serial::DEFAULT_BAUD,
+                serial::allowed_bauds()
+            ),
+            Field::Dev => {
+                "dev=PATH (a tty such as /dev/ttyS0; default: a new pseudo-terminal)".to_string()
+            }
             Field::Unknown => String::new(),
         });
     }
@@ -272,6 +299,8 @@ pub fn parse_spec(text: &str) -> Result<LoadSpec, UserError> {
         cpus: None,
         dir: None,
         command: Vec::new(),
+        baud: None,
+        device: None,
     };
     let fields_text = if doc.kind == LoadKind::Exec {
         let (command, fields) = split_exec(text, rest)?;
@@ -289,7 +318,11 @@ pub fn parse_spec(text: &str) -> Result<LoadSpec, UserError> {
     while i < tokens.len() {
         let token = tokens[i];
         i += 1;
-        let (field, value) = classify(token);
+        let (field, value) = match classify(token) {
+            // serial's bare number is its baud rate.
+            (Field::Count, value) if doc.kind == LoadKind::Serial => (Field::Baud, value),
+            other => other,
+        };
         if !doc.fields.contains(&field) {
             return Err(bad(
                 text,
@@ -363,6 +396,31 @@ pub fn parse_spec(text: &str) -> Result<LoadSpec, UserError> {
                 }
                 spec.dir = Some(PathBuf::from(value));
             }
+            Field::Baud => {
+                let baud: u32 = value
+                    .parse()
+                    .ok()
+                    .filter(|b| crate::sys::tty::standard_bauds().any(|s| s == *b))
+                    .ok_or_else(|| {
+                        bad(
+                            text,
+                            format!(
+                                "baud rate '{value}' is not one a terminal can be set to; allowed: {}",
+                                serial::allowed_bauds()
+                            ),
+                        )
+                    })?;
+                spec.baud = Some(baud);
+            }
+            Field::Dev => {
+                if value.is_empty() {
+                    return Err(bad(
+                        text,
+                        "dev= needs a terminal device, e.g. dev=/dev/ttyS0",
+                    ));
+                }
+                spec.device = Some(PathBuf::from(value));
+            }
         }
     }
     Ok(spec)
@@ -377,6 +435,8 @@ fn classify(token: &str) -> (Field, &str) {
             "size" => Field::Size,
             "cpus" | "cpu" => Field::Cpus,
             "dir" => Field::Dir,
+            "baud" => Field::Baud,
+            "dev" | "device" => Field::Dev,
             _ => Field::Unknown,
         };
         return (field, value.trim());
@@ -504,6 +564,7 @@ pub fn build(spec: &LoadSpec, cpus: &[usize]) -> anyhow::Result<Box<dyn Load>> {
         )?),
         LoadKind::Net => Box::new(net::NetLoad::new(cpus, per_cpu)?),
         LoadKind::Fork => Box::new(fork::ForkLoad::new(cpus, per_cpu)),
+        LoadKind::Serial => Box::new(serial::SerialLoad::new(cpus, spec)?),
         LoadKind::Exec => anyhow::bail!("exec loads run as child processes, not threads"),
     })
 }
@@ -533,7 +594,7 @@ Every load runs at SCHED_OTHER, pinned to its CPUs (default: the online CPUs not
 measured; all online CPUs, with a warning, when none is left), and reports its\n\
 throughput and the CPU share it used (from /proc), as % of one CPU per CPU given.\n\n\
 Examples:\n  cpu:50%\n  mem-churn:100%,size=64M,cpus=0\n  sleepers:16\n  switch:2,cpus=0-1\n  \
-io:50%,size=16M,dir=/var/tmp\n  exec:\"stress-ng --cpu 1\"\n",
+io:50%,size=16M,dir=/var/tmp\n  serial:115200\n  serial:9600,dev=/dev/ttyS0\n  exec:\"stress-ng --cpu 1\"\n",
         DUTY_SLICE_NS / 1_000_000
     ));
     out
@@ -609,6 +670,26 @@ mod tests {
         let e = one("cpu:fast").unwrap_err().to_string();
         assert!(e.contains("'fast'"), "{e}");
         assert!(parse_specs(&["cpu:50%".into(), "bogus".into()]).is_err());
+    }
+
+    #[test]
+    fn serial_baud_and_device() {
+        let s = one("serial:9600,dev=/dev/ttyS0,cpus=1").unwrap();
+        assert_eq!(s.kind, LoadKind::Serial);
+        assert_eq!(s.baud, Some(9600));
+        assert_eq!(s.device, Some(PathBuf::from("/dev/ttyS0")));
+        assert_eq!(s.cpus, Some(vec![1]));
+        let s = one("serial").unwrap();
+        assert_eq!((s.baud, s.device), (None, None));
+        assert_eq!(one("serial:baud=115200").unwrap().baud, Some(115200));
+        let e = one("serial:12345").unwrap_err().to_string();
+        assert!(e.contains("'12345'") && e.contains("115200"), "{e}");
+        let e = one("serial:50%").unwrap_err().to_string();
+        assert!(e.contains("does not apply to serial"), "{e}");
+        let e = one("serial:dev=").unwrap_err().to_string();
+        assert!(e.contains("dev="), "{e}");
+        let e = one("cpu:dev=/dev/ttyS0").unwrap_err().to_string();
+        assert!(e.contains("does not apply to cpu"), "{e}");
     }
 
     #[test]

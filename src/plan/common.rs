@@ -485,14 +485,16 @@ pub fn resolve_policy(
     Ok((policy, priority))
 }
 
-/// Resolves parsed `--load` specs: their `cpus=` online, and off the `isolate` shield
-/// (loads could not run there, and the shield exists to keep them out).
+/// Resolves parsed `--load` specs: their `cpus=` online, a serial load's `dev=` a
+/// terminal that opens, and off the `isolate` shield (loads could not run there, and
+/// the shield exists to keep them out).
 pub fn resolve_loads(
     loads: &[LoadSpec],
     isolate: &[usize],
     online: &[usize],
 ) -> Result<Vec<LoadSpec>, UserError> {
     crate::load::engine::check_cpus(loads, online)?;
+    crate::load::serial::check_devices(loads)?;
     for spec in loads {
         if let Some(&cpu) = spec.cpus.iter().flatten().find(|c| isolate.contains(c)) {
             return Err(invalid(

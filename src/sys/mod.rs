@@ -22,6 +22,7 @@ pub mod procfs;
 pub mod sched;
 pub mod signals;
 pub mod timerfd;
+pub mod tty;
 pub mod udp_timestamps;
 pub mod wake_primitives;
 

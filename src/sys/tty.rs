@@ -1,0 +1,288 @@
+//! Terminals for the `serial` load: a pseudo-terminal pair (posix_openpt), a real tty
+//! opened without becoming our controlling terminal, its termios saved, set to raw 8N1
+//! at a standard baud rate, and put back; non-blocking writes and a bounded wait for
+//! input on the pty's other side.
+
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// The baud rates termios can set (Linux `B50` … `B4000000`), with their constants.
+const SPEEDS: &[(u32, libc::speed_t)] = &[
+    (50, libc::B50),
+    (75, libc::B75),
+    (110, libc::B110),
+    (134, libc::B134),
+    (150, libc::B150),
+    (200, libc::B200),
+    (300, libc::B300),
+    (600, libc::B600),
+    (1200, libc::B1200),
+    (1800, libc::B1800),
+    (2400, libc::B2400),
+    (4800, libc::B4800),
+    (9600, libc::B9600),
+    (19200, libc::B19200),
+    (38400, libc::B38400),
+    (57600, libc::B57600),
+    (115200, libc::B115200),
+    (230400, libc::B230400),
+    (460800, libc::B460800),
+    (500000, libc::B500000),
+    (576000, libc::B576000),
+    (921600, libc::B921600),
+    (1000000, libc::B1000000),
+    (1152000, libc::B1152000),
+    (1500000, libc::B1500000),
+    (2000000, libc::B2000000),
+    (2500000, libc::B2500000),
+    (3000000, libc::B3000000),
+    (3500000, libc::B3500000),
+    (4000000, libc::B4000000),
+];
+
+/// Every baud rate termios can set, ascending.
+pub fn standard_bauds() -> impl Iterator<Item = u32> {
+    SPEEDS.iter().map(|&(b, _)| b)
+}
+
+fn speed_constant(baud: u32) -> Option<libc::speed_t> {
+    SPEEDS.iter().find(|&&(b, _)| b == baud).map(|&(_, s)| s)
+}
+
+fn baud_of(speed: libc::speed_t) -> Option<u32> {
+    SPEEDS.iter().find(|&&(_, s)| s == speed).map(|&(b, _)| b)
+}
+
+/// Takes ownership of a descriptor a libc call just returned, or its error.
+fn own(raw: libc::c_int) -> io::Result<OwnedFd> {
+    if raw < 0 {
+        return Err(super::last_os_error());
+    }
+    // SAFETY: `raw` is a fresh descriptor nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc < 0 {
+        Err(super::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `fd` is a terminal.
+pub fn is_tty(fd: &OwnedFd) -> bool {
+    // SAFETY: isatty only inspects the descriptor, which `fd` keeps open.
+    unsafe { libc::isatty(fd.as_raw_fd()) == 1 }
+}
+
+/// A pseudo-terminal: the master side and the terminal side (`/dev/pts/N`).
+pub struct Pty {
+    pub master: OwnedFd,
+    pub terminal: OwnedFd,
+    pub terminal_path: PathBuf,
+}
+
+/// Opens a new pseudo-terminal pair, neither end becoming our controlling terminal.
+pub fn open_pty() -> io::Result<Pty> {
+    // SAFETY: posix_openpt takes flags and returns a new descriptor or -1.
+    let master =
+        own(unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) })?;
+    // SAFETY: grantpt/unlockpt act on the master descriptor `master` keeps open.
+    check(unsafe { libc::grantpt(master.as_raw_fd()) })?;
+    // SAFETY: as above.
+    check(unsafe { libc::unlockpt(master.as_raw_fd()) })?;
+    let mut name = [0 as libc::c_char; 128];
+    // SAFETY: `name` is writable for its whole length, which is passed; ptsname_r
+    // NUL-terminates what it writes or fails.
+    let rc = unsafe { libc::ptsname_r(master.as_raw_fd(), name.as_mut_ptr(), name.len()) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    // SAFETY: ptsname_r succeeded, so `name` holds a NUL-terminated string.
+    let terminal_path = PathBuf::from(std::ffi::OsStr::from_bytes(
+        unsafe { CStr::from_ptr(name.as_ptr()) }.to_bytes(),
+    ));
+    let terminal = open_terminal(&terminal_path)?;
+    Ok(Pty {
+        master,
+        terminal,
+        terminal_path,
+    })
+}
+
+/// Why a tty could not be opened.
+#[derive(Debug)]
+pub enum TtyOpenError {
+    /// open(2) failed (missing, permission, busy).
+    Open(io::Error),
+    /// It opened but is not a terminal.
+    NotATty,
+}
+
+/// Opens a terminal device read-write, non-blocking (no wait for a carrier, writes that
+/// would block return at once), not as our controlling terminal.
+pub fn open_tty(path: &Path) -> Result<OwnedFd, TtyOpenError> {
+    let fd = open_terminal(path).map_err(TtyOpenError::Open)?;
+    if !is_tty(&fd) {
+        return Err(TtyOpenError::NotATty);
+    }
+    Ok(fd)
+}
+
+fn open_terminal(path: &Path) -> io::Result<OwnedFd> {
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `c_path` is a NUL-terminated path valid for the call.
+    own(unsafe {
+        libc::open(
+            c_path.as_ptr(),
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    })
+}
+
+/// A terminal's settings, as read before changing them.
+#[derive(Clone, Copy)]
+pub struct Termios(libc::termios);
+
+impl Termios {
+    /// The output baud rate, if it is a standard one.
+    pub fn output_baud(&self) -> Option<u32> {
+        // SAFETY: cfgetospeed reads a field of the termios it is given.
+        baud_of(unsafe { libc::cfgetospeed(&self.0) })
+    }
+
+    /// Whether the settings that matter here (speeds, modes) equal `other`'s.
+    pub fn same_as(&self, other: &Termios) -> bool {
+        let (a, b) = (&self.0, &other.0);
+        a.c_iflag == b.c_iflag
+            && a.c_oflag == b.c_oflag
+            && a.c_cflag == b.c_cflag
+            && a.c_lflag == b.c_lflag
+            && self.output_baud() == other.output_baud()
+    }
+}
+
+/// Reads the terminal's settings.
+pub fn get_termios(fd: &OwnedFd) -> io::Result<Termios> {
+    // SAFETY: termios is plain data; tcgetattr fills it or fails.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: `t` is a valid termios to write into; `fd` is open.
+    check(unsafe { libc::tcgetattr(fd.as_raw_fd(), &mut t) })?;
+    Ok(Termios(t))
+}
+
+/// Sets raw 8N1 at `baud`, no flow control, modem lines ignored (CLOCAL). Fails for a
+/// baud rate termios cannot set.
+pub fn set_raw_8n1(fd: &OwnedFd, baud: u32) -> io::Result<()> {
+    let speed = speed_constant(baud).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let Termios(mut t) = get_termios(fd)?;
+    // SAFETY: cfmakeraw and cfsetspeed change fields of the termios they are given.
+    unsafe { libc::cfmakeraw(&mut t) };
+    t.c_cflag &= !(libc::CSIZE | libc::PARENB | libc::CSTOPB | libc::CRTSCTS);
+    t.c_cflag |= libc::CS8 | libc::CLOCAL | libc::CREAD;
+    t.c_iflag &= !(libc::IXON | libc::IXOFF | libc::IXANY);
+    // SAFETY: as above.
+    check(unsafe { libc::cfsetspeed(&mut t, speed) })?;
+    // SAFETY: `t` is a complete termios read from this terminal and then modified.
+    check(unsafe { libc::tcsetattr(fd.as_raw_fd(), libc::TCSANOW, &t) })
+}
+
+/// Puts saved settings back, discarding output not yet sent (so a real UART stops at
+/// once instead of draining what the load queued).
+pub fn restore_termios(fd: &OwnedFd, saved: &Termios) -> io::Result<()> {
+    // SAFETY: tcflush discards queued data of a terminal `fd` keeps open.
+    let _ = unsafe { libc::tcflush(fd.as_raw_fd(), libc::TCOFLUSH) };
+    // SAFETY: `saved` is a complete termios read from this terminal.
+    check(unsafe { libc::tcsetattr(fd.as_raw_fd(), libc::TCSANOW, &saved.0) })
+}
+
+/// Writes what it can of `buf` without blocking: Ok(0) when the terminal's buffer is
+/// full (EAGAIN).
+pub fn write_nonblocking(fd: &OwnedFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for reads of its length for the whole call.
+    let n = unsafe { libc::write(fd.as_raw_fd(), buf.as_ptr().cast(), buf.len()) };
+    if n >= 0 {
+        return Ok(n as usize);
+    }
+    let e = super::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(0),
+        _ => Err(e),
+    }
+}
+
+/// Waits up to `timeout_ms` for input, then reads what is there: Ok(None) when nothing
+/// came, Ok(Some(0)) at the end (the other side closed).
+pub fn read_within(fd: &OwnedFd, buf: &mut [u8], timeout_ms: i32) -> io::Result<Option<usize>> {
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, its count passed.
+    let rc = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
+    if rc < 0 {
+        let e = super::last_os_error();
+        return if e.raw_os_error() == Some(libc::EINTR) {
+            Ok(None)
+        } else {
+            Err(e)
+        };
+    }
+    if rc == 0 {
+        return Ok(None);
+    }
+    // SAFETY: `buf` is valid for writes of its length for the whole call.
+    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n >= 0 {
+        return Ok(Some(n as usize));
+    }
+    let e = super::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(None),
+        // A pty's master reads EIO once every terminal-side descriptor is closed.
+        Some(libc::EIO) => Ok(Some(0)),
+        _ => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pty_raw_at_a_baud_rate_and_back() {
+        let pty = open_pty().unwrap();
+        assert!(is_tty(&pty.terminal));
+        let before = get_termios(&pty.terminal).unwrap();
+        set_raw_8n1(&pty.terminal, 9600).unwrap();
+        let during = get_termios(&pty.terminal).unwrap();
+        assert_eq!(during.output_baud(), Some(9600));
+        assert!(!during.same_as(&before));
+        restore_termios(&pty.terminal, &before).unwrap();
+        assert!(get_termios(&pty.terminal).unwrap().same_as(&before));
+        assert_eq!(write_nonblocking(&pty.terminal, b"hi").unwrap(), 2);
+        let mut buf = [0u8; 8];
+        assert_eq!(read_within(&pty.master, &mut buf, 1000).unwrap(), Some(2));
+        drop(pty.terminal);
+        assert_eq!(read_within(&pty.master, &mut buf, 1000).unwrap(), Some(0));
+    }
+
+    #[test]
+    fn not_a_tty_and_missing() {
+        assert!(matches!(
+            open_tty(Path::new("/dev/null")),
+            Err(TtyOpenError::NotATty)
+        ));
+        assert!(matches!(
+            open_tty(Path::new("/dev/latscope-no-such-tty")),
+            Err(TtyOpenError::Open(_))
+        ));
+        assert!(set_raw_8n1(&open_pty().unwrap().terminal, 12345).is_err());
+    }
+}
