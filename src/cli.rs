@@ -62,7 +62,13 @@ memory-load   clock_nanosleep at 300/500/1000 µs under cpu, mem-churn, prot-fau
 mem-access loads at 50/100 % on the measured CPU: avg, max, std-dev, overruns\n  \
 wake-methods  clock_nanosleep, timerfd, busy at 1 ms, isolated and not, idle and under\n                \
 a mixed load on the other CPUs: max, min, avg\n  \
+wake-competitors  a writer wakes a reader (pipe, eventfd) every 16 ms under 0-32\n                \
+nanosleep competitors, SCHED_RR 1 vs OTHER, waker on the same or another CPU\n  \
+rt-cost       UDP flood round trips at 56/4000/8192 B, timer IRQ latency idle and under\n                \
+net and io load, the loads' throughput (compare two kernels' runs)\n  \
+irq-response  timer interrupt response idle and under net, io and serial load\n  \
 quick         a one-minute health check (default)\n\n\
+`latscope suite --list` shows each preset's runtime at full scale and at --samples 1000.\n\n\
 Examples:\n  latscope suite --preset memory-load --export-json mem.json\n  \
 latscope suite --preset wake-methods --samples 10000          # scaled down\n  \
 latscope suite --plan my-suite.toml --export-json my.json\n  \

@@ -13,14 +13,15 @@ fn run_suite(args: &[&str], json: &std::path::Path) -> (serde_json::Value, Strin
     let out = latscope()
         .arg("suite")
         .args(args)
-        .args(["-q", "--export-json"])
+        .arg("--export-json")
         .arg(json)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "suite {args:?} failed: {stderr}");
+    // The size and estimate come first, before any scenario runs.
     assert!(
-        stderr.contains("scenario(s), about") || args.contains(&"-q"),
+        stderr.starts_with("latscope suite: ") && stderr.contains("scenario(s), about"),
         "{stderr}"
     );
     let run = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
@@ -184,7 +185,7 @@ fn irq_response_preset_prints_its_table() {
         scenarios.len() >= 3,
         "idle, net, io (and serial once merged)"
     );
-    for load in ["none (idle)", "net", "io"] {
+    for load in ["none (idle)", "net", "io", "serial:115200"] {
         assert!(
             md.lines().any(|l| l.starts_with(&format!("| {load} |"))),
             "no row for {load}:\n{md}"
@@ -344,6 +345,11 @@ fn bad_plans_are_refused_naming_block_and_key() {
             "[[matrix]]\nprobe = \"wake\"\ncompetitors = [5000]\n",
             "competitors",
             "0 to 1024",
+        ),
+        (
+            "[[matrix]]\nprobe = \"timer\"\nloads = [\"none\", \"serial:9600,dev=/dev/latscope-no-such-tty\"]\n",
+            "loads",
+            "/dev/latscope-no-such-tty",
         ),
     ] {
         let (code, err, took) = refused(&format!("{ok}{second}"), &[]);

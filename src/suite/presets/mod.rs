@@ -33,7 +33,7 @@ pub fn study(name: &str) -> &'static str {
             "thread wake-up response, SCHED_RR 1 vs SCHED_OTHER, 0-32 competitors"
         }
         "rt-cost" => "the RT patch's cost: round trips, timer interrupt latency, load throughput",
-        "irq-response" => "interrupt response idle and under network, disk (and serial) load",
+        "irq-response" => "interrupt response idle and under network, disk and serial load",
         "quick" => "a one-minute health check",
         _ => "",
     }
