@@ -153,7 +153,13 @@ memory-load   clock_nanosleep at 300/500/1000 µs under cpu, mem-churn, prot-fau
 mem-access loads at 50/100 % on the measured CPU: avg, max, std-dev, overruns\n  \
 wake-methods  clock_nanosleep, timerfd, busy at 1 ms, isolated and not, idle and under\n                \
 a mixed load on the other CPUs: max, min, avg\n  \
+wake-competitors  a writer wakes a reader (pipe, eventfd) every 16 ms under 0-32\n                \
+nanosleep competitors, SCHED_RR 1 vs OTHER, waker on the same or another CPU\n  \
+rt-cost       UDP flood round trips at 56/4000/8192 B, timer IRQ latency idle and under\n                \
+net and io load, the loads' throughput (compare two kernels' runs)\n  \
+irq-response  timer interrupt response idle and under net, io and serial load\n  \
 quick         a one-minute health check (default)\n\n\
+`latscope suite --list` shows each preset's runtime at full scale and at --samples 1000.\n\n\
 Examples:\n  latscope suite --preset memory-load --export-json mem.json\n  \
 latscope suite --preset wake-methods --samples 10000          # scaled down\n  \
 latscope suite --plan my-suite.toml --export-json my.json\n  \
@@ -161,9 +167,17 @@ latscope suite --plan my-suite.toml --export-json my.json --resume   # continue 
 The plan format is documented in docs/suite-plan.md; every preset is an example of it."
 )]
 pub struct SuiteArgs {
-    /// A study preset: memory-load, wake-methods or quick.
+    /// A study preset: memory-load, wake-methods, wake-competitors, rt-cost, irq-response
+    /// or quick.
     #[arg(long, value_name = "NAME", conflicts_with = "plan")]
     pub preset: Option<String>,
+    /// List every preset with its study, its scenarios and its runtime at full scale and
+    /// at --samples 1000, and exit.
+    #[arg(long, conflicts_with_all = ["preset", "plan", "resume"])]
+    pub list: bool,
+    /// Run a matrix of more than 10 000 scenarios (refused without it).
+    #[arg(long)]
+    pub yes: bool,
     /// A TOML plan file describing your own matrix.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,

@@ -133,7 +133,18 @@ pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<
 }
 
 fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Result<i32> {
-    let (plan, _spec) = crate::plan::suite_plan(&args)?;
+    if args.list {
+        print!("{}", suite_list_text()?);
+        return Ok(EXIT_OK);
+    }
+    let (plan, _spec, size) = crate::plan::suite_plan(&args)?;
+    if !plan.output.quiet {
+        eprintln!(
+            "latscope suite: {} scenario(s), about {} (estimated)",
+            plan.scenarios.len(),
+            crate::plan::suite::human_estimate(size.estimated_ns)
+        );
+    }
     let previous = match (&args.resume, &plan.output.export_json) {
         (true, Some(path)) if path.exists() => {
             let previous = Run::load(path)?;
@@ -146,6 +157,51 @@ fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Resu
         in_ns: plan.output.ns,
     };
     run_plan(&plan, command_line, previous, &table)
+}
+
+/// `latscope suite --list`: every preset with its study, its scenarios and its runtime
+/// at full scale and at `--samples 1000` (estimated, on this machine's CPU count).
+fn suite_list_text() -> Result<String, crate::error::UserError> {
+    use crate::plan::suite::{human_estimate, suite_size};
+    let mut rows = Vec::new();
+    for name in crate::suite::presets::NAMES {
+        let spec: crate::suite::SuiteSpec =
+            toml::from_str(crate::suite::presets::text(name).unwrap_or_default()).map_err(|e| {
+                crate::error::UserError::BadInputFile {
+                    path: format!("preset {name}"),
+                    reason: e.to_string(),
+                }
+            })?;
+        let full_args = crate::cli::CommonArgs {
+            warmup: "1s".into(),
+            ..Default::default()
+        };
+        let scaled_args = crate::cli::CommonArgs {
+            samples: Some(1000),
+            ..full_args.clone()
+        };
+        let full = suite_size(format!("preset {name}"), &spec, &full_args)?;
+        let scaled = suite_size(format!("preset {name}"), &spec, &scaled_args)?;
+        rows.push(vec![
+            name.to_string(),
+            crate::suite::presets::study(name).to_string(),
+            full.scenarios.to_string(),
+            human_estimate(full.estimated_ns),
+            human_estimate(scaled.estimated_ns),
+        ]);
+    }
+    let header = [
+        "preset",
+        "study",
+        "scenarios",
+        "full scale",
+        "--samples 1000",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut out = crate::report::terminal_table::condensed_table(header, rows, 2).to_string();
+    out.push_str("\nRun one: latscope suite --preset NAME [--samples N] [--export-html FILE]\n");
+    Ok(out)
 }
 
 /// Executes a plan and prints the plain per-thread table.

@@ -5,9 +5,9 @@
 
 use super::common::{
     check_common, check_output, duration_in_range, invalid, out_of_range, resolve_common,
-    resolve_output, scenarios_of, CommonRequest, Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
+    resolve_output, scenarios_of, CommonPlan, CommonRequest, Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
 };
-use super::{OutputSettings, Plan};
+use super::{OutputSettings, Plan, ScenarioPlan};
 use crate::cli::NetArgs;
 use crate::error::UserError;
 use crate::probe::harness::ThreadPlacement;
@@ -85,14 +85,14 @@ pub fn check_net(args: &NetArgs) -> Result<NetRequest, UserError> {
         }
         (None, false) => 1_000_000,
     };
+    let (default_timeout_ns, default_deadline_ns) = default_net_timing(interval_ns);
     let timeout_ns = match &args.timeout {
         Some(t) => duration_in_range("--timeout", t, 1_000_000, 100_000, 60_000_000_000)?,
-        None => (interval_ns * 10).max(100_000_000),
+        None => default_timeout_ns,
     };
     let deadline_ns = match &args.deadline {
         Some(d) => duration_in_range("--deadline", d, 1_000, 1, 60_000_000_000)?,
-        None if interval_ns > 0 => interval_ns,
-        None => 1_000_000,
+        None => default_deadline_ns,
     };
     let target = match &args.target {
         Some(t) => Some(socket_addr("--target", t)?),
@@ -110,12 +110,42 @@ pub fn check_net(args: &NetArgs) -> Result<NetRequest, UserError> {
     })
 }
 
-/// Resolves a checked `latscope net` on this machine.
-pub fn resolve_net(request: NetRequest, machine: &Machine) -> Result<Plan, UserError> {
-    let mut common = resolve_common(&request.common, &[machine.last_cpu()], machine)?;
+/// The net probe's own axes and timing: one scenario per size.
+#[derive(Debug, Clone)]
+pub struct NetSweep {
+    pub sizes: Vec<usize>,
+    /// 0 = flood.
+    pub interval_ns: u64,
+    pub timeout_ns: u64,
+    pub deadline_ns: u64,
+    pub target: Option<SocketAddr>,
+}
+
+/// Timeout and deadline of a net run at `interval_ns` (0 = flood) when not given: 100 ms
+/// or ten intervals; the interval, or 1 ms with flood.
+pub fn default_net_timing(interval_ns: u64) -> (u64, u64) {
+    let timeout_ns = (interval_ns * 10).max(100_000_000);
+    let deadline_ns = if interval_ns > 0 {
+        interval_ns
+    } else {
+        1_000_000
+    };
+    (timeout_ns, deadline_ns)
+}
+
+/// The scenarios of `sweep` on resolved shared options (`latscope net` and suites): the
+/// sender on the first common CPU, the reflector on `reflector_cpu` or another online CPU
+/// when there is one.
+pub fn net_scenarios(
+    sweep: &NetSweep,
+    reflector_cpu: Option<usize>,
+    common: &CommonPlan,
+    machine: &Machine,
+) -> Result<Vec<ScenarioPlan>, UserError> {
+    let mut common = common.clone();
     common.settings.cpus.truncate(1);
     let sender_cpu = common.settings.cpus[0];
-    let reflector_cpu = match request.reflector_cpu {
+    let reflector_cpu = match reflector_cpu {
         Some(c) => machine.online_cpu(c)?,
         None => machine
             .online
@@ -124,23 +154,36 @@ pub fn resolve_net(request: NetRequest, machine: &Machine) -> Result<Plan, UserE
             .find(|&c| c != sender_cpu)
             .unwrap_or(sender_cpu),
     };
-    let output = resolve_output(request.output)?;
-    let probes = request
+    let probes = sweep
         .sizes
-        .into_iter()
-        .map(|size| {
+        .iter()
+        .map(|&size| {
             Box::new(NetProbe {
                 size,
-                interval_ns: request.interval_ns,
-                timeout_ns: request.timeout_ns,
-                deadline_ns: request.deadline_ns,
-                target: request.target,
+                interval_ns: sweep.interval_ns,
+                timeout_ns: sweep.timeout_ns,
+                deadline_ns: sweep.deadline_ns,
+                target: sweep.target,
                 reflector_cpu,
             }) as Box<dyn Probe>
         })
         .collect();
+    Ok(scenarios_of(probes, &common, &None))
+}
+
+/// Resolves a checked `latscope net` on this machine.
+pub fn resolve_net(request: NetRequest, machine: &Machine) -> Result<Plan, UserError> {
+    let common = resolve_common(&request.common, &[machine.last_cpu()], machine)?;
+    let output = resolve_output(request.output)?;
+    let sweep = NetSweep {
+        sizes: request.sizes,
+        interval_ns: request.interval_ns,
+        timeout_ns: request.timeout_ns,
+        deadline_ns: request.deadline_ns,
+        target: request.target,
+    };
     Ok(Plan {
-        scenarios: scenarios_of(probes, &common, &None),
+        scenarios: net_scenarios(&sweep, request.reflector_cpu, &common, machine)?,
         output,
         warnings: common.warnings,
         suite: None,

@@ -4,10 +4,10 @@
 
 use super::common::{
     check_common, check_output, check_raw_capacity, check_trace, duration_in_range, invalid,
-    out_of_range, resolve_common, resolve_output, resolve_trace, scenarios_of, CommonRequest,
-    Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
+    out_of_range, resolve_common, resolve_output, resolve_trace, scenarios_of, CommonPlan,
+    CommonRequest, Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
 };
-use super::{OutputSettings, Plan, TraceSettings};
+use super::{OutputSettings, Plan, ScenarioPlan, TraceSettings};
 use crate::cli::WakeArgs;
 use crate::error::UserError;
 use crate::probe::wake::{mechanism::Mechanism, WakeProbe};
@@ -102,33 +102,70 @@ pub fn check_wake(args: &WakeArgs) -> Result<WakeRequest, UserError> {
     })
 }
 
-/// Resolves a checked `latscope wake` on this machine: both threads default to the last
-/// online CPU, or under --isolate to the (last) shielded one.
-pub fn resolve_wake(request: WakeRequest, machine: &Machine) -> Result<Plan, UserError> {
-    let mut common = resolve_common(&request.common, &[], machine)?;
+/// The wake probe's own axes: one scenario per competitor count × mechanism.
+#[derive(Debug, Clone)]
+pub struct WakeSweep {
+    pub mechanisms: Vec<Mechanism>,
+    pub interval_ns: u64,
+    pub deadline_ns: u64,
+    pub competitors: Vec<usize>,
+}
+
+/// The scenarios of `sweep` on resolved shared options (`latscope wake` and suites): the
+/// wakee defaults to the last online CPU, or under --isolate to the (last) shielded one,
+/// the waker to the wakee's CPU; the common CPUs become those two.
+pub fn wake_scenarios(
+    sweep: &WakeSweep,
+    waker_cpu: Option<usize>,
+    wakee_cpu: Option<usize>,
+    common: &CommonPlan,
+    trace: &Option<TraceSettings>,
+    machine: &Machine,
+) -> Result<Vec<ScenarioPlan>, UserError> {
     let last = common.isolate.last().copied().unwrap_or(machine.last_cpu());
-    let wakee_cpu = machine.online_cpu(request.wakee_cpu.unwrap_or(last))?;
-    let waker_cpu = machine.online_cpu(request.waker_cpu.unwrap_or(wakee_cpu))?;
+    let wakee_cpu = machine.online_cpu(wakee_cpu.unwrap_or(last))?;
+    let waker_cpu = machine.online_cpu(waker_cpu.unwrap_or(wakee_cpu))?;
     let mut cpus = vec![waker_cpu, wakee_cpu];
     cpus.dedup();
+    let mut common = common.clone();
     common.settings.cpus = cpus;
-    let output = resolve_output(request.output)?;
-    let trace = resolve_trace(request.trace)?;
     let mut probes = Vec::new();
-    for &count in &request.competitors {
-        for &mechanism in &request.mechanisms {
+    for &count in &sweep.competitors {
+        for &mechanism in &sweep.mechanisms {
             probes.push(Box::new(WakeProbe {
                 mechanism,
-                interval_ns: request.interval_ns,
-                deadline_ns: request.deadline_ns,
+                interval_ns: sweep.interval_ns,
+                deadline_ns: sweep.deadline_ns,
                 waker_cpu,
                 wakee_cpu,
                 competitors: count,
             }) as Box<dyn Probe>);
         }
     }
+    Ok(scenarios_of(probes, &common, trace))
+}
+
+/// Resolves a checked `latscope wake` on this machine: both threads default to the last
+/// online CPU, or under --isolate to the (last) shielded one.
+pub fn resolve_wake(request: WakeRequest, machine: &Machine) -> Result<Plan, UserError> {
+    let common = resolve_common(&request.common, &[], machine)?;
+    let output = resolve_output(request.output)?;
+    let trace = resolve_trace(request.trace)?;
+    let sweep = WakeSweep {
+        mechanisms: request.mechanisms,
+        interval_ns: request.interval_ns,
+        deadline_ns: request.deadline_ns,
+        competitors: request.competitors,
+    };
     Ok(Plan {
-        scenarios: scenarios_of(probes, &common, &trace),
+        scenarios: wake_scenarios(
+            &sweep,
+            request.waker_cpu,
+            request.wakee_cpu,
+            &common,
+            &trace,
+            machine,
+        )?,
         output,
         warnings: common.warnings,
         suite: None,

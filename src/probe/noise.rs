@@ -127,6 +127,12 @@ impl Probe for NoiseProbe {
     fn deadline_ns(&self) -> u64 {
         self.deadline_ns
     }
+    /// Named only when not the default 1 µs, so a suite's threshold sweep has unique
+    /// names and `latscope noise`'s stay as they were.
+    fn name_suffix(&self) -> Option<String> {
+        (self.threshold_ns != 1_000)
+            .then(|| format!("threshold={}", crate::units::compact_ns(self.threshold_ns)))
+    }
     fn extra_params(&self) -> BTreeMap<String, serde_json::Value> {
         let mut m = BTreeMap::new();
         m.insert("threshold_ns".into(), self.threshold_ns.into());

@@ -405,6 +405,64 @@ fn worst(sc: &Scenario, stat: Stat) -> Option<f64> {
         .reduce(f64::max)
 }
 
+/// A table with the columns from `first_numeric` on marked numeric.
+fn html_table(header: &[String], rows: &[Vec<String>], first_numeric: usize) -> String {
+    let mut out = String::from("<table>\n<tr>");
+    for h in header {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr>\n");
+    for r in rows {
+        out.push_str("<tr>");
+        for (i, c) in r.iter().enumerate() {
+            let class = if i >= first_numeric {
+                " class=\"num\""
+            } else {
+                ""
+            };
+            let _ = write!(out, "<td{class}>{}</td>", esc(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// A suite's study: its tables and, for the study shapes, its charts (per-competitor
+/// lines for wake-competitors, grouped bars for rt-cost and irq-response) and notes.
+fn study_section(run: &Run, info: &crate::result::SuiteInfo) -> anyhow::Result<String> {
+    let view = super::study::study_view(run, info, false);
+    let mut out = String::from("<section class=\"study\">\n");
+    let _ = writeln!(out, "<h2>{}</h2>", esc(&info.title));
+    for t in &view.tables {
+        if !t.title.is_empty() {
+            let _ = writeln!(out, "<h3>{}</h3>", esc(&t.title));
+        }
+        out.push_str(&html_table(&t.header, &t.rows, t.first_numeric));
+    }
+    for note in &view.notes {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(note));
+    }
+    for chart in &view.charts {
+        let style = if chart.lines {
+            plots::Style::Lines
+        } else {
+            plots::Style::Bars
+        };
+        let svg = plots::category_svg(
+            style,
+            &chart.title,
+            &chart.x_desc,
+            &chart.y_desc,
+            &chart.categories,
+            &chart.series,
+        )?;
+        out.push_str(&figure(&svg, &chart.title));
+    }
+    out.push_str("</section>\n");
+    Ok(out)
+}
+
 /// For runs of several scenarios: the study table's statistics as charts over the
 /// parameters that vary (x: the first of load, method, ...; one line per combination
 /// of the others).
@@ -682,38 +740,20 @@ impl Reporter for HtmlReporter {
             if run.interrupted { " · interrupted" } else { "" }
         );
         body.push_str(&verdict_section(run, &self.limits));
-        if run.scenarios.len() > 1 {
-            let (header, rows, first_numeric) = match &run.suite {
-                Some(suite) => {
-                    let _ = writeln!(body, "<h2>{}</h2>", esc(&suite.title));
-                    super::study::header_and_rows(run, &suite.columns, false)
-                }
-                None => {
-                    body.push_str("<h2>Summary</h2>\n");
-                    super::table::header_and_rows(run, false)
-                }
-            };
-            body.push_str("<table>\n<tr>");
-            for h in &header {
-                let _ = write!(body, "<th>{}</th>", esc(h));
+        match &run.suite {
+            Some(info) => body.push_str(&study_section(run, info)?),
+            None if run.scenarios.len() > 1 => {
+                body.push_str("<h2>Summary</h2>\n");
+                let (header, rows, first_numeric) = super::table::header_and_rows(run, false);
+                body.push_str(&html_table(&header, &rows, first_numeric));
             }
-            body.push_str("</tr>\n");
-            for r in rows {
-                body.push_str("<tr>");
-                for (i, c) in r.iter().enumerate() {
-                    let class = if i >= first_numeric {
-                        " class=\"num\""
-                    } else {
-                        ""
-                    };
-                    let _ = write!(body, "<td{class}>{}</td>", esc(c));
-                }
-                body.push_str("</tr>\n");
-            }
-            body.push_str("</table>\n");
+            None => {}
         }
-        body.push_str(&suite_section(run)?);
-        body.push_str(&wake_section(run)?);
+        // A study shape draws its own charts; other runs get the generic ones.
+        if run.suite.as_ref().and_then(|s| s.study.as_ref()).is_none() {
+            body.push_str(&suite_section(run)?);
+            body.push_str(&wake_section(run)?);
+        }
         for (i, sc) in run.scenarios.iter().enumerate() {
             body.push_str(&scenario_section(sc, i, &self.limits)?);
         }

@@ -56,8 +56,31 @@ impl Reporter for MarkdownReporter {
             md_cell(&sys.clocksource),
             sys.online_cpus.len()
         );
-        let (header, rows, first_numeric) = super::table::header_and_rows(run, self.in_ns);
-        out.push_str(&md_table(&header, &rows, first_numeric));
+        match &run.suite {
+            // A suite: the study's tables, as the terminal shows them.
+            Some(info) => {
+                if !info.title.is_empty() {
+                    let _ = writeln!(out, "### {}\n", md_cell(&info.title));
+                }
+                let view = super::study::study_view(run, info, self.in_ns);
+                for (i, t) in view.tables.iter().enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                    }
+                    if !t.title.is_empty() {
+                        let _ = writeln!(out, "**{}**\n", md_cell(&t.title));
+                    }
+                    out.push_str(&md_table(&t.header, &t.rows, t.first_numeric));
+                }
+                for note in &view.notes {
+                    let _ = write!(out, "\n*Note: {}*\n", md_cell(note));
+                }
+            }
+            None => {
+                let (header, rows, first_numeric) = super::table::header_and_rows(run, self.in_ns);
+                out.push_str(&md_table(&header, &rows, first_numeric));
+            }
+        }
         if run.interrupted {
             out.push_str("\n*Interrupted: the statistics cover what was measured until then.*\n");
         }

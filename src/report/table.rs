@@ -77,6 +77,7 @@ impl Reporter for TableReporter {
                 super::study::StudyTableReporter {
                     title: suite.title.clone(),
                     columns: suite.columns.clone(),
+                    study: suite.study.clone(),
                     in_ns: self.in_ns,
                 }
                 .table_text(run),

@@ -84,6 +84,10 @@ pub struct SuiteInfo {
     pub title: String,
     /// Statistics shown, as `Stat::parse` names them.
     pub columns: Vec<String>,
+    /// The study's table shape (`wake-competitors`, `rt-cost`, `irq-response`); absent:
+    /// one row per scenario × CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<String>,
 }
 
 /// One measured configuration: probe × method × period × load × isolation × policy.

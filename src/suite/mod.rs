@@ -1,4 +1,4 @@
-//! `latscope suite`: a matrix of scenarios (probe × method × period × load × isolation ×
+//! `latscope suite`: a matrix of scenarios (any probe × its own axes × load × isolation ×
 //! policy) from a preset or a TOML plan: the plan format and where it is read from. The
 //! plan layer (plan/suite.rs) expands it into one validated Plan.
 
@@ -26,9 +26,13 @@ pub struct SuiteSpec {
     pub duration: Option<String>,
     /// Measured CPUs (`1`, `0-3`); default: the last online CPU.
     pub cpus: Option<String>,
-    /// Record and analyse the kernel side of every scenario (`--trace`; needs root).
+    /// The study table's shape: `wake-competitors`, `rt-cost`, `irq-response` (default:
+    /// one row per scenario × CPU).
+    pub study: Option<String>,
+    /// Record and analyse the kernel side of every scenario (`--trace`; needs root):
+    /// `true`, `false` or `"auto"` (trace where this machine can; say so where not).
     #[serde(default)]
-    pub trace: bool,
+    pub trace: TraceChoice,
     /// Spike threshold with `trace` (`50us`); default: each scenario's p99.9.
     pub trace_threshold: Option<String>,
     pub matrix: Vec<MatrixEntry>,
@@ -49,16 +53,32 @@ fn default_columns() -> Vec<String> {
     .to_vec()
 }
 
-/// One block of the matrix: every combination of its lists is a scenario.
+/// One block of the matrix: every combination of its lists is a scenario. Each probe has
+/// its own axes (a key another probe owns is refused, naming the block); `loads`,
+/// `isolate`, `policies` and `trace` are shared.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MatrixEntry {
-    /// `timer` (the probe the presets use).
+    /// `timer`, `wake`, `net` or `noise`.
     #[serde(default = "default_probe")]
     pub probe: String,
-    pub methods: Vec<String>,
-    #[serde(default = "default_periods")]
-    pub periods: Vec<String>,
+    /// timer: wake-up methods (default `["clock-nanosleep"]`).
+    pub methods: Option<Vec<String>>,
+    /// timer: periods (default `["1ms"]`).
+    pub periods: Option<Vec<String>>,
+    /// wake: mechanisms (default `["eventfd"]`).
+    pub mechanisms: Option<Vec<String>>,
+    /// wake: competitor counts on the wakee's CPU (default `[0]`).
+    pub competitors: Option<Vec<u64>>,
+    /// wake: where the waker runs: `same-cpu` as the wakee, or `other-cpu` (default
+    /// `["same-cpu"]`).
+    pub placements: Option<Vec<String>>,
+    /// wake: time between wake-ups; net: time between sends or `flood` (default `["1ms"]`).
+    pub intervals: Option<Vec<String>>,
+    /// net: UDP payload sizes in bytes (`56`, `"4K"`; default `[64]`).
+    pub sizes: Option<Vec<SizeValue>>,
+    /// noise: gap thresholds (default `["1us"]`).
+    pub thresholds: Option<Vec<String>>,
     /// Load specs; `none` = no load; `a + b` = several loads at once; `{cpus}` is
     /// replaced by the measured CPUs.
     #[serde(default = "default_loads")]
@@ -69,13 +89,45 @@ pub struct MatrixEntry {
     /// `fifo:95`, `rr:1`, `other`.
     #[serde(default = "default_policies")]
     pub policies: Vec<String>,
+    /// `--trace` for this block's scenarios (timer, wake, noise): `true`, `false` or
+    /// `"auto"` (where this machine can trace). Default: the plan's `trace`.
+    pub trace: Option<TraceChoice>,
+}
+
+/// A payload size as a number of bytes or a text with a unit (`4K`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum SizeValue {
+    Bytes(u64),
+    Text(String),
+}
+
+impl SizeValue {
+    pub fn text(&self) -> String {
+        match self {
+            SizeValue::Bytes(n) => n.to_string(),
+            SizeValue::Text(t) => t.clone(),
+        }
+    }
+}
+
+/// `trace = true | false | "auto"` as written.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum TraceChoice {
+    Flag(bool),
+    /// Only `"auto"` is accepted (checked by the plan, which names the block).
+    Word(String),
+}
+
+impl Default for TraceChoice {
+    fn default() -> Self {
+        TraceChoice::Flag(false)
+    }
 }
 
 fn default_probe() -> String {
     "timer".into()
-}
-fn default_periods() -> Vec<String> {
-    vec!["1ms".into()]
 }
 fn default_loads() -> Vec<String> {
     vec!["none".into()]

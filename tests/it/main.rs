@@ -23,6 +23,7 @@ mod packaging;
 mod report_formats;
 mod security;
 mod suite;
+mod suite_studies;
 mod timer_methods;
 mod trace;
 mod trace_recording;
@@ -50,6 +51,7 @@ fn main() {
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),
+        ("suite_studies", suite_studies::cases),
         ("timer_methods", timer_methods::cases),
         ("trace", trace::cases),
         ("trace_recording", trace_recording::cases),

@@ -204,7 +204,8 @@ fn bad_plans_get_clear_errors() {
         .args(["suite", "--preset", "nope"])
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("memory-load, wake-methods, quick"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("memory-load, wake-methods, wake-competitors, rt-cost, irq-response, quick"));
 }
 
 fn a_bad_second_block_is_refused_before_the_first_scenario_runs() {

@@ -1,17 +1,42 @@
 //! The study presets, kept as TOML files beside this one so each doubles as an example
 //! of the `--plan` format.
 
-/// Preset names, in the order `--help` lists them.
-pub const NAMES: [&str; 3] = ["memory-load", "wake-methods", "quick"];
+/// Preset names, in the order `--help` and `--list` show them.
+pub const NAMES: [&str; 6] = [
+    "memory-load",
+    "wake-methods",
+    "wake-competitors",
+    "rt-cost",
+    "irq-response",
+    "quick",
+];
 
 /// The TOML text of a preset.
 pub fn text(name: &str) -> Option<&'static str> {
     Some(match name {
         "memory-load" => include_str!("memory-load.toml"),
         "wake-methods" => include_str!("wake-methods.toml"),
+        "wake-competitors" => include_str!("wake-competitors.toml"),
+        "rt-cost" => include_str!("rt-cost.toml"),
+        "irq-response" => include_str!("irq-response.toml"),
         "quick" => include_str!("quick.toml"),
         _ => return None,
     })
+}
+
+/// The study each preset reproduces, one line.
+pub fn study(name: &str) -> &'static str {
+    match name {
+        "memory-load" => "periodic-task latency under memory load (vanilla vs RT kernel)",
+        "wake-methods" => "wake-up methods on isolated and non-isolated cores",
+        "wake-competitors" => {
+            "thread wake-up response, SCHED_RR 1 vs SCHED_OTHER, 0-32 competitors"
+        }
+        "rt-cost" => "the RT patch's cost: round trips, timer interrupt latency, load throughput",
+        "irq-response" => "interrupt response idle and under network, disk and serial load",
+        "quick" => "a one-minute health check",
+        _ => "",
+    }
 }
 
 #[cfg(test)]
