@@ -64,17 +64,17 @@ pub fn restore(force: bool) -> anyhow::Result<i32> {
     let mut outcomes = crate::isolate::restore_all(force)?;
     for r in crate::trace::remove_stale_instances() {
         outcomes.push(match r {
-            Ok(name) => crate::isolate::RestoreOutcome {
-                message: format!("removed tracefs instance {name} (its latscope run is gone)"),
-                ok: true,
-            },
-            Err(message) => crate::isolate::RestoreOutcome { message, ok: false },
+            Ok(name) => crate::isolate::RestoreOutcome::done(
+                format!("removed tracefs instance {name} (its latscope run is gone)"),
+                true,
+            ),
+            Err(message) => crate::isolate::RestoreOutcome::done(message, false),
         });
     }
     for r in crate::load::io::remove_stale_scratch_in(&std::env::temp_dir()) {
         outcomes.push(match r {
-            Ok(message) => crate::isolate::RestoreOutcome { message, ok: true },
-            Err(message) => crate::isolate::RestoreOutcome { message, ok: false },
+            Ok(message) => crate::isolate::RestoreOutcome::done(message, true),
+            Err(message) => crate::isolate::RestoreOutcome::done(message, false),
         });
     }
     if outcomes.is_empty() {
@@ -86,6 +86,8 @@ pub fn restore(force: bool) -> anyhow::Result<i32> {
     }
     Ok(if outcomes.iter().all(|o| o.ok) {
         EXIT_OK
+    } else if outcomes.iter().any(|o| o.needs_root) {
+        crate::error::EXIT_PERMISSION
     } else {
         crate::error::EXIT_FAILURE
     })

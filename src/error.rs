@@ -34,9 +34,8 @@ pub enum UserError {
     },
     #[error("CPU {cpu} is not online (online CPUs: {online}); choose from those with --cpus")]
     CpuNotOnline { cpu: usize, online: String },
-    #[error(
-        "{what} needs {capability}; run as root, grant it (setcap cap_sys_nice+ep), or use {fix}"
-    )]
+    /// `fix` names what really grants it (setcap only where a capability is enough).
+    #[error("{what} needs {capability}; {fix}")]
     Permission {
         what: String,
         capability: String,

@@ -158,12 +158,20 @@ pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec), UserError> {
     let mut scenarios = Vec::new();
     for block in &blocks {
         let mut found = Vec::new();
-        let policies = block
-            .policies
-            .iter()
-            .map(|&(policy, priority)| resolve_policy(Some(policy), priority, &machine, &mut found))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(block.at("policies"))?;
+        // `--policy`/`-p` on the command line replace every block's `policies` (as
+        // --samples scales every scenario): `suite --policy other` runs as any user.
+        let policies = if request.policy.is_some() || request.priority.is_some() {
+            vec![(base.settings.policy, base.settings.priority)]
+        } else {
+            block
+                .policies
+                .iter()
+                .map(|&(policy, priority)| {
+                    resolve_policy(Some(policy), priority, &machine, &mut found)
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(block.at("policies"))?
+        };
         let shields = block
             .isolate
             .iter()

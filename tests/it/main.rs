@@ -18,6 +18,7 @@ mod isolate;
 mod loads;
 mod net;
 mod noise;
+mod non_root;
 mod report_formats;
 mod security;
 mod suite;
@@ -31,7 +32,7 @@ mod wake;
 type ModuleCases = fn() -> Vec<common::Case>;
 
 fn main() {
-    let modules: [(&str, ModuleCases); 19] = [
+    let modules: [(&str, ModuleCases); 20] = [
         ("bad_input", bad_input::cases),
         ("bad_input_corpus", bad_input_corpus::cases),
         ("cyclictest_compare", cyclictest_compare::cases),
@@ -43,6 +44,7 @@ fn main() {
         ("loads", loads::cases),
         ("net", net::cases),
         ("noise", noise::cases),
+        ("non_root", non_root::cases),
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),
