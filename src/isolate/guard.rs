@@ -40,13 +40,13 @@ impl IsolationGuard {
         let lock = FileLock::try_exclusive(&dir.join("isolate.lock"))
             .with_context(|| format!("locking {}", dir.join("isolate.lock").display()))?
             .ok_or_else(|| {
-                UserError::Other(format!(
+                UserError::Busy(format!(
                     "another latscope run is isolating CPUs right now (it holds {}); wait for it to finish",
                     dir.join("isolate.lock").display()
                 ))
             })?;
         if let Some(stale) = state_files(&dir).first() {
-            return Err(UserError::Other(format!(
+            return Err(UserError::Busy(format!(
                 "a latscope run that was killed left its isolation in place ({}); run `latscope restore` first",
                 stale.display()
             ))

@@ -299,11 +299,12 @@ fn lock_output(plan: &Plan) -> anyhow::Result<Option<OutputLock>> {
             path: lock_path,
             _lock: lock,
         })),
-        None => anyhow::bail!(
+        None => Err(crate::error::UserError::Busy(format!(
             "{} is being written by another latscope run (it holds {}); wait for it or choose another --export-json path",
             path.display(),
             lock_path.display()
-        ),
+        ))
+        .into()),
     }
 }
 

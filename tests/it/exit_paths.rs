@@ -629,7 +629,7 @@ fn item7_second_run_on_the_same_export_json_refuses() {
     signal(&first, "INT");
     let first_code = first.wait().unwrap().code();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
     assert!(
@@ -668,6 +668,46 @@ fn item3_sighup_restores_and_saves_marked_interrupted() {
     assert!(v["scenarios"][0]["threads"][0]["samples"].as_u64() > Some(0));
 }
 
+/// Item 15: a conflict with another run (the `--export-json` lock, the isolation lock) is
+/// not bad input: exit 5, one line, before anything is measured.
+fn item15_runtime_conflict_with_another_run_exits_5() {
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let held = latscope::runner::output_lock_path(&json);
+    let _other = latscope::sys::filelock::FileLock::try_exclusive(&held)
+        .unwrap()
+        .unwrap();
+    let cpu = test_cpu().to_string();
+    let out = latscope()
+        .args(["timer", "-a", &cpu, "-l", "10", "-q", "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("another latscope run"), "{stderr}");
+    assert!(!json.exists(), "the refused run wrote a result");
+    if latscope::sys::process::effective_uid() == 0
+        && latscope::isolate::check_available().is_ok()
+        && cpu != "0"
+    {
+        let dir = latscope::isolate::state_dir();
+        std::fs::create_dir_all(&dir).unwrap();
+        let _isolating =
+            latscope::sys::filelock::FileLock::try_exclusive(&dir.join("isolate.lock"))
+                .unwrap()
+                .expect("no other run isolates while the latency lock is held");
+        let out = latscope()
+            .args(["timer", "-a", &cpu, "--isolate", &cpu, "-l", "10", "-q"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{stderr}");
+        assert!(stderr.contains("isolating CPUs right now"), "{stderr}");
+    }
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     common::test_cases![
@@ -679,5 +719,6 @@ pub fn cases() -> Vec<common::Case> {
         item6_killed_suite_says_interrupted,
         item7_second_run_on_the_same_export_json_refuses,
         item3_sighup_restores_and_saves_marked_interrupted,
+        item15_runtime_conflict_with_another_run_exits_5,
     ]
 }
