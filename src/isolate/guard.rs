@@ -139,6 +139,15 @@ impl IsolationGuard {
         serde_json::to_value(&self.report).unwrap_or(serde_json::Value::Null)
     }
 
+    /// Whether someone else (`latscope restore --force`) undid this isolation while it was
+    /// held: its state file is gone before this guard restored it. Marks the report.
+    pub fn removed_under_run(&mut self) -> bool {
+        if !self.restored && !self.file.path.exists() {
+            self.report.removed_during_run = true;
+        }
+        self.report.removed_during_run
+    }
+
     /// Restores now (also done by Drop); returns what could not be restored.
     pub fn restore(&mut self) -> Vec<String> {
         if self.restored {

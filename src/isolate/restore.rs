@@ -162,6 +162,7 @@ pub fn restore_all(force: bool) -> anyhow::Result<Vec<RestoreOutcome>> {
                 )));
                 continue;
             }
+            let live = procfs::is_running_task(state.pid, state.pid_start_time);
             let summary = restore_state(&state);
             let ok = summary.problems.is_empty();
             if ok {
@@ -179,6 +180,12 @@ pub fn restore_all(force: bool) -> anyhow::Result<Vec<RestoreOutcome>> {
                 summary.knobs_reset,
                 summary.irqs_reset
             );
+            if live && ok {
+                message.push_str(&format!(
+                    "; run {} is still measuring: its result will say its isolation was removed (warning isolation_removed_during_run)",
+                    state.pid
+                ));
+            }
             for p in &summary.problems {
                 message.push_str(&format!("\n  not restored: {p}"));
             }

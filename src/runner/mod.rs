@@ -184,11 +184,18 @@ pub fn execute(
             None => (Vec::new(), Vec::new()),
         };
         drop(_dma);
+        let removed_under_run = isolation.as_mut().is_some_and(|g| g.removed_under_run());
         let isolation_report = isolation.as_ref().map(|g| g.report_json());
-        let isolation_warnings = isolation
+        let mut isolation_warnings = isolation
             .as_ref()
             .map(|g| g.report().warnings())
             .unwrap_or_default();
+        if removed_under_run {
+            isolation_warnings.push(Warning::new(
+                WarningCode::IsolationRemovedDuringRun,
+                "`latscope restore --force` undid this scenario's isolation while it ran: samples after that were not measured on a shielded CPU",
+            ));
+        }
         if let Some(guard) = isolation.as_mut() {
             for problem in guard.restore() {
                 run.warnings.push(Warning::new(

@@ -708,6 +708,52 @@ fn item15_runtime_conflict_with_another_run_exits_5() {
     }
 }
 
+/// Item 15: `latscope restore --force` under a live `--isolate` run restores the system,
+/// says so, and the run's result says its isolation was removed under it.
+fn item15_restore_force_under_a_live_run_is_recorded_in_its_result() {
+    let cpu = test_cpu().to_string();
+    if latscope::sys::process::effective_uid() != 0
+        || latscope::isolate::check_available().is_err()
+        || cpu == "0"
+    {
+        eprintln!("SKIPPED: needs root, a cpuset hierarchy and a second CPU");
+        return;
+    }
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let before = system_state();
+    let mut child = spawn_timer(&["-D", "30s", "--isolate", &cpu], &json);
+    wait_for_checkpoint(&mut child, &json).unwrap();
+    let out = latscope().args(["restore", "--force"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("still measuring") && stdout.contains("isolation_removed_during_run"),
+        "{stdout}"
+    );
+    signal(&child, "INT");
+    assert_eq!(
+        wait_with_timeout(&mut child, Duration::from_secs(10)).unwrap(),
+        Some(130)
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(diff(&before, &system_state()), Vec::<String>::new());
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let scenario = &v["scenarios"][0];
+    assert_eq!(
+        scenario["isolation"]["removed_during_run"], true,
+        "{scenario}"
+    );
+    let codes: Vec<&str> = scenario["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"isolation_removed_during_run"), "{codes:?}");
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     common::test_cases![
@@ -720,5 +766,6 @@ pub fn cases() -> Vec<common::Case> {
         item7_second_run_on_the_same_export_json_refuses,
         item3_sighup_restores_and_saves_marked_interrupted,
         item15_runtime_conflict_with_another_run_exits_5,
+        item15_restore_force_under_a_live_run_is_recorded_in_its_result,
     ]
 }
