@@ -754,6 +754,36 @@ fn item15_restore_force_under_a_live_run_is_recorded_in_its_result() {
     assert!(codes.contains(&"isolation_removed_during_run"), "{codes:?}");
 }
 
+/// A closed stdout pipe (`latscope timer | head -1`) is the SIGPIPE exit path: one line,
+/// exit 130, the system restored and the result saved, not exit 1 with "Broken pipe".
+fn closed_stdout_pipe_follows_the_sigpipe_exit_path() {
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let before = latscope::sys::dma_latency::current_us();
+    let dma: &[&str] = if latscope::sys::process::effective_uid() == 0 {
+        &["--dma-latency", "0"]
+    } else {
+        &[]
+    };
+    let script = format!(
+        "{} timer -a {} -l 300 {} --export-json {} | true; echo \"exit=${{PIPESTATUS[0]}}\"",
+        latscope_path().display(),
+        test_cpu(),
+        dma.join(" "),
+        json.display()
+    );
+    let out = Command::new("bash").args(["-c", &script]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("exit=130"), "{stdout}{stderr}");
+    assert!(stderr.contains("closed the pipe (SIGPIPE)"), "{stderr}");
+    assert!(!stderr.contains("Broken pipe (os error"), "{stderr}");
+    assert_eq!(latscope::sys::dma_latency::current_us(), before);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["scenarios"][0]["threads"][0]["samples"], 300);
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     common::test_cases![
@@ -767,5 +797,6 @@ pub fn cases() -> Vec<common::Case> {
         item3_sighup_restores_and_saves_marked_interrupted,
         item15_runtime_conflict_with_another_run_exits_5,
         item15_restore_force_under_a_live_run_is_recorded_in_its_result,
+        closed_stdout_pipe_follows_the_sigpipe_exit_path,
     ]
 }
