@@ -11,6 +11,19 @@ use std::io::Write;
 
 /// Runs the parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
+    let force = match &cli.command {
+        Command::Timer(a) => a.common.force,
+        Command::Suite(a) => a.common.force,
+        Command::Noise(a) => a.common.force,
+        Command::Net(a) => a.common.force,
+        Command::Wake(a) => a.common.force,
+        _ => false,
+    };
+    if force {
+        // `--force`: an output path that is a symbolic link is written through (its
+        // target replaced atomically) instead of refused.
+        crate::result::write_through_symlinks();
+    }
     match cli.command {
         Command::Timer(args) => {
             let plan = crate::plan::timer_plan(&args)?;

@@ -393,7 +393,7 @@ impl Probe for TimerProbe {
         let method = self.method.name();
         let mut started = u64::MAX;
         let mut ended = 0;
-        for ((cpu, o), tid) in settings.cpus.iter().copied().zip(outcomes).zip(tids) {
+        for ((cpu, mut o), tid) in settings.cpus.iter().copied().zip(outcomes).zip(tids) {
             started = started.min(o.measured.started_ns);
             ended = ended.max(o.measured.ended_ns);
             out.tids.push(super::MeasuringThread {
@@ -426,7 +426,7 @@ impl Probe for TimerProbe {
                     method,
                     "latency",
                     ["deadline_ns", "latency_ns"],
-                    &o.recorder,
+                    &mut o.recorder,
                 ));
             }
             out.threads.push(tr);

@@ -137,6 +137,70 @@ fn item14_non_root_restore_of_a_stale_state_says_it_needs_root() {
     assert!(path.exists(), "a non-root restore removed the state file");
 }
 
+/// The exec-load processes of this test still alive (their command lines hold the marks).
+fn marked_processes() -> Vec<String> {
+    let out = Command::new("pgrep")
+        .args(["-a", "-f", "^sleep 740[12]"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Without root an `exec:` load runs in a user namespace owning a PID namespace, so its
+/// grandchildren die with a `kill -9`ed latscope too (where unprivileged user namespaces
+/// are allowed; skipped otherwise).
+fn exec_load_grandchildren_die_with_a_sigkilled_non_root_run() {
+    let _lock = common::latency_lock();
+    let bin = NobodyBinary::new();
+    let mut child = Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(bin.dir.path().join("latscope"))
+        .args(["timer", "-D", "30s", "-q", "--load"])
+        .arg("exec:\"sh -c 'sleep 7401 & sleep 7402'\"")
+        .current_dir("/")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while marked_processes().len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let started = marked_processes();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(started.len(), 2, "{started:?}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while !marked_processes().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let left = marked_processes();
+    for line in &left {
+        if let Some(pid) = line.split_whitespace().next() {
+            let _ = Command::new("kill").args(["-9", pid]).status();
+        }
+    }
+    assert_eq!(left, Vec::<String>::new(), "outlived latscope");
+}
+
+/// Why unprivileged user namespaces cannot be made here (None: they can).
+fn no_unprivileged_user_namespaces() -> Option<String> {
+    let out = Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .args(["unshare", "--user", "--pid", "--fork", "true"])
+        .output()
+        .ok()?;
+    (!out.status.success()).then(|| {
+        format!(
+            "unprivileged user namespaces are not allowed here: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+    })
+}
+
 /// A process id no process has now.
 fn dead_pid() -> i32 {
     let mut child = Command::new("true").spawn().unwrap();
@@ -155,7 +219,7 @@ fn cannot_switch_to_nobody() -> Option<String> {
 
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
-    common::cases_unless(
+    let mut cases = common::cases_unless(
         cannot_switch_to_nobody(),
         &[
             (
@@ -175,5 +239,13 @@ pub fn cases() -> Vec<common::Case> {
                 item14_non_root_restore_of_a_stale_state_says_it_needs_root,
             ),
         ],
-    )
+    );
+    cases.push(
+        common::case(
+            "exec_load_grandchildren_die_with_a_sigkilled_non_root_run",
+            exec_load_grandchildren_die_with_a_sigkilled_non_root_run,
+        )
+        .unless(cannot_switch_to_nobody().or_else(no_unprivileged_user_namespaces)),
+    );
+    cases
 }
