@@ -1,10 +1,11 @@
 //! The exit-path matrix (issue 12): every workload that changes the system or starts
-//! something × every way a run ends (normal, SIGINT, two SIGINTs, SIGTERM, SIGHUP,
-//! SIGQUIT, SIGPIPE, SIGKILL + `latscope restore`) leaves the system as it was (cpusets,
-//! IRQ and workqueue masks, cpu_dma_latency, RT throttling, tracefs instances, state
-//! files, load processes and scratch directories), a valid JSON file with what was
-//! measured (after SIGKILL: up to the last checkpoint) and the documented exit code.
-//! Prints its table, "N of N clean". Beside it, one regression test per item (3-7).
+//! something × every way a run ends (normal, an error mid-run — an `--export-csv`
+//! directory removed —, SIGINT, two SIGINTs, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGKILL +
+//! `latscope restore`) leaves the system as it was (cpusets, IRQ and workqueue masks,
+//! cpu_dma_latency, RT throttling, tracefs instances, state files, load processes and
+//! scratch directories), a valid JSON file with what was measured (after SIGKILL: up to
+//! the last checkpoint) and the documented exit code. Prints its table, "N of N clean".
+//! Beside it, one regression test per item (3-7, 15) and a closed stdout pipe.
 
 use crate::common;
 use common::*;
@@ -150,6 +151,9 @@ fn leftovers_of(pid: u32) -> Vec<String> {
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Ending {
     Normal,
+    /// An `--export-csv` directory removed while the run measures: the save after the
+    /// scenario fails (exit 1) after the JSON beside it was written.
+    ErrorMidRun,
     Sigint,
     TwoSigints,
     Sigterm,
@@ -160,8 +164,9 @@ enum Ending {
 }
 
 impl Ending {
-    const ALL: [Ending; 8] = [
+    const ALL: [Ending; 9] = [
         Ending::Normal,
+        Ending::ErrorMidRun,
         Ending::Sigint,
         Ending::TwoSigints,
         Ending::Sigterm,
@@ -174,6 +179,7 @@ impl Ending {
     fn label(self) -> &'static str {
         match self {
             Ending::Normal => "normal",
+            Ending::ErrorMidRun => "error mid-run",
             Ending::Sigint => "SIGINT",
             Ending::TwoSigints => "2×SIGINT",
             Ending::Sigterm => "SIGTERM",
@@ -254,16 +260,27 @@ fn measured_samples(v: &Value) -> u64 {
 
 /// Runs one cell; `Err` says what was not clean.
 fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
-    let json = dir.join(format!("{}.json", ending.label().replace(['×', '+'], "_")));
+    let json = dir.join(format!(
+        "{}.json",
+        ending.label().replace(['×', '+', ' '], "_")
+    ));
     let _ = std::fs::remove_file(&json);
+    let csv_dir = dir.join("csv");
+    let mut csv_args: Vec<std::ffi::OsString> = Vec::new();
+    if ending == Ending::ErrorMidRun {
+        std::fs::create_dir_all(&csv_dir).map_err(|e| e.to_string())?;
+        csv_args.push("--export-csv".into());
+        csv_args.push(csv_dir.join("run.csv").into());
+    }
     let before = system_state();
-    let duration = if ending == Ending::Normal {
-        "1s"
-    } else {
-        "30s"
+    let duration = match ending {
+        Ending::Normal => "1s",
+        Ending::ErrorMidRun => "2s",
+        _ => "30s",
     };
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("latscope"))
         .args(args)
+        .args(&csv_args)
         .args(["-D", duration, "--warmup", "0", "-q"])
         .args(["--checkpoint", "200ms", "--export-json"])
         .arg(&json)
@@ -284,6 +301,9 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
     }
     match ending {
         Ending::Normal => {}
+        Ending::ErrorMidRun => {
+            let _ = std::fs::remove_dir_all(&csv_dir);
+        }
         Ending::Sigint => signal(&child, "INT"),
         Ending::TwoSigints => {
             signal(&child, "INT");
@@ -304,6 +324,7 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
     }
     let want = match ending {
         Ending::Normal => Some(0),
+        Ending::ErrorMidRun => Some(1),
         Ending::SigkillRestore => None,
         _ => Some(130),
     };
@@ -312,6 +333,10 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
             "exit code {code:?}, expected {want:?}: {}",
             stderr.lines().last().unwrap_or("")
         ));
+    }
+    if ending == Ending::ErrorMidRun && !(stderr.contains("writing") && stderr.contains("run.csv"))
+    {
+        problems.push(format!("the error does not name the CSV: {stderr}"));
     }
     if ending == Ending::SigkillRestore {
         let out = latscope()
@@ -340,7 +365,9 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
             }
             let interrupted = v["interrupted"].as_bool();
             let expected = Some(ending != Ending::Normal);
-            if interrupted != expected {
+            // After an error the file is the last save: complete (one scenario) or
+            // between scenarios (a suite, marked interrupted); either is honest.
+            if ending != Ending::ErrorMidRun && interrupted != expected {
                 problems.push(format!("interrupted: {interrupted:?}"));
             }
             let by = v["interrupted_by"].as_str();
