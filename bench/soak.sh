@@ -4,8 +4,9 @@
 # open descriptors are sampled into a CSV; at the end the last run gets SIGINT, and the
 # machine is compared with how it was before: cpusets, IRQ affinities, the default IRQ
 # affinity, the workqueue mask, /dev/cpu_dma_latency, RT throttling, tracefs instances,
-# latscope's state files, scratch files and processes. Each suite holds the latency-test
-# lock while it runs. Not for CI.
+# latscope's state files, scratch files and processes. The whole soak holds the
+# latency-test lock (no test of another worktree changes the machine meanwhile, so the
+# before/after comparison is latscope's alone). Not for CI.
 # Usage: bench/soak.sh [SECONDS] [CPU]   (as root; LATSCOPE=binary to skip the build)
 #   e.g. bench/soak.sh 3600 1
 set -euo pipefail
@@ -40,6 +41,9 @@ machine_state() {
   pgrep -x latscope | sed 's/^/process latscope /' || true
 }
 
+exec 9>"$LOCK"
+echo "# waiting for $LOCK"
+flock 9
 machine_state | sort >"$OUT/before.txt"
 echo "elapsed_s,preset,pid,rss_kib,fds" >"$CSV"
 start=$(date +%s)
@@ -49,21 +53,15 @@ presets=(memory-load wake-methods)
 echo "# soak for $SECONDS_TOTAL s on CPU $CPU with $LATSCOPE; samples in $CSV"
 while [ "$(date +%s)" -lt "$end" ]; do
   preset=${presets[$((runs % 2))]}
-  flock "$LOCK" "$LATSCOPE" suite --preset "$preset" --cpus "$CPU" -q \
-    --export-json "$OUT/run-$runs-$preset.json" >/dev/null 2>"$OUT/run-$runs.stderr" &
-  holder=$!
-  # The latscope process under flock (its only child).
-  pid=""
-  while [ -z "$pid" ] && kill -0 "$holder" 2>/dev/null; do
-    pid=$(pgrep -P "$holder" -x latscope || true)
-    sleep 0.2
-  done
-  while kill -0 "$holder" 2>/dev/null; do
+  "$LATSCOPE" suite --preset "$preset" --cpus "$CPU" -q \
+    --export-json "$OUT/run-$runs-$preset.json" >/dev/null 2>"$OUT/run-$runs.stderr" 9>&- &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
     if [ "$(date +%s)" -ge "$end" ]; then
       kill -INT "$pid" 2>/dev/null || true
       break
     fi
-    if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
+    if [ -r "/proc/$pid/status" ]; then
       rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
       fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
       [ -n "$rss" ] && echo "$(($(date +%s) - start)),$preset,$pid,$rss,$fds" >>"$CSV"
@@ -71,7 +69,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
     sleep "$EVERY"
   done
   set +e
-  wait "$holder"
+  wait "$pid"
   code=$?
   set -e
   echo "run $runs ($preset, pid $pid): exit $code"
