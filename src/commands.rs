@@ -11,6 +11,19 @@ use std::io::Write;
 
 /// Runs the parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
+    let force = match &cli.command {
+        Command::Timer(a) => a.common.force,
+        Command::Suite(a) => a.common.force,
+        Command::Noise(a) => a.common.force,
+        Command::Net(a) => a.common.force,
+        Command::Wake(a) => a.common.force,
+        _ => false,
+    };
+    if force {
+        // `--force`: an output path that is a symbolic link is written through (its
+        // target replaced atomically) instead of refused.
+        crate::result::write_through_symlinks();
+    }
     match cli.command {
         Command::Timer(args) => {
             let plan = crate::plan::timer_plan(&args)?;
@@ -219,17 +232,17 @@ pub fn restore(force: bool) -> anyhow::Result<i32> {
     let mut outcomes = crate::isolate::restore_all(force)?;
     for r in crate::trace::remove_stale_instances() {
         outcomes.push(match r {
-            Ok(name) => crate::isolate::RestoreOutcome {
-                message: format!("removed tracefs instance {name} (its latscope run is gone)"),
-                ok: true,
-            },
-            Err(message) => crate::isolate::RestoreOutcome { message, ok: false },
+            Ok(name) => crate::isolate::RestoreOutcome::done(
+                format!("removed tracefs instance {name} (its latscope run is gone)"),
+                true,
+            ),
+            Err(message) => crate::isolate::RestoreOutcome::done(message, false),
         });
     }
     for r in crate::load::io::remove_stale_scratch_in(&std::env::temp_dir()) {
         outcomes.push(match r {
-            Ok(message) => crate::isolate::RestoreOutcome { message, ok: true },
-            Err(message) => crate::isolate::RestoreOutcome { message, ok: false },
+            Ok(message) => crate::isolate::RestoreOutcome::done(message, true),
+            Err(message) => crate::isolate::RestoreOutcome::done(message, false),
         });
     }
     if outcomes.is_empty() {
@@ -241,6 +254,8 @@ pub fn restore(force: bool) -> anyhow::Result<i32> {
     }
     Ok(if outcomes.iter().all(|o| o.ok) {
         EXIT_OK
+    } else if outcomes.iter().any(|o| o.needs_root) {
+        crate::error::EXIT_PERMISSION
     } else {
         crate::error::EXIT_FAILURE
     })

@@ -13,6 +13,9 @@ pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_THRESHOLD: i32 = 3;
 /// Missing permission (capability, root) for what was asked.
 pub const EXIT_PERMISSION: i32 = 4;
+/// Another latscope run holds what this one needs (the isolation lock, the `--export-json`
+/// file) or left its isolation in place: nothing was measured; retry when it is done.
+pub const EXIT_BUSY: i32 = 5;
 /// Interrupted by Ctrl-C/SIGTERM; results up to then were reported and saved.
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// A second Ctrl-C: aborted at once after restoring the system.
@@ -34,9 +37,8 @@ pub enum UserError {
     },
     #[error("CPU {cpu} is not online (online CPUs: {online}); choose from those with --cpus")]
     CpuNotOnline { cpu: usize, online: String },
-    #[error(
-        "{what} needs {capability}; run as root, grant it (setcap cap_sys_nice+ep), or use {fix}"
-    )]
+    /// `fix` names what really grants it (setcap only where a capability is enough).
+    #[error("{what} needs {capability}; {fix}")]
     Permission {
         what: String,
         capability: String,
@@ -58,6 +60,9 @@ pub enum UserError {
         place: String,
         source: Box<UserError>,
     },
+    /// A conflict with another latscope run, living or killed (exit code 5).
+    #[error("{0}")]
+    Busy(String),
     /// A permission problem whose message already names the fix (exit code 4).
     #[error("{0}")]
     NeedsPermission(String),
@@ -70,6 +75,7 @@ impl UserError {
         match self {
             UserError::Permission { .. } | UserError::NeedsPermission(_) => EXIT_PERMISSION,
             UserError::InPlan { source, .. } => source.exit_code(),
+            UserError::Busy(_) => EXIT_BUSY,
             _ => EXIT_USAGE,
         }
     }

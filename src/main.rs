@@ -4,7 +4,15 @@
 #![deny(unsafe_code)]
 
 use clap::Parser;
-use latscope::error::{ThresholdFailed, UserError, EXIT_FAILURE, EXIT_THRESHOLD};
+use latscope::error::{ThresholdFailed, UserError, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_THRESHOLD};
+
+/// Whether the error is a write to a closed pipe (`latscope timer | head -1`).
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
 
 fn main() {
     let command_line: Vec<String> = std::env::args().collect();
@@ -22,6 +30,11 @@ fn main() {
             if let Some(user) = err.downcast_ref::<UserError>() {
                 eprintln!("latscope: error: {user}");
                 user.exit_code()
+            } else if is_broken_pipe(&err) {
+                // The SIGPIPE exit path: guards restored and result files written before
+                // anything was printed; only the rest of the output is lost.
+                eprintln!("latscope: output stopped: its reader closed the pipe (SIGPIPE); the system is restored and the result files were written");
+                EXIT_INTERRUPTED
             } else if let Some(t) = err.downcast_ref::<ThresholdFailed>() {
                 eprintln!("latscope: FAIL: {t}");
                 EXIT_THRESHOLD

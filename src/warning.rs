@@ -66,6 +66,7 @@ warning_codes! {
     IsolationIrqsStay = "isolation_irqs_stay": "`--isolate`: the kernel would not move some IRQs (named) off the isolated CPUs",
     IsolationKthreadsStay = "isolation_kthreads_stay": "`--isolate`: per-CPU kernel threads (named) stay on the isolated CPUs",
     IsolationNotRestored = "isolation_not_restored": "`--isolate`: a setting could not be restored after the scenario; run `latscope restore`",
+    IsolationRemovedDuringRun = "isolation_removed_during_run": "`--isolate`: `latscope restore --force` undid the isolation while the scenario ran; later samples were not shielded",
     NoiseRtThrottling = "noise_rt_throttling": "noise: gaps as long as RT throttling's stop are the kernel's throttling, not hardware",
     WakeMerged = "wake_merged": "wake: wake-ups arrived while the previous one was pending and were served together (`merged`)",
     WakeChannelFull = "wake_channel_full": "wake: wake calls found the channel full (the wakee had not run); counted as merged, not lost",

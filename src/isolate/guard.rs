@@ -40,13 +40,13 @@ impl IsolationGuard {
         let lock = FileLock::try_exclusive(&dir.join("isolate.lock"))
             .with_context(|| format!("locking {}", dir.join("isolate.lock").display()))?
             .ok_or_else(|| {
-                UserError::Other(format!(
+                UserError::Busy(format!(
                     "another latscope run is isolating CPUs right now (it holds {}); wait for it to finish",
                     dir.join("isolate.lock").display()
                 ))
             })?;
         if let Some(stale) = state_files(&dir).first() {
-            return Err(UserError::Other(format!(
+            return Err(UserError::Busy(format!(
                 "a latscope run that was killed left its isolation in place ({}); run `latscope restore` first",
                 stale.display()
             ))
@@ -137,6 +137,15 @@ impl IsolationGuard {
     /// The report as JSON for `scenario.isolation`.
     pub fn report_json(&self) -> serde_json::Value {
         serde_json::to_value(&self.report).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Whether someone else (`latscope restore --force`) undid this isolation while it was
+    /// held: its state file is gone before this guard restored it. Marks the report.
+    pub fn removed_under_run(&mut self) -> bool {
+        if !self.restored && !self.file.path.exists() {
+            self.report.removed_during_run = true;
+        }
+        self.report.removed_during_run
     }
 
     /// Restores now (also done by Drop); returns what could not be restored.

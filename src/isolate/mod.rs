@@ -158,8 +158,8 @@ pub fn check_available() -> Result<CpusetMount, UserError> {
     {
         return Err(UserError::Permission {
             what: format!("--isolate (writing {})", probe.display()),
-            capability: "root".into(),
-            fix: "no --isolate".into(),
+            capability: "root (cpusets, IRQ affinities and the workqueue mask are root's files; cap_sys_nice grants none of them)".into(),
+            fix: "run with sudo, or drop --isolate".into(),
         });
     }
     Ok(mount)

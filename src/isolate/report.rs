@@ -61,6 +61,10 @@ pub struct IsolationReport {
     pub boot_params: Vec<String>,
     pub notes: Vec<String>,
     pub state_file: String,
+    /// `latscope restore --force` undid the isolation while the scenario ran: the samples
+    /// after that moment were not measured on a shielded CPU.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub removed_during_run: bool,
 }
 
 impl IsolationReport {

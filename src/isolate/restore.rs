@@ -80,6 +80,26 @@ pub fn restore_from_file(path: &Path) -> anyhow::Result<RestoreSummary> {
 pub struct RestoreOutcome {
     pub message: String,
     pub ok: bool,
+    /// Nothing was tried: undoing this needs root (`latscope restore` exits 4).
+    pub needs_root: bool,
+}
+
+impl RestoreOutcome {
+    pub fn done(message: String, ok: bool) -> Self {
+        Self {
+            message,
+            ok,
+            needs_root: false,
+        }
+    }
+
+    fn needs_root(what: String) -> Self {
+        Self {
+            message: format!("{what}; undoing it needs root: run `sudo latscope restore`"),
+            ok: false,
+            needs_root: true,
+        }
+    }
 }
 
 /// `latscope restore`: undoes the isolation of every run that left a state file and is
@@ -95,34 +115,54 @@ pub fn restore_all(force: bool) -> anyhow::Result<Vec<RestoreOutcome>> {
     }
     for dir in dirs {
         for path in state_files(&dir) {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading {}", path.display()))?;
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    outcomes.push(RestoreOutcome::needs_root(format!(
+                        "{} records a run's isolation",
+                        path.display()
+                    )));
+                    continue;
+                }
+                Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+            };
             let state: IsolationState = serde_json::from_str(&text)
                 .with_context(|| format!("parsing {}", path.display()))?;
             if !state.boot_id.is_empty() && state.boot_id != boot_id() {
                 // A reboot undid every change; writing old values now would be wrong.
                 std::fs::remove_file(&path)
                     .with_context(|| format!("removing {}", path.display()))?;
-                outcomes.push(RestoreOutcome {
-                    message: format!(
+                outcomes.push(RestoreOutcome::done(
+                    format!(
                         "{} was written before the last reboot, which already undid its changes; removed it",
                         path.display()
                     ),
-                    ok: true,
-                });
+                    true,
+                ));
                 continue;
             }
             if !force && procfs::is_running_task(state.pid, state.pid_start_time) {
-                outcomes.push(RestoreOutcome {
-                    message: format!(
+                outcomes.push(RestoreOutcome::done(
+                    format!(
                         "run {} is still running and will restore its own isolation; stop it first (or use --force): {}",
                         state.pid,
                         path.display()
                     ),
-                    ok: false,
-                });
+                    false,
+                ));
                 continue;
             }
+            if crate::sys::process::effective_uid() != 0 {
+                // Every write would fail with EACCES: one line instead of hundreds.
+                outcomes.push(RestoreOutcome::needs_root(format!(
+                    "run {} left its isolation of CPU {} ({})",
+                    state.pid,
+                    format_cpu_list(&state.isolated_cpus),
+                    path.display()
+                )));
+                continue;
+            }
+            let live = procfs::is_running_task(state.pid, state.pid_start_time);
             let summary = restore_state(&state);
             let ok = summary.problems.is_empty();
             if ok {
@@ -140,10 +180,16 @@ pub fn restore_all(force: bool) -> anyhow::Result<Vec<RestoreOutcome>> {
                 summary.knobs_reset,
                 summary.irqs_reset
             );
+            if live && ok {
+                message.push_str(&format!(
+                    "; run {} is still measuring: its result will say its isolation was removed (warning isolation_removed_during_run)",
+                    state.pid
+                ));
+            }
             for p in &summary.problems {
                 message.push_str(&format!("\n  not restored: {p}"));
             }
-            outcomes.push(RestoreOutcome { message, ok });
+            outcomes.push(RestoreOutcome::done(message, ok));
         }
     }
     outcomes.extend(remove_orphan_cpusets(force));
@@ -183,6 +229,13 @@ fn remove_orphan_cpusets(force: bool) -> Vec<RestoreOutcome> {
         if alive && !force {
             continue;
         }
+        if crate::sys::process::effective_uid() != 0 {
+            out.push(RestoreOutcome::needs_root(format!(
+                "leftover cpuset {}",
+                dir.display()
+            )));
+            continue;
+        }
         let mut summary = RestoreSummary::default();
         let tasks_file = match &mount {
             CpusetMount::V1 { .. } => "tasks",
@@ -190,8 +243,8 @@ fn remove_orphan_cpusets(force: bool) -> Vec<RestoreOutcome> {
         };
         summary.move_all_out(&dir.join(tasks_file), &root.join(tasks_file));
         let removed = cpuset::remove_dir_when_empty(&dir);
-        out.push(RestoreOutcome {
-            message: match &removed {
+        out.push(RestoreOutcome::done(
+            match &removed {
                 Ok(()) => format!(
                     "removed leftover cpuset {} ({} tasks returned to the root)",
                     dir.display(),
@@ -199,8 +252,8 @@ fn remove_orphan_cpusets(force: bool) -> Vec<RestoreOutcome> {
                 ),
                 Err(e) => format!("cannot remove leftover cpuset {}: {e}", dir.display()),
             },
-            ok: removed.is_ok(),
-        });
+            removed.is_ok(),
+        ));
     }
     out
 }

@@ -1,12 +1,13 @@
 //! The `exec` load: any external command (stress-ng, iperf3, a user's own program),
-//! run from argv without a shell, in its own PID namespace (as root) and process group on
+//! run from argv without a shell, in its own PID namespace (as root; else inside a new
+//! user namespace where unprivileged ones are allowed) and process group on
 //! the load CPUs, dying with latscope (PR_SET_PDEATHSIG; the namespace takes every
 //! grandchild with it, even after SIGKILL) and killed as a group when the scenario ends.
 
 use super::active::{summarize, ActiveLoad};
 use super::LoadSpec;
 use crate::result::LoadResult;
-use crate::sys::pid_namespace::{spawn_contained, ContainedChild};
+use crate::sys::pid_namespace::{spawn_contained, ContainedChild, Containment};
 use crate::sys::{clock, process};
 use anyhow::Context;
 use std::process::{Child, ExitStatus};
@@ -41,17 +42,25 @@ impl LoadProcess {
     }
 }
 
-/// Starts the command in its own PID namespace, or (without CAP_SYS_ADMIN) in its own
-/// process group only.
-fn spawn(argv: &[String], cpus: &[usize]) -> std::io::Result<(LoadProcess, bool)> {
-    match spawn_contained(argv, cpus) {
-        Ok(c) => Ok((LoadProcess::Contained(c), true)),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EINVAL)) => {
-            let child = process::spawn_in_own_group(argv, cpus)?;
-            Ok((LoadProcess::Plain(child), false))
+/// Starts the command in its own PID namespace; without CAP_SYS_ADMIN in a user
+/// namespace owning one (unprivileged user namespaces); where neither is allowed, in its
+/// own process group only (its grandchildren may then outlive a `kill -9`ed latscope).
+fn spawn(argv: &[String], cpus: &[usize]) -> std::io::Result<(LoadProcess, Option<Containment>)> {
+    let refused = |e: &std::io::Error| {
+        matches!(
+            e.raw_os_error(),
+            Some(libc::EPERM) | Some(libc::EINVAL) | Some(libc::ENOSPC) | Some(libc::EUSERS)
+        )
+    };
+    for how in [Containment::PidNamespace, Containment::UserAndPidNamespace] {
+        match spawn_contained(argv, cpus, how) {
+            Ok(c) => return Ok((LoadProcess::Contained(c), Some(how))),
+            Err(e) if refused(&e) => continue,
+            Err(e) => return Err(e),
         }
-        Err(e) => Err(e),
     }
+    let child = process::spawn_in_own_group(argv, cpus)?;
+    Ok((LoadProcess::Plain(child), None))
 }
 
 /// How long a command gets to exit after SIGTERM before the group is killed.
@@ -61,8 +70,9 @@ pub struct ExecLoad {
     spec: LoadSpec,
     cpus: Vec<usize>,
     child: LoadProcess,
-    /// Whether the command runs in its own PID namespace.
+    /// Whether the command runs in its own PID namespace, and how.
     contained: bool,
+    containment: Option<Containment>,
     pgid: i32,
     started_ns: u64,
     restorer: u64,
@@ -71,7 +81,7 @@ pub struct ExecLoad {
 impl ExecLoad {
     /// Starts the command. Call from a long-lived thread (see `spawn_in_own_group`).
     pub fn start(spec: &LoadSpec, cpus: &[usize]) -> anyhow::Result<Self> {
-        let (child, contained) = spawn(&spec.command, cpus)
+        let (child, containment) = spawn(&spec.command, cpus)
             .with_context(|| format!("starting load '{}' ({:?})", spec.text, spec.command))?;
         let pgid = child.id() as i32;
         let restorer = crate::interrupt::register_restorer(move || {
@@ -81,7 +91,8 @@ impl ExecLoad {
             spec: spec.clone(),
             cpus: cpus.to_vec(),
             child,
-            contained,
+            contained: containment.is_some(),
+            containment,
             pgid,
             started_ns: clock::monotonic_ns(),
             restorer,
@@ -133,6 +144,9 @@ impl ActiveLoad for ExecLoad {
         result
             .extra
             .insert("pid_namespace".into(), self.contained.into());
+        if self.containment == Some(Containment::UserAndPidNamespace) {
+            result.extra.insert("user_namespace".into(), true.into());
+        }
         if exited_early {
             result.extra.insert(
                 "exited_early".into(),

@@ -387,8 +387,10 @@ pub fn resolve_common(
     {
         return Err(UserError::Permission {
             what: "--dma-latency (writing /dev/cpu_dma_latency)".into(),
-            capability: "root".into(),
-            fix: "no --dma-latency".into(),
+            capability:
+                "root (the device is root's alone, 0600; no capability of the binary opens it)"
+                    .into(),
+            fix: "run with sudo, or drop --dma-latency".into(),
         });
     }
     let loads = resolve_loads(&request.loads, &isolate, &machine.online)?;
@@ -442,6 +444,9 @@ pub fn resolve_isolate(
     Ok(cpus)
 }
 
+/// What grants SCHED_FIFO/RR to a user, and the way around it.
+const RT_PERMISSION_FIX: &str = "run with sudo, grant it (setcap cap_sys_nice+ep on the binary, or an rtprio line in /etc/security/limits.conf), or use --policy other";
+
 /// Resolves policy and priority: FIFO 95 by default when permitted, otherwise
 /// SCHED_OTHER with a warning; an explicit RT policy without permission is an error.
 pub fn resolve_policy(
@@ -456,7 +461,17 @@ pub fn resolve_policy(
             return Err(UserError::Permission {
                 what: format!("--policy {p}"),
                 capability: "CAP_SYS_NICE (or an RLIMIT_RTPRIO allowance)".into(),
-                fix: "--policy other".into(),
+                fix: RT_PERMISSION_FIX.into(),
+            })
+        }
+        // `-p 80` alone asks for a real-time priority: say what is missing, not the
+        // SCHED_OTHER range the fallback would have.
+        None if priority.is_some_and(|p| p > 0) && !permitted => {
+            return Err(UserError::Permission {
+                what: format!("--priority {}", priority.unwrap_or_default()),
+                capability:
+                    "a real-time policy, hence CAP_SYS_NICE (or an RLIMIT_RTPRIO allowance)".into(),
+                fix: RT_PERMISSION_FIX.into(),
             })
         }
         Some(p) => p,

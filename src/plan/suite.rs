@@ -701,12 +701,18 @@ fn expand_block(
     };
     let cpus_text = crate::units::format_cpu_list(&measured);
     let mut found = Vec::new();
-    let policies = block
-        .policies
-        .iter()
-        .map(|&(policy, priority)| resolve_policy(Some(policy), priority, machine, &mut found))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(block.at("policies"))?;
+    // `--policy`/`-p` on the command line replace every block's `policies` (as
+    // --samples scales every scenario): `suite --policy other` runs as any user.
+    let policies = if request.common.policy.is_some() || request.common.priority.is_some() {
+        vec![(base.settings.policy, base.settings.priority)]
+    } else {
+        block
+            .policies
+            .iter()
+            .map(|&(policy, priority)| resolve_policy(Some(policy), priority, machine, &mut found))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(block.at("policies"))?
+    };
     // The command line's --isolate shields every scenario; else the block's list.
     let shields: Vec<Vec<usize>> = if request.isolate_axis() {
         let shield = CpuList::These(measured.clone());

@@ -113,20 +113,20 @@ pub fn note_raw_dropped(
 }
 
 /// The `--raw` series of a recorder: per sample its stamp (`stamp_column`, CLOCK_MONOTONIC
-/// ns) and its value (`value_column`).
+/// ns) and its value (`value_column`), taken out of the recorder without a copy.
 pub fn stamped_raw(
     cpu: usize,
     method: &str,
     metric: &str,
     [stamp_column, value_column]: [&str; 2],
-    rec: &Recorder,
+    rec: &mut Recorder,
 ) -> RawSeries {
     RawSeries {
         cpu,
         method: method.into(),
         metric: metric.into(),
         columns: vec![stamp_column.into(), value_column.into()],
-        values: rec.raw().iter().flatten().map(|&v| v as i64).collect(),
+        values: crate::sys::flat_vec::flatten_pairs(rec.take_raw()),
     }
 }
 

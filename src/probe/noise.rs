@@ -188,7 +188,7 @@ impl Probe for NoiseProbe {
         };
         let throttle_gap_ns = rt_throttle_gap_ns(settings);
         let (mut started, mut ended) = (u64::MAX, 0);
-        for ((cpu, o), tid) in settings.cpus.iter().copied().zip(outcomes).zip(tids) {
+        for ((cpu, mut o), tid) in settings.cpus.iter().copied().zip(outcomes).zip(tids) {
             out.tids.push(super::MeasuringThread {
                 cpu,
                 tid,
@@ -241,7 +241,7 @@ impl Probe for NoiseProbe {
                     METHOD,
                     "gap",
                     ["start_ns", "gap_ns"],
-                    rec,
+                    &mut o.recorder,
                 ));
             }
             out.threads.push(tr);

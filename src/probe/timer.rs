@@ -482,7 +482,7 @@ impl Probe for TimerProbe {
         let method = self.method.name();
         let mut started = u64::MAX;
         let mut ended = 0;
-        for (index, ((cpu, o), tid)) in settings
+        for (index, ((cpu, mut o), tid)) in settings
             .cpus
             .iter()
             .copied()
@@ -525,7 +525,7 @@ impl Probe for TimerProbe {
                     method,
                     "latency",
                     ["deadline_ns", "latency_ns"],
-                    &o.recorder,
+                    &mut o.recorder,
                 ));
             }
             out.threads.push(tr);

@@ -4,19 +4,29 @@
 
 use crate::result::RawSeries;
 
-/// CSV with a header (fields quoted where needed); the value columns are those of the
-/// first series (every series of one probe has the same columns).
+/// CSV with a header (fields quoted where needed) into a Vec (tests, small series).
 pub fn render_raw(series: &[(String, RawSeries)]) -> Vec<u8> {
-    let mut out = csv::Writer::from_writer(Vec::new());
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = write_raw(series, &mut out);
+    out
+}
+
+/// Streams the CSV row by row into `out` (buffered by the csv writer), so saving holds
+/// no text of the whole series: memory stays the samples' own buffer (issue 12, item 9).
+/// The value columns are those of the first series (every series of one probe has the
+/// same columns).
+pub fn write_raw(series: &[(String, RawSeries)], out: impl std::io::Write) -> std::io::Result<()> {
+    let mut out = csv::Writer::from_writer(out);
     let columns: Vec<&str> = series
         .first()
         .map(|(_, s)| s.columns.iter().map(String::as_str).collect())
         .unwrap_or_else(|| vec!["value_ns"]);
     let mut header = vec!["scenario", "cpu", "method", "metric", "iteration"];
     header.extend(columns);
-    // Writing into a Vec cannot fail; a failed row would only mean a bug in csv.
-    let _ = out.write_record(&header);
+    out.write_record(&header)?;
     let mut record = csv::StringRecord::new();
+    let mut number = itoa::Buffer::new();
     for (scenario, s) in series {
         let cpu = s.cpu.to_string();
         for (i, row) in s.rows().enumerate() {
@@ -25,18 +35,18 @@ pub fn render_raw(series: &[(String, RawSeries)]) -> Vec<u8> {
             record.push_field(&cpu);
             record.push_field(&s.method);
             record.push_field(&s.metric);
-            record.push_field(&i.to_string());
+            record.push_field(number.format(i));
             for &v in row {
                 if v == RawSeries::EMPTY {
                     record.push_field("");
                 } else {
-                    record.push_field(&v.to_string());
+                    record.push_field(number.format(v));
                 }
             }
-            let _ = out.write_record(&record);
+            out.write_record(&record)?;
         }
     }
-    out.into_inner().unwrap_or_default()
+    out.flush()
 }
 
 #[cfg(test)]

@@ -403,6 +403,33 @@ enum WriteTarget {
     InPlace,
     /// A regular file or nothing yet: a new temporary file renamed over it.
     Replace,
+    /// `--force` and `path` is a link: the file it points to, replaced as above.
+    Through(std::path::PathBuf),
+}
+
+/// Set by `--force`: a symbolic link at an output path is written through.
+static WRITE_THROUGH_SYMLINKS: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// `--force`: from now on an output path that is a symbolic link is written through (the
+/// file it points to is replaced atomically) instead of refused.
+pub fn write_through_symlinks() {
+    WRITE_THROUGH_SYMLINKS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Where a link points, relative targets taken from the link's directory; a chain of
+/// links is followed (at most 8).
+fn resolve_link(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..8 {
+        let target = std::fs::read_link(&current)?;
+        current = directory_of(&current).join(target);
+        match std::fs::symlink_metadata(&current) {
+            Ok(m) if m.file_type().is_symlink() => continue,
+            _ => return Ok(current),
+        }
+    }
+    Err(std::io::Error::other("more than 8 symbolic links in a row"))
 }
 
 /// Decides how `path` is written, refusing a directory and a symbolic link (which an
@@ -426,13 +453,22 @@ fn write_target(path: &std::path::Path) -> std::io::Result<WriteTarget> {
         if trusted_owner && std::fs::metadata(path).is_ok_and(|m| is_special(&m)) {
             return Ok(WriteTarget::InPlace);
         }
+        if WRITE_THROUGH_SYMLINKS.load(std::sync::atomic::Ordering::Relaxed) {
+            // The link resolved now, once: its target's directory gets the temporary
+            // file, and the target (a regular file or nothing yet) is replaced.
+            let target = resolve_link(path)?;
+            return match write_target(&target)? {
+                WriteTarget::Replace => Ok(WriteTarget::Through(target)),
+                other => Ok(other),
+            };
+        }
         let target = std::fs::read_link(path)
             .map(|t| t.display().to_string())
             .unwrap_or_else(|_| "?".into());
         return Err(Error::other(format!(
             "it is a symbolic link (to {target}) and latscope neither writes through nor replaces \
-             a link, which another user may have planted to redirect the write; remove the link \
-             or give the path of the file itself"
+             a link, which another user may have planted to redirect the write; remove the link, \
+             give the path of the file itself, or add --force to write through it"
         )));
     }
     if link.is_dir() {
@@ -471,30 +507,53 @@ fn new_temporary_file(
 /// never through a symlink), fsync, rename. `-` writes to stdout; a device or FIFO is
 /// written in place; a symbolic link is refused.
 pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with(path, |out| out.write_all(bytes))
+}
+
+/// `write_atomically` for output produced piece by piece: `fill` writes into a buffered
+/// writer on the temporary file (or stdout, or the device), so no whole text is held.
+pub fn write_atomically_with(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     use std::io::Write;
     match write_target(path)? {
         WriteTarget::Stdout => {
             let mut out = std::io::stdout().lock();
-            out.write_all(bytes)?;
+            fill(&mut out)?;
             out.flush()
         }
         WriteTarget::InPlace => {
-            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-            f.write_all(bytes)
+            let f = std::fs::OpenOptions::new().write(true).open(path)?;
+            let mut out = std::io::BufWriter::new(f);
+            fill(&mut out)?;
+            out.flush()
         }
-        WriteTarget::Replace => {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "result".into());
-            let mut tmp = new_temporary_file(&directory_of(path), &format!(".{name}."))?;
-            tmp.write_all(bytes)?;
-            tmp.as_file().sync_all()?;
-            // rename(2) replaces whatever is at `path` now (even a link planted since the
-            // check) without following it; the temporary file is removed on failure.
-            tmp.persist(path).map(drop).map_err(|e| e.error)
-        }
+        WriteTarget::Through(target) => replace_file(&target, fill),
+        WriteTarget::Replace => replace_file(path, fill),
     }
+}
+
+/// A new temporary file beside `path`, filled, fsynced and renamed over `path`.
+fn replace_file(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "result".into());
+    let mut tmp = new_temporary_file(&directory_of(path), &format!(".{name}."))?;
+    {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
+        fill(&mut out)?;
+        out.flush()?;
+    }
+    tmp.as_file().sync_all()?;
+    // rename(2) replaces whatever is at `path` now (even a link planted since the check)
+    // without following it; the temporary file is removed on failure.
+    tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 /// Checks before measuring that `path` can be written (so a long run does not end in
@@ -506,6 +565,9 @@ pub fn check_writable(path: &std::path::Path) -> std::io::Result<()> {
         WriteTarget::InPlace => std::fs::OpenOptions::new().write(true).open(path).map(drop),
         WriteTarget::Replace => {
             new_temporary_file(&directory_of(path), ".latscope-write-check.").map(drop)
+        }
+        WriteTarget::Through(target) => {
+            new_temporary_file(&directory_of(&target), ".latscope-write-check.").map(drop)
         }
     }
 }

@@ -81,16 +81,13 @@ pub fn execute(
     let mut run = Run::new(system.clone(), command_line);
     run.suite = plan.suite.clone();
     run.plan_hash = Some(plan_hash(plan));
-    // Resuming: keep the previous run's complete scenarios; interrupted ones run again.
+    // Resuming: keep the previous run's scenarios; complete ones are done, interrupted
+    // ones are kept as measured parts and continued for what is left of their bound.
     let mut done: Vec<String> = Vec::new();
+    let mut measured_before = std::collections::BTreeMap::new();
     if let Some(prev) = previous {
-        run.started_at = prev.started_at;
-        run.scenarios = prev
-            .scenarios
-            .into_iter()
-            .filter(|s| !s.interrupted)
-            .collect();
-        done = run.scenarios.iter().map(|s| s.name.clone()).collect();
+        run.started_at = prev.started_at.clone();
+        (run.scenarios, done, measured_before) = resume_from(prev);
     }
     run.warnings.extend(system.warnings());
     run.warnings.extend(plan.warnings.iter().cloned());
@@ -124,6 +121,10 @@ pub fn execute(
         if done.contains(&name) {
             continue;
         }
+        let before: Option<&MeasuredBefore> = measured_before.get(&name);
+        let Some(settings) = remaining_settings(&sp.settings, before) else {
+            continue; // its parts already reached the bound
+        };
         let ctx = ProbeContext {
             stop: stop.clone(),
             progress: show_progress,
@@ -160,7 +161,7 @@ pub fn execute(
         };
         let checkpoints = Checkpointer::start(plan, &run, &name, &started_at, &ctx.live);
         // On a probe error, `loads` is dropped here, which stops every load.
-        let output = sp.probe.run(&sp.settings, &ctx);
+        let output = sp.probe.run(&settings, &ctx);
         checkpoints.finish();
         let mut output = output.with_context(|| format!("scenario '{name}'"))?;
         let (trace, trace_warnings) = match (session, &sp.trace) {
@@ -186,11 +187,18 @@ pub fn execute(
             None => (Vec::new(), Vec::new()),
         };
         drop(_dma);
+        let removed_under_run = isolation.as_mut().is_some_and(|g| g.removed_under_run());
         let isolation_report = isolation.as_ref().map(|g| g.report_json());
-        let isolation_warnings = isolation
+        let mut isolation_warnings = isolation
             .as_ref()
             .map(|g| g.report().warnings())
             .unwrap_or_default();
+        if removed_under_run {
+            isolation_warnings.push(Warning::new(
+                WarningCode::IsolationRemovedDuringRun,
+                "`latscope restore --force` undid this scenario's isolation while it ran: samples after that were not measured on a shielded CPU",
+            ));
+        }
         if let Some(guard) = isolation.as_mut() {
             for problem in guard.restore() {
                 run.warnings.push(Warning::new(
@@ -201,7 +209,12 @@ pub fn execute(
         }
         drop(isolation);
         let mut params = params_of(sp);
+        params.samples = settings.samples.unwrap_or(0);
+        params.duration_ns = settings.duration_ns.unwrap_or(0);
         params.extra.extend(output.extra_params);
+        if let Some(b) = before {
+            params.extra.extend(b.extra());
+        }
         let scenario = Scenario {
             name: name.clone(),
             probe: sp.probe.kind().into(),
@@ -260,6 +273,108 @@ pub fn execute(
     Ok(RunOutcome { run, raw })
 }
 
+/// What earlier attempts measured of an interrupted scenario (`--resume`).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct MeasuredBefore {
+    /// Samples every measuring thread had at least, over the kept parts and a checkpoint.
+    pub samples: u64,
+    /// Measuring time of those parts, ns.
+    pub elapsed_ns: u64,
+    /// The kept parts' names (`NAME (interrupted part N)`).
+    pub parts: Vec<String>,
+    /// A `kill -9`ed attempt's last checkpoint (its counts and maxima; its samples are
+    /// not in any kept part).
+    pub checkpoint: Option<crate::result::Checkpoint>,
+}
+
+impl MeasuredBefore {
+    /// What the continuation records in `params.extra`.
+    fn extra(&self) -> Vec<(String, serde_json::Value)> {
+        let mut extra = vec![
+            ("resumed_after_samples".to_string(), self.samples.into()),
+            ("resumed_after_ns".to_string(), self.elapsed_ns.into()),
+            ("resumed_parts".to_string(), self.parts.clone().into()),
+        ];
+        if let Some(c) = &self.checkpoint {
+            extra.push((
+                "resumed_checkpoint".to_string(),
+                serde_json::to_value(c).unwrap_or_default(),
+            ));
+        }
+        extra
+    }
+}
+
+const PART_MARK: &str = " (interrupted part ";
+
+/// `--resume`: the previous run's scenarios to keep (an interrupted one renamed
+/// `NAME (interrupted part N)`, as measured), the names that are done, and per
+/// interrupted scenario what was measured of it, so only the rest of its samples (or of
+/// its duration) runs, as a continuation marked `resumed_after_samples`.
+pub fn resume_from(
+    prev: Run,
+) -> (
+    Vec<Scenario>,
+    Vec<String>,
+    std::collections::BTreeMap<String, MeasuredBefore>,
+) {
+    let mut kept = Vec::new();
+    let mut done = Vec::new();
+    let mut before: std::collections::BTreeMap<String, MeasuredBefore> = Default::default();
+    for mut s in prev.scenarios {
+        if !s.interrupted {
+            done.push(s.name.clone());
+            kept.push(s);
+            continue;
+        }
+        let base = match s.name.find(PART_MARK) {
+            Some(i) => s.name[..i].to_string(),
+            None => s.name.clone(),
+        };
+        let entry = before.entry(base.clone()).or_default();
+        if !s.name.contains(PART_MARK) {
+            s.name = format!("{base}{PART_MARK}{})", entry.parts.len() + 1);
+        }
+        entry.samples += s
+            .threads
+            .iter()
+            .map(|t| t.summary.samples)
+            .min()
+            .unwrap_or(0);
+        entry.elapsed_ns += s.elapsed_ns;
+        entry.parts.push(s.name.clone());
+        kept.push(s);
+    }
+    if let Some(c) = prev.checkpoint {
+        if !done.contains(&c.scenario) {
+            let entry = before.entry(c.scenario.clone()).or_default();
+            entry.samples += c.threads.iter().map(|t| t.samples).min().unwrap_or(0);
+            entry.elapsed_ns += c.elapsed_ns;
+            entry.checkpoint = Some(c);
+        }
+    }
+    (kept, done, before)
+}
+
+/// The settings of a scenario's continuation: its sample count and duration less what
+/// earlier parts measured; None when nothing is left.
+fn remaining_settings(
+    settings: &crate::probe::CommonSettings,
+    before: Option<&MeasuredBefore>,
+) -> Option<crate::probe::CommonSettings> {
+    let mut left = settings.clone();
+    let Some(b) = before else {
+        return Some(left);
+    };
+    if let Some(n) = settings.samples {
+        left.samples = Some(n.checked_sub(b.samples).filter(|&n| n > 0)?);
+    }
+    if let Some(d) = settings.duration_ns {
+        left.duration_ns = Some(d.checked_sub(b.elapsed_ns).filter(|&d| d > 0)?);
+    }
+    Some(left)
+}
+
 /// The lock beside a result file (`DIR/.NAME.lock`), held for the whole run.
 pub fn output_lock_path(path: &std::path::Path) -> std::path::PathBuf {
     let name = path
@@ -301,11 +416,12 @@ fn lock_output(plan: &Plan) -> anyhow::Result<Option<OutputLock>> {
             path: lock_path,
             _lock: lock,
         })),
-        None => anyhow::bail!(
+        None => Err(crate::error::UserError::Busy(format!(
             "{} is being written by another latscope run (it holds {}); wait for it or choose another --export-json path",
             path.display(),
             lock_path.display()
-        ),
+        ))
+        .into()),
     }
 }
 
@@ -462,7 +578,7 @@ fn save(plan: &Plan, run: &Run, raw: &[(String, RawSeries)]) -> anyhow::Result<(
     };
     crate::report::exports::write(&plan.output.exports, run, &opts, false)?;
     if let Some(path) = &plan.output.raw {
-        crate::result::write_atomically(path, &crate::report::raw::render_raw(raw))
+        crate::result::write_atomically_with(path, |out| crate::report::raw::write_raw(raw, out))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())

@@ -240,6 +240,11 @@ impl Recorder {
     pub fn raw(&self) -> &[[u64; 2]] {
         &self.raw
     }
+    /// Takes the raw samples out (the recorder keeps an empty buffer), so handing them
+    /// to `--raw` costs no copy.
+    pub fn take_raw(&mut self) -> Vec<[u64; 2]> {
+        std::mem::take(&mut self.raw)
+    }
     /// Samples that did not fit the preallocated raw buffer (reported, never hidden).
     pub fn raw_dropped(&self) -> u64 {
         self.raw_dropped

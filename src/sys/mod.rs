@@ -8,6 +8,7 @@ pub mod cpu_list;
 pub mod cpuset;
 pub mod dma_latency;
 pub mod filelock;
+pub mod flat_vec;
 pub mod futex;
 pub mod irq;
 pub mod memlock;

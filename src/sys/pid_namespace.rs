@@ -68,11 +68,32 @@ unsafe fn raw_fork(extra: libc::c_long) -> libc::c_long {
     }
 }
 
+/// How a command is contained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Containment {
+    /// A new PID namespace (needs CAP_SYS_ADMIN).
+    PidNamespace,
+    /// A new user namespace owning a new PID namespace: what a user without root may
+    /// create where unprivileged user namespaces are allowed. No uid map is written, so
+    /// inside the command sees itself as the overflow user (65534); outside, its files
+    /// and permissions stay the caller's.
+    UserAndPidNamespace,
+}
+
 /// Starts `argv` (no shell) as the only child of a new PID namespace's init, on `cpus` at
-/// SCHED_OTHER, in its own process group. Needs CAP_SYS_ADMIN; `Err` with EPERM/EINVAL
-/// otherwise (the caller falls back to a plain process group). Spawn from a long-lived
-/// thread: PR_SET_PDEATHSIG fires when that thread exits.
-pub fn spawn_contained(argv: &[String], cpus: &[usize]) -> io::Result<ContainedChild> {
+/// SCHED_OTHER, in its own process group. `Err` with EPERM/EINVAL/ENOSPC when this
+/// containment is not allowed here (the caller tries the next, or falls back to a plain
+/// process group). Spawn from a long-lived thread: PR_SET_PDEATHSIG fires when that
+/// thread exits.
+pub fn spawn_contained(
+    argv: &[String],
+    cpus: &[usize],
+    how: Containment,
+) -> io::Result<ContainedChild> {
+    let flags = match how {
+        Containment::PidNamespace => libc::CLONE_NEWPID,
+        Containment::UserAndPidNamespace => libc::CLONE_NEWUSER | libc::CLONE_NEWPID,
+    };
     let (program, _) = argv
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
@@ -110,7 +131,7 @@ pub fn spawn_contained(argv: &[String], cpus: &[usize]) -> io::Result<ContainedC
     let [read_end, write_end] = pipe_fds;
     // SAFETY: the child (the namespace's init) and its child (the command) only make
     // async-signal-safe system calls on data prepared above, and end in execve or _exit.
-    let pid = unsafe { raw_fork(libc::CLONE_NEWPID as libc::c_long) };
+    let pid = unsafe { raw_fork(flags as libc::c_long) };
     if pid < 0 {
         let err = super::last_os_error();
         // SAFETY: both descriptors are ours and open.

@@ -1,10 +1,11 @@
 //! The exit-path matrix (issue 12): every workload that changes the system or starts
-//! something × every way a run ends (normal, SIGINT, two SIGINTs, SIGTERM, SIGHUP,
-//! SIGQUIT, SIGPIPE, SIGKILL + `latscope restore`) leaves the system as it was (cpusets,
-//! IRQ and workqueue masks, cpu_dma_latency, RT throttling, tracefs instances, state
-//! files, load processes and scratch directories), a valid JSON file with what was
-//! measured (after SIGKILL: up to the last checkpoint) and the documented exit code.
-//! Prints its table, "N of N clean". Beside it, one regression test per item (3-7).
+//! something × every way a run ends (normal, an error mid-run — an `--export-csv`
+//! directory removed —, SIGINT, two SIGINTs, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGKILL +
+//! `latscope restore`) leaves the system as it was (cpusets, IRQ and workqueue masks,
+//! cpu_dma_latency, RT throttling, tracefs instances, state files, load processes and
+//! scratch directories), a valid JSON file with what was measured (after SIGKILL: up to
+//! the last checkpoint) and the documented exit code. Prints its table, "N of N clean".
+//! Beside it, one regression test per item (3-7, 15) and a closed stdout pipe.
 
 use crate::common;
 use common::*;
@@ -150,6 +151,9 @@ fn leftovers_of(pid: u32) -> Vec<String> {
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Ending {
     Normal,
+    /// An `--export-csv` directory removed while the run measures: the save after the
+    /// scenario fails (exit 1) after the JSON beside it was written.
+    ErrorMidRun,
     Sigint,
     TwoSigints,
     Sigterm,
@@ -160,8 +164,9 @@ enum Ending {
 }
 
 impl Ending {
-    const ALL: [Ending; 8] = [
+    const ALL: [Ending; 9] = [
         Ending::Normal,
+        Ending::ErrorMidRun,
         Ending::Sigint,
         Ending::TwoSigints,
         Ending::Sigterm,
@@ -174,6 +179,7 @@ impl Ending {
     fn label(self) -> &'static str {
         match self {
             Ending::Normal => "normal",
+            Ending::ErrorMidRun => "error mid-run",
             Ending::Sigint => "SIGINT",
             Ending::TwoSigints => "2×SIGINT",
             Ending::Sigterm => "SIGTERM",
@@ -254,16 +260,27 @@ fn measured_samples(v: &Value) -> u64 {
 
 /// Runs one cell; `Err` says what was not clean.
 fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
-    let json = dir.join(format!("{}.json", ending.label().replace(['×', '+'], "_")));
+    let json = dir.join(format!(
+        "{}.json",
+        ending.label().replace(['×', '+', ' '], "_")
+    ));
     let _ = std::fs::remove_file(&json);
+    let csv_dir = dir.join("csv");
+    let mut csv_args: Vec<std::ffi::OsString> = Vec::new();
+    if ending == Ending::ErrorMidRun {
+        std::fs::create_dir_all(&csv_dir).map_err(|e| e.to_string())?;
+        csv_args.push("--export-csv".into());
+        csv_args.push(csv_dir.join("run.csv").into());
+    }
     let before = system_state();
-    let duration = if ending == Ending::Normal {
-        "1s"
-    } else {
-        "30s"
+    let duration = match ending {
+        Ending::Normal => "1s",
+        Ending::ErrorMidRun => "2s",
+        _ => "30s",
     };
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("latscope"))
         .args(args)
+        .args(&csv_args)
         .args(["-D", duration, "--warmup", "0", "-q"])
         .args(["--checkpoint", "200ms", "--export-json"])
         .arg(&json)
@@ -284,6 +301,9 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
     }
     match ending {
         Ending::Normal => {}
+        Ending::ErrorMidRun => {
+            let _ = std::fs::remove_dir_all(&csv_dir);
+        }
         Ending::Sigint => signal(&child, "INT"),
         Ending::TwoSigints => {
             signal(&child, "INT");
@@ -304,6 +324,7 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
     }
     let want = match ending {
         Ending::Normal => Some(0),
+        Ending::ErrorMidRun => Some(1),
         Ending::SigkillRestore => None,
         _ => Some(130),
     };
@@ -312,6 +333,10 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
             "exit code {code:?}, expected {want:?}: {}",
             stderr.lines().last().unwrap_or("")
         ));
+    }
+    if ending == Ending::ErrorMidRun && !(stderr.contains("writing") && stderr.contains("run.csv"))
+    {
+        problems.push(format!("the error does not name the CSV: {stderr}"));
     }
     if ending == Ending::SigkillRestore {
         let out = latscope()
@@ -340,7 +365,9 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
             }
             let interrupted = v["interrupted"].as_bool();
             let expected = Some(ending != Ending::Normal);
-            if interrupted != expected {
+            // After an error the file is the last save: complete (one scenario) or
+            // between scenarios (a suite, marked interrupted); either is honest.
+            if ending != Ending::ErrorMidRun && interrupted != expected {
                 problems.push(format!("interrupted: {interrupted:?}"));
             }
             let by = v["interrupted_by"].as_str();
@@ -509,6 +536,8 @@ fn item4_exec_grandchildren_die_with_a_sigkilled_run() {
 /// Item 5: `latscope restore` removes the io load's scratch directories of dead runs and
 /// says so; a live run's are kept.
 fn item5_restore_removes_scratch_directories_of_dead_runs() {
+    // Another test's `latscope restore` would remove the planted directory first.
+    let _lock = latency_lock();
     let mut dead = Command::new("true").spawn().unwrap();
     let dead_pid = dead.id();
     dead.wait().unwrap();
@@ -629,7 +658,7 @@ fn item7_second_run_on_the_same_export_json_refuses() {
     signal(&first, "INT");
     let first_code = first.wait().unwrap().code();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
     assert!(
@@ -668,6 +697,122 @@ fn item3_sighup_restores_and_saves_marked_interrupted() {
     assert!(v["scenarios"][0]["threads"][0]["samples"].as_u64() > Some(0));
 }
 
+/// Item 15: a conflict with another run (the `--export-json` lock, the isolation lock) is
+/// not bad input: exit 5, one line, before anything is measured.
+fn item15_runtime_conflict_with_another_run_exits_5() {
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let held = latscope::runner::output_lock_path(&json);
+    let _other = latscope::sys::filelock::FileLock::try_exclusive(&held)
+        .unwrap()
+        .unwrap();
+    let cpu = test_cpu().to_string();
+    let out = latscope()
+        .args(["timer", "-a", &cpu, "-l", "10", "-q", "--export-json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("another latscope run"), "{stderr}");
+    assert!(!json.exists(), "the refused run wrote a result");
+    if latscope::sys::process::effective_uid() == 0
+        && latscope::isolate::check_available().is_ok()
+        && cpu != "0"
+    {
+        let dir = latscope::isolate::state_dir();
+        std::fs::create_dir_all(&dir).unwrap();
+        let _isolating =
+            latscope::sys::filelock::FileLock::try_exclusive(&dir.join("isolate.lock"))
+                .unwrap()
+                .expect("no other run isolates while the latency lock is held");
+        let out = latscope()
+            .args(["timer", "-a", &cpu, "--isolate", &cpu, "-l", "10", "-q"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{stderr}");
+        assert!(stderr.contains("isolating CPUs right now"), "{stderr}");
+    }
+}
+
+/// Item 15: `latscope restore --force` under a live `--isolate` run restores the system,
+/// says so, and the run's result says its isolation was removed under it.
+fn item15_restore_force_under_a_live_run_is_recorded_in_its_result() {
+    let cpu = test_cpu().to_string();
+    if latscope::sys::process::effective_uid() != 0
+        || latscope::isolate::check_available().is_err()
+        || cpu == "0"
+    {
+        eprintln!("SKIPPED: needs root, a cpuset hierarchy and a second CPU");
+        return;
+    }
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let before = system_state();
+    let mut child = spawn_timer(&["-D", "30s", "--isolate", &cpu], &json);
+    wait_for_checkpoint(&mut child, &json).unwrap();
+    let out = latscope().args(["restore", "--force"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("still measuring") && stdout.contains("isolation_removed_during_run"),
+        "{stdout}"
+    );
+    signal(&child, "INT");
+    assert_eq!(
+        wait_with_timeout(&mut child, Duration::from_secs(10)).unwrap(),
+        Some(130)
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(diff(&before, &system_state()), Vec::<String>::new());
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let scenario = &v["scenarios"][0];
+    assert_eq!(
+        scenario["isolation"]["removed_during_run"], true,
+        "{scenario}"
+    );
+    let codes: Vec<&str> = scenario["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"isolation_removed_during_run"), "{codes:?}");
+}
+
+/// A closed stdout pipe (`latscope timer | head -1`) is the SIGPIPE exit path: one line,
+/// exit 130, the system restored and the result saved, not exit 1 with "Broken pipe".
+fn closed_stdout_pipe_follows_the_sigpipe_exit_path() {
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let before = latscope::sys::dma_latency::current_us();
+    let dma: &[&str] = if latscope::sys::process::effective_uid() == 0 {
+        &["--dma-latency", "0"]
+    } else {
+        &[]
+    };
+    let script = format!(
+        "{} timer -a {} -l 300 {} --export-json {} | true; echo \"exit=${{PIPESTATUS[0]}}\"",
+        latscope_path().display(),
+        test_cpu(),
+        dma.join(" "),
+        json.display()
+    );
+    let out = Command::new("bash").args(["-c", &script]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("exit=130"), "{stdout}{stderr}");
+    assert!(stderr.contains("closed the pipe (SIGPIPE)"), "{stderr}");
+    assert!(!stderr.contains("Broken pipe (os error"), "{stderr}");
+    assert_eq!(latscope::sys::dma_latency::current_us(), before);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["scenarios"][0]["threads"][0]["samples"], 300);
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     common::test_cases![
@@ -679,5 +824,8 @@ pub fn cases() -> Vec<common::Case> {
         item6_killed_suite_says_interrupted,
         item7_second_run_on_the_same_export_json_refuses,
         item3_sighup_restores_and_saves_marked_interrupted,
+        item15_runtime_conflict_with_another_run_exits_5,
+        item15_restore_force_under_a_live_run_is_recorded_in_its_result,
+        closed_stdout_pipe_follows_the_sigpipe_exit_path,
     ]
 }

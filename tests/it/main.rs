@@ -19,6 +19,7 @@ mod isolate;
 mod loads;
 mod net;
 mod noise;
+mod non_root;
 mod packaging;
 mod report_formats;
 mod security;
@@ -48,6 +49,7 @@ fn main() {
         ("net", net::cases),
         ("noise", noise::cases),
         ("packaging", packaging::cases),
+        ("non_root", non_root::cases),
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),

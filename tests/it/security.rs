@@ -160,6 +160,37 @@ fn item_01_symlink_final_path_is_refused() {
     assert_eq!(std::fs::read(&secret).unwrap(), b"root's own bytes\n");
 }
 
+/// Item 1: with `--force` the user's own link at the final path is written through: the
+/// file it points to (relative to the link's directory) is replaced, the link stays.
+fn item_01_force_writes_through_a_symlinked_final_path() {
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("results")).unwrap();
+    std::fs::write(dir.path().join("results/run.json"), b"old").unwrap();
+    let link = dir.path().join("latest.json");
+    symlink("results/run.json", &link).unwrap();
+    let out = latscope()
+        .args(["timer", "-a", &test_cpu().to_string(), "-l", "20", "-q"])
+        .args(["--force", "--export-json"])
+        .arg(&link)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("results/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(v["scenarios"][0]["threads"][0]["samples"], 20);
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "temporary files left: {left:?}");
+}
+
 fn plant_or_link(dir: &Path, name: &str, target: &Path) {
     if is_root() {
         plant(dir, name, target)
@@ -399,6 +430,7 @@ pub fn cases() -> Vec<common::Case> {
         item_01_planted_temp_symlinks_do_not_redirect_root_writes,
         item_01_symlink_final_path_is_refused,
         item_01_devices_are_still_written_in_place,
+        item_01_force_writes_through_a_symlinked_final_path,
         item_02_forged_datagrams_do_not_start_an_echo_loop,
         item_02_local_source_on_the_reflectors_port_is_not_answered,
         item_02_a_flood_from_one_source_is_rate_limited,

@@ -162,13 +162,30 @@ fn interrupted_suite_resumes_where_it_stopped() {
     let done: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(done["interrupted"], false);
-    let scenarios = done["scenarios"].as_array().unwrap();
-    let methods = scenario_methods(&done);
+    let all = done["scenarios"].as_array().unwrap();
+    // The scenario cut short stays as its measured part; the rest complete it.
+    let scenarios: Vec<&serde_json::Value> =
+        all.iter().filter(|s| s["interrupted"] == false).collect();
+    let methods: Vec<&str> = scenarios
+        .iter()
+        .map(|s| s["params"]["method"].as_str().unwrap())
+        .collect();
     assert_eq!(
         methods,
         ["clock-nanosleep", "nanosleep", "timerfd", "posix-timer"]
     );
-    assert!(scenarios.iter().all(|s| s["interrupted"] == false));
+    for part in all.iter().filter(|s| s["interrupted"] == true) {
+        let name = part["name"].as_str().unwrap();
+        assert!(name.contains(" (interrupted part 1)"), "{name}");
+        let continued = scenarios
+            .iter()
+            .find(|s| s["params"]["extra"]["resumed_parts"][0] == name)
+            .unwrap_or_else(|| panic!("no continuation of {name}"));
+        assert_eq!(
+            continued["params"]["extra"]["resumed_after_ns"],
+            part["elapsed_ns"]
+        );
+    }
     // The first complete scenario is the one measured before the interrupt.
     assert_eq!(
         scenarios[0]["started_at"],
@@ -178,6 +195,117 @@ fn interrupted_suite_resumes_where_it_stopped() {
         scenarios[0]["threads"][0]["max_ns"],
         first["scenarios"][0]["threads"][0]["max_ns"]
     );
+}
+
+/// Runs a one-scenario suite of 3000 samples at 1 ms with checkpoints, ends it with
+/// `signal` once a checkpoint holds samples, and returns the plan and the result path.
+fn suite_cut_short(
+    dir: &std::path::Path,
+    signal: &str,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "title = \"resume\"\nsamples = 3000\n\n[[matrix]]\nmethods = [\"clock-nanosleep\"]\nperiods = [\"1ms\"]\n",
+    )
+    .unwrap();
+    let json = dir.join("run.json");
+    let mut child = Command::new(common::latscope_path())
+        .args(["suite", "--plan"])
+        .arg(&plan)
+        .args(["--warmup", "0", "-q", "--cpus", &test_cpu().to_string()])
+        .args(["--checkpoint", "200ms", "--export-json"])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let v: Option<serde_json::Value> = std::fs::read_to_string(&json)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        if v.is_some_and(|v| v["checkpoint"]["threads"][0]["samples"].as_u64() > Some(300)) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no checkpoint");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    child.wait().unwrap();
+    (plan, json)
+}
+
+fn resume(plan: &std::path::Path, json: &std::path::Path) -> serde_json::Value {
+    latscope()
+        .args(["suite", "--plan"])
+        .arg(plan)
+        .args(["--warmup", "0", "-q", "--cpus", &test_cpu().to_string()])
+        .arg("--export-json")
+        .arg(json)
+        .arg("--resume")
+        .assert()
+        .success();
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+/// `--resume` continues an interrupted scenario: its measured part is kept (renamed,
+/// marked interrupted) and only the samples left run, as a continuation that says so.
+fn resume_continues_an_interrupted_scenario_from_what_it_measured() {
+    let _lock = common::latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, json) = suite_cut_short(dir.path(), "INT");
+    let first: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let measured = first["scenarios"][0]["threads"][0]["samples"]
+        .as_u64()
+        .unwrap();
+    assert!(measured > 300 && measured < 3000, "{measured}");
+    let done = resume(&plan, &json);
+    assert_eq!(done["interrupted"], false);
+    let s = done["scenarios"].as_array().unwrap();
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(
+        s[0]["name"],
+        "timer clock-nanosleep 1ms (interrupted part 1)"
+    );
+    assert_eq!(s[0]["interrupted"], true);
+    assert_eq!(s[0]["threads"][0]["samples"], measured);
+    assert_eq!(s[1]["name"], "timer clock-nanosleep 1ms");
+    assert_eq!(s[1]["params"]["extra"]["resumed_after_samples"], measured);
+    assert_eq!(s[1]["threads"][0]["samples"], 3000 - measured);
+    assert_eq!(s[1]["params"]["samples"], 3000 - measured);
+    // Done: a second --resume runs nothing more.
+    let again = resume(&plan, &json);
+    assert_eq!(again["scenarios"].as_array().unwrap().len(), 2);
+}
+
+/// After `kill -9`, `--resume` continues from the last checkpoint: the samples it
+/// counted are not run again, and its counts and maxima are kept in the continuation.
+fn resume_continues_a_killed_scenario_from_its_checkpoint() {
+    let _lock = common::latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, json) = suite_cut_short(dir.path(), "KILL");
+    let first: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(first["scenarios"].as_array().unwrap().is_empty());
+    let checkpointed = first["checkpoint"]["threads"][0]["samples"]
+        .as_u64()
+        .unwrap();
+    let done = resume(&plan, &json);
+    let s = done["scenarios"].as_array().unwrap();
+    assert_eq!(s.len(), 1, "{s:?}");
+    let extra = &s[0]["params"]["extra"];
+    assert_eq!(extra["resumed_after_samples"], checkpointed);
+    assert_eq!(
+        extra["resumed_checkpoint"]["threads"][0]["samples"],
+        checkpointed
+    );
+    assert_eq!(s[0]["threads"][0]["samples"], 3000 - checkpointed);
+    assert!(done["checkpoint"].is_null());
 }
 
 fn bad_plans_get_clear_errors() {
@@ -255,6 +383,8 @@ pub fn cases() -> Vec<common::Case> {
         memory_load_preset_prints_the_study_table,
         wake_methods_preset_prints_the_study_table,
         interrupted_suite_resumes_where_it_stopped,
+        resume_continues_an_interrupted_scenario_from_what_it_measured,
+        resume_continues_a_killed_scenario_from_its_checkpoint,
         bad_plans_get_clear_errors,
         a_bad_second_block_is_refused_before_the_first_scenario_runs
     ]

@@ -436,7 +436,7 @@ impl Probe for NetProbe {
             drop(r);
             c
         });
-        let (s, started, ended) = outcome?.pop().expect("one sender");
+        let (mut s, started, ended) = outcome?.pop().expect("one sender");
 
         let mut out = ProbeOutput {
             interrupted: stop.load(Ordering::Relaxed),
@@ -447,9 +447,9 @@ impl Probe for NetProbe {
         let method = self.method();
         let extra = self.counts_extra(&s.counts);
         for (metric, rec) in [
-            ("round_trip", &s.rec.round_trip),
-            ("network", &s.rec.network),
-            ("kernel_to_user", &s.rec.kernel_to_user),
+            ("round_trip", &mut s.rec.round_trip),
+            ("network", &mut s.rec.network),
+            ("kernel_to_user", &mut s.rec.kernel_to_user),
         ] {
             let mut tr = ThreadResult::from_recorder(cpu, &method, metric, rec);
             tr.extra = extra.clone();
