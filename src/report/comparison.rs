@@ -158,10 +158,15 @@ impl Reporter<Comparison<'_>> for ComparisonTableReporter {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(out, "{} {role}: {l}", (b'A' + (i % 26) as u8) as char);
         }
-        for a in &cmp.aligned {
-            let (header, rows) = table(cmp, a, self.in_ns);
-            let t = super::terminal_table::condensed_table(header, rows, 1);
-            let _ = writeln!(out, "\n{}\n{t}", a.key.label());
+        if super::change_table::wants_rt_cost_layout(cmp) {
+            out.push_str(&super::change_table::rt_cost_text(cmp, self.in_ns));
+        } else {
+            for a in &cmp.aligned {
+                let (header, rows) = table(cmp, a, self.in_ns);
+                let t = super::terminal_table::condensed_table(header, rows, 1);
+                let _ = writeln!(out, "\n{}\n{t}", a.key.label());
+            }
+            out.push_str(&super::change_table::throughput_text(cmp));
         }
         out.push('\n');
         for (_, line) in verdict_lines(cmp) {
@@ -184,6 +189,9 @@ impl Reporter<Comparison<'_>> for ComparisonMarkdownReporter {
         for (i, l) in cmp.labels.iter().enumerate() {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(out, "- {role}: `{}`", l.replace('`', "'"));
+        }
+        if super::change_table::wants_rt_cost_layout(cmp) {
+            out.push_str(&super::change_table::rt_cost_markdown(cmp, self.in_ns));
         }
         for a in &cmp.aligned {
             let (header, rows) = table(cmp, a, self.in_ns);
@@ -270,7 +278,11 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(body, "<li>{role}: <code>{}</code></li>", esc(l));
         }
-        body.push_str("</ul>\n<h2>Verdicts</h2>\n");
+        body.push_str("</ul>\n");
+        if super::change_table::wants_rt_cost_layout(cmp) {
+            body.push_str(&super::change_table::rt_cost_html(cmp, self.in_ns));
+        }
+        body.push_str("<h2>Verdicts</h2>\n");
         for (v, line) in verdict_lines(cmp) {
             let class = match v {
                 Some(Verdict::Regressed) => "failtext",

@@ -9,6 +9,7 @@ mod common;
 
 mod bad_input;
 mod bad_input_corpus;
+mod compare_many;
 mod cyclictest_compare;
 mod exit_paths;
 mod html_browser;
@@ -31,9 +32,10 @@ mod wake;
 type ModuleCases = fn() -> Vec<common::Case>;
 
 fn main() {
-    let modules: [(&str, ModuleCases); 19] = [
+    let modules: [(&str, ModuleCases); 20] = [
         ("bad_input", bad_input::cases),
         ("bad_input_corpus", bad_input_corpus::cases),
+        ("compare_many", compare_many::cases),
         ("cyclictest_compare", cyclictest_compare::cases),
         ("exit_paths", exit_paths::cases),
         ("html_browser", html_browser::cases),
