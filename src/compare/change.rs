@@ -169,7 +169,7 @@ fn irq_part(sc: &Scenario, cpu: usize) -> Option<&ThreadResult> {
 }
 
 fn stat_value(th: &ThreadResult, stat: Stat) -> Option<f64> {
-    (!stat_unknown(th, stat) && th.summary.samples > 0).then(|| th.summary.stat(stat))
+    (!stat_unknown(th, stat)).then(|| th.summary.stat(stat))
 }
 
 /// Every change of run `r` against the baseline (run 0) of `cmp`: latency statistics

@@ -18,8 +18,10 @@ use crate::result::Run;
 pub struct Comparison<'a> {
     /// The runs compared, the baseline first.
     pub runs: &'a [Run],
-    /// A short label per run (its file name).
+    /// A short label per run (its file name; with `--by`, its value on the axis).
     pub labels: Vec<String>,
+    /// Each run's file name (the labels before `--by` replaced them).
+    pub files: Vec<String>,
     pub aligned: Vec<Aligned<'a>>,
     /// Per aligned row, per later run: its verdict and reasons (None: missing in one).
     pub verdicts: Vec<Vec<Option<Judgement>>>,
@@ -43,6 +45,7 @@ pub fn compare<'a>(labels: Vec<String>, runs: &'a [Run], rules: &[Rule]) -> Comp
         .collect();
     Comparison {
         runs,
+        files: labels.clone(),
         labels,
         aligned,
         verdicts,

@@ -112,6 +112,43 @@ pub fn column_labels(runs: &[Run], file_labels: &[String], axis: Axis) -> Vec<St
         .collect()
 }
 
+/// Runs put in the order of an axis, with their file names and column labels.
+pub struct Arranged {
+    pub runs: Vec<Run>,
+    pub files: Vec<String>,
+    pub columns: Vec<String>,
+    /// None: the two-run comparison (no `--by`, at most two files).
+    pub axis: Option<Axis>,
+}
+
+/// Orders `runs` on `by` (the file axis when more than two runs and no `by`) and names
+/// their columns; two runs without `by` stay as they are.
+pub fn arrange(runs: Vec<Run>, files: Vec<String>, by: Option<Axis>) -> Arranged {
+    if by.is_none() && runs.len() <= 2 {
+        return Arranged {
+            runs,
+            columns: files.clone(),
+            files,
+            axis: None,
+        };
+    }
+    let axis = by.unwrap_or(Axis::File);
+    let idx = order(&runs, axis);
+    let mut slots: Vec<Option<Run>> = runs.into_iter().map(Some).collect();
+    let runs: Vec<Run> = idx
+        .iter()
+        .map(|&i| slots[i].take().expect("each once"))
+        .collect();
+    let files: Vec<String> = idx.iter().map(|&i| files[i].clone()).collect();
+    let columns = column_labels(&runs, &files, axis);
+    Arranged {
+        runs,
+        files,
+        columns,
+        axis: Some(axis),
+    }
+}
+
 /// Days since the Unix epoch of a run's start (the trend chart's x), or None.
 pub fn start_days(run: &Run) -> Option<f64> {
     started_epoch_s(run).map(|s| s / 86_400.0)

@@ -153,6 +153,9 @@ pub struct ComparisonTableReporter {
 
 impl Reporter<Comparison<'_>> for ComparisonTableReporter {
     fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
+        if cmp.is_multi() {
+            return Ok(super::multi_view::terminal_text(cmp, self.in_ns).into_bytes());
+        }
         let mut out = String::new();
         for (i, l) in cmp.labels.iter().enumerate() {
             let role = if i == 0 { "baseline" } else { "compared" };
@@ -185,6 +188,9 @@ pub struct ComparisonMarkdownReporter {
 impl Reporter<Comparison<'_>> for ComparisonMarkdownReporter {
     fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
         use super::markdown::{md_cell, md_table};
+        if cmp.is_multi() {
+            return Ok(super::multi_view::markdown_text(cmp, self.in_ns).into_bytes());
+        }
         let mut out = String::from("## latscope comparison\n\n");
         for (i, l) in cmp.labels.iter().enumerate() {
             let role = if i == 0 { "baseline" } else { "compared" };
@@ -279,6 +285,9 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
             let _ = writeln!(body, "<li>{role}: <code>{}</code></li>", esc(l));
         }
         body.push_str("</ul>\n");
+        if cmp.is_multi() {
+            body.push_str(&super::multi_view::html_section(cmp, self.in_ns)?);
+        }
         if super::change_table::wants_rt_cost_layout(cmp) {
             body.push_str(&super::change_table::rt_cost_html(cmp, self.in_ns));
         }

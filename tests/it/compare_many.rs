@@ -180,10 +180,137 @@ fn two_runs_with_loads_show_the_throughput_change() {
     assert!(!text.contains("RT cost"), "{text}");
 }
 
+/// Asserts `value` equals tests/snapshots/compare_many__NAME.snap.
+fn assert_snapshot(name: &str, value: String) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!(format!("compare_many__{name}"), value));
+}
+
+fn three_hosts_compare_into_one_table_and_one_html_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("hosts.html");
+    let out = latscope()
+        .arg("compare")
+        .arg(fixture("host_a.json"))
+        .arg(fixture("host_b.json"))
+        .arg(fixture("host_c.json"))
+        .args(["--by", "host", "--export-html"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        text.matches("┌").count(),
+        1,
+        "one table for all three hosts:\n{text}"
+    );
+    assert_snapshot("three_hosts_table", text);
+    let html = std::fs::read_to_string(html).unwrap();
+    assert_eq!(html.matches("<html").count(), 1, "one HTML report");
+    for host in ["board-a", "board-b", "board-c"] {
+        assert!(
+            html.contains(&format!("<th>{host}</th>")),
+            "a column for {host}"
+        );
+    }
+    // One chart per scenario across the hosts (two scenarios), besides the histograms.
+    assert_eq!(
+        html.matches("p99 and max per column").count(),
+        2,
+        "one bar chart per scenario"
+    );
+}
+
+fn date_axis_orders_the_columns_and_draws_a_trend_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("trend.html");
+    let out = latscope()
+        .arg("report")
+        .arg(fixture("host_a.json"))
+        .arg(fixture("host_b.json"))
+        .arg(fixture("host_c.json"))
+        .args(["--by", "date", "--format", "html", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(html).unwrap();
+    let header = html.find("<th>2026-01-01</th><th>2026-02-01</th><th>2026-03-01</th>");
+    assert!(
+        header.is_some(),
+        "columns oldest first (files were given out of date order)"
+    );
+    assert_eq!(
+        html.matches("max and p99 over time").count(),
+        2,
+        "one trend chart per scenario"
+    );
+    assert!(
+        html.contains(">2026-02-01<"),
+        "the x axis is labelled with dates"
+    );
+    assert!(html.contains("date of the run"));
+}
+
+fn a_lava_job_log_is_read_as_a_result() {
+    let out = latscope()
+        .arg("report")
+        .arg(fixture("lava_job_output.yaml"))
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("260.00"),
+        "the max from the LAVA log:\n{text}"
+    );
+    // Beside the JSON of other boards, aligned by scenario name: one table, the LAVA
+    // board's kernel (read from its boot line) as a column.
+    let out = latscope()
+        .arg("compare")
+        .arg(fixture("host_b.json"))
+        .arg(fixture("lava_job_output.yaml"))
+        .args(["--by", "kernel"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("lava_job_output.yaml: lava_job_output, 6.12.0-rt5-amd64 PREEMPT_RT, 2026-04-01T09:00:00Z"), "{text}");
+    let max = text.lines().find(|l| l.contains("┆ max ")).expect(&text);
+    assert!(max.contains("30.00") && max.contains("260.00"), "{text}");
+    let p999_absent = !text.contains("p99.9 ");
+    assert!(
+        p999_absent,
+        "the many-results table shows min, avg, p99, max"
+    );
+}
+
 pub fn cases() -> Vec<common::Case> {
     common::test_cases![
         rt_cost_compare_prints_the_percent_change_table_with_exact_figures,
         rt_cost_compare_exports_the_table_to_markdown_and_html,
         two_runs_with_loads_show_the_throughput_change,
+        three_hosts_compare_into_one_table_and_one_html_report,
+        date_axis_orders_the_columns_and_draws_a_trend_chart,
+        a_lava_job_log_is_read_as_a_result,
     ]
 }
