@@ -250,7 +250,9 @@ pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
         let Some((name, cpu, metric, stat)) = parse_case_name(&case.name) else {
             continue;
         };
-        let Some(m) = case.measurement else { continue };
+        let Some(m) = case.measurement.filter(|m| m.is_finite()) else {
+            continue;
+        };
         if case.result == "fail" {
             failed += 1;
         }
@@ -357,6 +359,23 @@ pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// Whatever a log holds, reading it never panics.
+        #[test]
+        fn any_log_text_is_read_or_refused(
+            text in prop_oneof![
+                "(lava-test-case |TEST_CASE_ID=|\"lvl\": \"results\"|\"case\": \"|\"dt\": \"|cpu[0-9]|_|max|p99.9|--measurement |--result |MEASUREMENT=|Linux version |[a-z0-9 .\"'>=-]){0,40}",
+                any::<String>(),
+            ]
+        ) {
+            let _ = lava_cases(&text);
+            let _ = from_lava_log(&text, "x");
+        }
+    }
 
     #[test]
     fn case_names_split_into_scenario_cpu_metric_and_stat() {
