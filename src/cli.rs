@@ -198,12 +198,21 @@ pub struct SuiteArgs {
 # the table again\n  latscope report run.json --format html -o run.html\n  \
 latscope report run.json --fail-above p99=50us,max=100us --export-junit junit.xml\n  \
 latscope report cyclictest.json                 # cyclictest --json output works too\n  \
-latscope report wake.json --iterations 1-20     # the wake probe's first iterations"
+latscope report wake.json --iterations 1-20     # the wake probe's first iterations\n  \
+latscope report jan.json feb.json mar.json --by date -f html -o trend.html   # trend chart\n  \
+latscope report lava-job.yaml                   # a LAVA job log with --export-lava lines"
 )]
 pub struct ReportArgs {
     /// A result file written by --export-json (or by `cyclictest --json`).
     #[arg(value_name = "RUN.json")]
     pub input: PathBuf,
+    /// More result files: one view of them all (a column per host, kernel, date or file).
+    #[arg(value_name = "MORE.json")]
+    pub more_inputs: Vec<PathBuf>,
+    /// With several files: what the columns stand for (host, kernel, date, file; default
+    /// file).
+    #[arg(long, value_enum, value_name = "AXIS")]
+    pub by: Option<crate::compare::multi::Axis>,
     /// The format to print (or write with -o).
     #[arg(short = 'f', long, value_enum, default_value = "table")]
     pub format: crate::report::Format,
@@ -237,13 +246,20 @@ statistic regressed when it is worse than the first run by more than PERCENT and
 than ABSOLUTE; improved when better by both. Give --rule several times to judge several \
 groups; a scenario regressed when any rule says so.\n\nExamples:\n  latscope compare \
 base.json new.json\n  latscope compare base.json new.json --fail-on-regression --rule \
-'max:20%:10us'\n  latscope compare latscope.json cyclictest.json --export-html cmp.html"
+'max:20%:10us'\n  latscope compare latscope.json cyclictest.json --export-html cmp.html\n  \
+latscope compare a.json b.json c.json --by host --export-html boards.html   # one column per board\n  \
+latscope compare vanilla.json rt.json                # two rt-cost suite runs: the % change table\n\n\
+Files may also be LAVA job logs holding the lava-test-case lines of --export-lava."
 )]
 pub struct CompareArgs {
     /// Two or more result files (latscope --export-json or cyclictest --json); the first
     /// is the baseline.
     #[arg(value_name = "RUN.json", num_args = 2.., required = true)]
     pub inputs: Vec<PathBuf>,
+    /// One table with a column per host, kernel, date or file (the default with more
+    /// than two files); `date` puts the columns in time order and draws trend charts.
+    #[arg(long, value_enum, value_name = "AXIS")]
+    pub by: Option<crate::compare::multi::Axis>,
     /// Regression rule(s): STATS:PERCENT[:ABSOLUTE]. [default: p99.9,max:10%:5us]
     #[arg(long, value_name = "RULE")]
     pub rule: Vec<String>,

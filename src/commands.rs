@@ -407,7 +407,18 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         }
         .into());
     }
-    let run = crate::report::cyclictest_import::load_any(&args.input)?;
+    if !args.more_inputs.is_empty() || args.by.is_some() {
+        if iterations.is_some() {
+            return Err(crate::error::UserError::InvalidValue {
+                option: "--iterations".into(),
+                value: args.iterations.clone().unwrap_or_default(),
+                reason: "the listing reads one result file; give one file and no --by".into(),
+            }
+            .into());
+        }
+        return report_many(args);
+    }
+    let run = crate::report::lava_import::load_result(&args.input)?;
     if let Some(range) = iterations {
         let text = crate::report::iterations::listing(&run, range, args.output.ns)?;
         match &args.out_file {
@@ -437,6 +448,63 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         &crate::report::limits::check_run(&run, &limits),
         !limits.is_empty() && !args.output.quiet,
     );
+    Ok(if failed { EXIT_THRESHOLD } else { EXIT_OK })
+}
+
+/// `latscope report A B C ... [--by AXIS]`: the many-results view of several files (a
+/// column per host, kernel, date or file) in the comparison's formats; exit 3 when a
+/// `--fail-above` limit fails in any of them.
+fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
+    use crate::compare::{parse_rule, DEFAULT_RULE};
+    use crate::error::UserError;
+    use crate::report::comparison;
+    let limits = crate::plan::output::limits_from_args(&args.output)?;
+    let mut all = crate::plan::output::exports_from_args(&args.output);
+    all.push(crate::report::exports::Export {
+        format: args.format,
+        path: args.out_file.clone().unwrap_or_else(|| "-".into()),
+    });
+    let mut renderers = Vec::new();
+    for e in &all {
+        let Some(reporter) = comparison::reporter(e.format, args.output.ns) else {
+            return Err(UserError::InvalidValue {
+                option: e.format.flag().into(),
+                value: e.path.display().to_string(),
+                reason: "a report of several files is a table, Markdown, CSV or HTML; report each file alone for the other formats".into(),
+            }
+            .into());
+        };
+        renderers.push((reporter, &e.path));
+    }
+    crate::report::exports::check(&all)?;
+    let mut paths = vec![args.input.clone()];
+    paths.extend(args.more_inputs.iter().cloned());
+    let loaded: Vec<Run> = paths
+        .iter()
+        .map(|p| crate::report::lava_import::load_result(p))
+        .collect::<Result<_, _>>()?;
+    let by = Some(args.by.unwrap_or(crate::compare::multi::Axis::File));
+    let arranged = crate::compare::multi::arrange(loaded, crate::compare::run_labels(&paths), by);
+    let rules = vec![parse_rule(DEFAULT_RULE).map_err(UserError::Other)?];
+    let mut cmp = crate::compare::compare(arranged.columns.clone(), &arranged.runs, &rules);
+    cmp.files = arranged.files.clone();
+    cmp.axis = arranged.axis;
+    for (reporter, path) in renderers {
+        crate::report::exports::write_bytes(path, &reporter.render(&cmp)?)?;
+    }
+    let mut failures = Vec::new();
+    for (run, label) in arranged.runs.iter().zip(&arranged.columns) {
+        failures.extend(
+            crate::report::limits::check_run(run, &limits)
+                .into_iter()
+                .map(|mut f| {
+                    f.source = Some(label.clone());
+                    f
+                }),
+        );
+    }
+    let failed =
+        crate::report::limits::print_verdict(&failures, !limits.is_empty() && !args.output.quiet);
     Ok(if failed { EXIT_THRESHOLD } else { EXIT_OK })
 }
 
@@ -476,13 +544,17 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
         renderers.push((reporter, &e.path));
     }
     crate::report::exports::check(&exports)?;
-    let runs: Vec<Run> = args
+    let loaded: Vec<Run> = args
         .inputs
         .iter()
-        .map(|p| crate::report::cyclictest_import::load_any(p))
+        .map(|p| crate::report::lava_import::load_result(p))
         .collect::<Result<_, _>>()?;
-    let labels = crate::compare::run_labels(&args.inputs);
-    let cmp = crate::compare::compare(labels.clone(), &runs, &rules);
+    let arranged =
+        crate::compare::multi::arrange(loaded, crate::compare::run_labels(&args.inputs), args.by);
+    let (runs, labels) = (&arranged.runs, arranged.columns.clone());
+    let mut cmp = crate::compare::compare(labels.clone(), runs, &rules);
+    cmp.files = arranged.files.clone();
+    cmp.axis = arranged.axis;
     let to_stdout = exports.iter().any(|e| e.to_stdout());
     if !args.output.quiet {
         let text = comparison::ComparisonTableReporter {

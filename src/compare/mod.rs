@@ -5,6 +5,8 @@
 //! exit code are in commands.rs.
 
 pub mod align;
+pub mod change;
+pub mod multi;
 pub mod rules;
 
 pub use align::{align, AlignKey, Aligned};
@@ -14,11 +16,17 @@ use crate::result::Run;
 
 /// A judged comparison of several runs.
 pub struct Comparison<'a> {
-    /// A short label per run (its file name).
+    /// The runs compared, the baseline first.
+    pub runs: &'a [Run],
+    /// A short label per run (its file name; with `--by`, its value on the axis).
     pub labels: Vec<String>,
+    /// Each run's file name (the labels before `--by` replaced them).
+    pub files: Vec<String>,
     pub aligned: Vec<Aligned<'a>>,
     /// Per aligned row, per later run: its verdict and reasons (None: missing in one).
     pub verdicts: Vec<Vec<Option<Judgement>>>,
+    /// The many-results view's axis (`--by`); None: the two-run comparison.
+    pub axis: Option<multi::Axis>,
 }
 
 /// Aligns and judges `runs` (the first is the baseline).
@@ -36,13 +44,21 @@ pub fn compare<'a>(labels: Vec<String>, runs: &'a [Run], rules: &[Rule]) -> Comp
         })
         .collect();
     Comparison {
+        runs,
+        files: labels.clone(),
         labels,
         aligned,
         verdicts,
+        axis: None,
     }
 }
 
 impl Comparison<'_> {
+    /// Whether this is the many-results view: `--by` given, or more than two runs.
+    pub fn is_multi(&self) -> bool {
+        self.axis.is_some() || self.runs.len() > 2
+    }
+
     pub fn any_regressed(&self) -> bool {
         self.verdicts
             .iter()

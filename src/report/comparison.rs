@@ -153,15 +153,23 @@ pub struct ComparisonTableReporter {
 
 impl Reporter<Comparison<'_>> for ComparisonTableReporter {
     fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
+        if cmp.is_multi() {
+            return Ok(super::multi_view::terminal_text(cmp, self.in_ns).into_bytes());
+        }
         let mut out = String::new();
         for (i, l) in cmp.labels.iter().enumerate() {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(out, "{} {role}: {l}", (b'A' + (i % 26) as u8) as char);
         }
-        for a in &cmp.aligned {
-            let (header, rows) = table(cmp, a, self.in_ns);
-            let t = super::terminal_table::condensed_table(header, rows, 1);
-            let _ = writeln!(out, "\n{}\n{t}", a.key.label());
+        if super::change_table::wants_rt_cost_layout(cmp) {
+            out.push_str(&super::change_table::rt_cost_text(cmp, self.in_ns));
+        } else {
+            for a in &cmp.aligned {
+                let (header, rows) = table(cmp, a, self.in_ns);
+                let t = super::terminal_table::condensed_table(header, rows, 1);
+                let _ = writeln!(out, "\n{}\n{t}", a.key.label());
+            }
+            out.push_str(&super::change_table::throughput_text(cmp));
         }
         out.push('\n');
         for (_, line) in verdict_lines(cmp) {
@@ -180,10 +188,16 @@ pub struct ComparisonMarkdownReporter {
 impl Reporter<Comparison<'_>> for ComparisonMarkdownReporter {
     fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
         use super::markdown::{md_cell, md_table};
+        if cmp.is_multi() {
+            return Ok(super::multi_view::markdown_text(cmp, self.in_ns).into_bytes());
+        }
         let mut out = String::from("## latscope comparison\n\n");
         for (i, l) in cmp.labels.iter().enumerate() {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(out, "- {role}: `{}`", l.replace('`', "'"));
+        }
+        if super::change_table::wants_rt_cost_layout(cmp) {
+            out.push_str(&super::change_table::rt_cost_markdown(cmp, self.in_ns));
         }
         for a in &cmp.aligned {
             let (header, rows) = table(cmp, a, self.in_ns);
@@ -270,7 +284,14 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(body, "<li>{role}: <code>{}</code></li>", esc(l));
         }
-        body.push_str("</ul>\n<h2>Verdicts</h2>\n");
+        body.push_str("</ul>\n");
+        if cmp.is_multi() {
+            body.push_str(&super::multi_view::html_section(cmp, self.in_ns)?);
+        }
+        if super::change_table::wants_rt_cost_layout(cmp) {
+            body.push_str(&super::change_table::rt_cost_html(cmp, self.in_ns));
+        }
+        body.push_str("<h2>Verdicts</h2>\n");
         for (v, line) in verdict_lines(cmp) {
             let class = match v {
                 Some(Verdict::Regressed) => "failtext",

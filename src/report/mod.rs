@@ -1,6 +1,7 @@
 //! Renderers: each turns a Run into bytes and never touches files itself; the caller
 //! decides where the bytes go. `Format` names them for `--format` and the export flags.
 
+pub mod change_table;
 pub mod comparison;
 pub mod csv;
 pub mod cyclictest_format;
@@ -12,9 +13,11 @@ pub mod iterations;
 pub mod json;
 pub mod junit;
 pub mod lava;
+pub mod lava_import;
 pub mod limits;
 pub mod loads;
 pub mod markdown;
+pub mod multi_view;
 pub mod plots;
 pub mod raw;
 pub mod study;

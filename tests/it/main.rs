@@ -9,6 +9,7 @@ mod common;
 
 mod bad_input;
 mod bad_input_corpus;
+mod compare_many;
 mod cyclictest_compare;
 mod cyclictest_dropin;
 mod exit_paths;
@@ -38,6 +39,7 @@ fn main() {
     let modules: &[(&str, ModuleCases)] = &[
         ("bad_input", bad_input::cases),
         ("bad_input_corpus", bad_input_corpus::cases),
+        ("compare_many", compare_many::cases),
         ("cyclictest_compare", cyclictest_compare::cases),
         ("cyclictest_dropin", cyclictest_dropin::cases),
         ("exit_paths", exit_paths::cases),

@@ -177,15 +177,21 @@ fn compare_finds_regressions_improvements_and_no_change() {
     );
 
     // The table shows value, change and ratio against the baseline.
+    let (_, out, _) = compare(&["run.json", "run_regressed.json"], &[]);
+    assert!(
+        out.contains("change") && out.contains("ratio") && out.contains("×1.50"),
+        "{out}"
+    );
+    let (_, out, _) = compare(&["run.json", "run_improved.json"], &[]);
+    assert!(out.contains("×0.60"), "{out}");
+    // Three files: one table with a column per file, verdicts against the first.
     let (_, out, _) = compare(
         &["run.json", "run_regressed.json", "run_improved.json"],
         &[],
     );
+    assert!(out.starts_with("3 results by file"), "{out}");
     assert!(
-        out.contains("change")
-            && out.contains("ratio")
-            && out.contains("×1.50")
-            && out.contains("×0.60"),
+        out.contains("┆ run.json ┆ run_regressed.json ┆ run_improved.json │"),
         "{out}"
     );
 }

@@ -1,0 +1,234 @@
+//! The many-results view of a comparison (`compare|report A B C ... --by AXIS`, or more
+//! than two files): one table with a column per machine, kernel, date or file, and in
+//! HTML one chart per scenario across them — grouped bars, or for `--by date` a trend
+//! chart of max and p99 over time (after OSADL's latency plots).
+
+use super::comparison::verdict_lines;
+use crate::compare::multi::{day_text, start_days, Axis};
+use crate::compare::{Aligned, Comparison};
+use crate::result::stat_unknown;
+use crate::stats::Stat;
+use plotters::prelude::*;
+use std::fmt::Write;
+
+/// The statistics of the many-results table (OSADL's min/avg/max, and p99).
+pub const MULTI_STATS: [Stat; 4] = [Stat::Min, Stat::Avg, Stat::P99, Stat::Max];
+
+/// The statistics the charts draw, one line or bar each.
+const CHART_STATS: [Stat; 2] = [Stat::P99, Stat::Max];
+
+fn axis_of(cmp: &Comparison) -> Axis {
+    cmp.axis.unwrap_or(Axis::File)
+}
+
+fn value(a: &Aligned, r: usize, stat: Stat) -> Option<f64> {
+    let (_, th) = a.entries[r]?;
+    (!stat_unknown(th, stat)).then(|| th.summary.stat(stat))
+}
+
+fn cell(stat: Stat, v: Option<f64>, in_ns: bool) -> String {
+    match v {
+        None => "–".into(),
+        Some(v) if stat.is_count() => format!("{v:.0}"),
+        Some(v) => crate::units::latency_cell(v.round() as u64, in_ns),
+    }
+}
+
+/// One line per column: what it is (`board-a ← a.json: board-a, 6.12.0-rt5 PREEMPT_RT,
+/// 2026-03-01T08:00:00Z`).
+pub fn column_lines(cmp: &Comparison) -> Vec<String> {
+    cmp.runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| {
+            let file = cmp.files.get(i).map_or("", String::as_str);
+            format!(
+                "{} \u{2190} {file}: {}, {} {}, {}",
+                cmp.labels[i],
+                run.system.hostname,
+                run.system.kernel_release,
+                run.system.preemption_model,
+                run.started_at
+            )
+        })
+        .collect()
+}
+
+/// The table: a row per aligned scenario × CPU × statistic, a column per run.
+pub fn header_and_rows(cmp: &Comparison, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>) {
+    let unit = if in_ns { "ns" } else { "µs" };
+    let mut header = vec!["scenario".to_string(), format!("statistic ({unit})")];
+    header.extend(cmp.labels.iter().cloned());
+    let mut rows = Vec::new();
+    for a in &cmp.aligned {
+        for (i, stat) in MULTI_STATS.into_iter().enumerate() {
+            let mut row = vec![
+                if i == 0 { a.key.label() } else { String::new() },
+                stat.to_string(),
+            ];
+            row.extend((0..cmp.runs.len()).map(|r| cell(stat, value(a, r, stat), in_ns)));
+            rows.push(row);
+        }
+    }
+    (header, rows)
+}
+
+fn intro(cmp: &Comparison) -> String {
+    format!(
+        "{} results by {} (the first is the baseline of the verdicts)",
+        cmp.runs.len(),
+        axis_of(cmp).name()
+    )
+}
+
+/// The terminal rendering: the columns, the table, the verdicts against the first.
+pub fn terminal_text(cmp: &Comparison, in_ns: bool) -> String {
+    let mut out = format!("{}\n", intro(cmp));
+    for line in column_lines(cmp) {
+        let _ = writeln!(out, "  {line}");
+    }
+    let (header, rows) = header_and_rows(cmp, in_ns);
+    let _ = writeln!(
+        out,
+        "\n{}\n",
+        super::terminal_table::condensed_table(header, rows, 2)
+    );
+    for (_, line) in verdict_lines(cmp) {
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+/// Markdown: the same.
+pub fn markdown_text(cmp: &Comparison, in_ns: bool) -> String {
+    use super::markdown::{md_cell, md_table};
+    let mut out = format!("## latscope: {}\n\n", md_cell(&intro(cmp)));
+    for line in column_lines(cmp) {
+        let _ = writeln!(out, "- {}", md_cell(&line));
+    }
+    let (header, rows) = header_and_rows(cmp, in_ns);
+    out.push('\n');
+    out.push_str(&md_table(&header, &rows, 2));
+    out.push_str("\n### Verdicts\n\n");
+    for (_, line) in verdict_lines(cmp) {
+        let _ = writeln!(out, "- {}", md_cell(&line));
+    }
+    out
+}
+
+/// HTML: the columns, the table and one chart per aligned scenario × CPU (a trend over
+/// time for `--by date`, grouped bars otherwise).
+pub fn html_section(cmp: &Comparison, in_ns: bool) -> anyhow::Result<String> {
+    use super::html::esc;
+    let axis = axis_of(cmp);
+    let mut out = format!("<section>\n<h2>{}</h2>\n<ul>\n", esc(&intro(cmp)));
+    for line in column_lines(cmp) {
+        let _ = writeln!(out, "<li>{}</li>", esc(&line));
+    }
+    out.push_str("</ul>\n");
+    let (header, rows) = header_and_rows(cmp, in_ns);
+    out.push_str(&super::change_table::html_table(&header, &rows));
+    let days: Option<Vec<f64>> = cmp.runs.iter().map(start_days).collect();
+    for a in &cmp.aligned {
+        let series: Vec<(String, Vec<Option<f64>>)> = CHART_STATS
+            .iter()
+            .map(|&s| {
+                let values = (0..cmp.runs.len())
+                    .map(|r| value(a, r, s).map(|v| v / 1e3))
+                    .collect();
+                (s.to_string(), values)
+            })
+            .collect();
+        let (svg, caption) = match (&days, axis) {
+            (Some(days), Axis::Date) => (
+                trend_svg(&a.key.label(), days, &series)?,
+                "max and p99 over time (one point per run, OSADL style)",
+            ),
+            _ => (
+                super::plots::category_svg(
+                    super::plots::Style::Bars,
+                    &a.key.label(),
+                    axis.name(),
+                    "latency (µs)",
+                    &cmp.labels,
+                    &series,
+                )?,
+                "p99 and max per column",
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "<figure>\n{svg}\n<figcaption class=\"note\">{}: {caption}.</figcaption>\n</figure>",
+            esc(&a.key.label())
+        );
+    }
+    out.push_str("</section>\n");
+    Ok(out)
+}
+
+/// A trend chart: x = the runs' dates (days since the epoch, labelled as dates), one line
+/// with markers per series (µs values; None: no point).
+pub fn trend_svg(
+    title: &str,
+    days: &[f64],
+    series: &[(String, Vec<Option<f64>>)],
+) -> anyhow::Result<String> {
+    let (lo, hi) = days
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), &d| (l.min(d), h.max(d)));
+    let pad = ((hi - lo) * 0.05).max(0.5);
+    let (x0, x1) = (lo - pad, hi + pad);
+    let y_max = series
+        .iter()
+        .flat_map(|s| s.1.iter().flatten().copied())
+        .fold(1.0f64, f64::max)
+        * 1.15;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (960, 400)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x0..x1, 0f64..y_max)?;
+        chart
+            .configure_mesh()
+            .x_labels(0)
+            .x_desc("date of the run")
+            .y_desc("latency (µs)")
+            .y_label_formatter(&|v| format!("{v:.1}"))
+            .draw()?;
+        // Each run's date under its points (the axis' own labels fall between them).
+        chart.draw_series(days.iter().map(|&d| {
+            EmptyElement::at((d, 0.0))
+                + PathElement::new(vec![(0, 0), (0, -6)], BLACK.stroke_width(1))
+                + Text::new(day_text(d), (-34, -22), ("sans-serif", 13).into_font())
+        }))?;
+        for (i, (label, values)) in series.iter().enumerate() {
+            let c = super::plots::color(i);
+            let mut points: Vec<(f64, f64)> = days
+                .iter()
+                .zip(values)
+                .filter_map(|(&d, v)| v.map(|v| (d, v)))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            chart
+                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
+                .label(label.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
+                });
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .border_style(BLACK.mix(0.4))
+            .background_style(WHITE.mix(0.9))
+            .draw()?;
+        root.present()?;
+    }
+    Ok(svg)
+}

@@ -1,0 +1,316 @@
+//! `compare` beyond two runs of one machine: the RT-cost study's percent-change table on
+//! two hand-made rt-cost runs (every figure checked exactly), the loads' throughput change
+//! of any two runs, and the many-results view (`--by host|kernel|date|file`): one table
+//! with a column per machine, one HTML report, a date trend chart and LAVA job logs read
+//! directly.
+
+use crate::common;
+
+use common::{fixture, latscope};
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The row of `item` and `stat` in a terminal table: its cells, trimmed.
+fn row_cells(text: &str, item: &str, stat: &str) -> Vec<String> {
+    let mut current = String::new();
+    for line in text.lines().filter(|l| l.starts_with('│')) {
+        let cells: Vec<String> = line
+            .trim_matches('│')
+            .split('┆')
+            .map(|c| c.trim().to_string())
+            .collect();
+        if !cells[0].is_empty() {
+            current = cells[0].clone();
+        }
+        if current == item && cells.get(1).is_some_and(|c| c == stat) {
+            return cells;
+        }
+    }
+    panic!("no row {item} / {stat} in:\n{text}");
+}
+
+fn rt_cost_compare_prints_the_percent_change_table_with_exact_figures() {
+    let out = latscope()
+        .arg("compare")
+        .arg(fixture("rt_cost_a.json"))
+        .arg(fixture("rt_cost_b.json"))
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("Latency: higher is worse, so + is worse. Throughput: lower is worse, so \u{2212} is worse."),
+        "the header states the sign convention:\n{text}"
+    );
+    let expect = |item: &str, stat: &str, a: &str, b: &str, change: &str, judged: &str| {
+        let cells = row_cells(&text, item, stat);
+        assert_eq!(
+            cells[2..6],
+            [a, b, change, judged],
+            "{item} {stat}:\n{text}"
+        );
+    };
+    expect(
+        "UDP round trip 56 B flood",
+        "avg (µs)",
+        "100.00",
+        "109.00",
+        "+9.0 %",
+        "worse",
+    );
+    expect(
+        "UDP round trip 56 B flood",
+        "max (µs)",
+        "200.00",
+        "150.00",
+        "\u{2212}25.0 %",
+        "better",
+    );
+    expect(
+        "UDP round trip 4000 B flood",
+        "avg (µs)",
+        "200.00",
+        "230.00",
+        "+15.0 %",
+        "worse",
+    );
+    expect(
+        "UDP round trip 8192 B flood",
+        "avg (µs)",
+        "400.00",
+        "440.00",
+        "+10.0 %",
+        "worse",
+    );
+    expect(
+        "timer clock-nanosleep irq part",
+        "max (µs)",
+        "10.00",
+        "12.00",
+        "+20.0 %",
+        "worse",
+    );
+    expect(
+        "timer clock-nanosleep irq part",
+        "min (µs)",
+        "1.00",
+        "1.00",
+        "0.0 %",
+        "",
+    );
+    expect(
+        "net load throughput",
+        "throughput (MB/s)",
+        "1000",
+        "910",
+        "\u{2212}9.0 %",
+        "worse",
+    );
+    expect(
+        "io load throughput",
+        "throughput (MB/s)",
+        "500",
+        "550",
+        "+10.0 %",
+        "better",
+    );
+    assert!(
+        text.contains("B (PREEMPT_RT) costs 9.0 % of net load throughput (1000 \u{2192} 910 MB/s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("B (PREEMPT_RT) gains 10.0 % of io load throughput (500 \u{2192} 550 MB/s)"),
+        "{text}"
+    );
+}
+
+fn rt_cost_compare_exports_the_table_to_markdown_and_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("cmp.md");
+    let html = dir.path().join("cmp.html");
+    let out = latscope()
+        .arg("compare")
+        .arg(fixture("rt_cost_a.json"))
+        .arg(fixture("rt_cost_b.json"))
+        .arg("--export-markdown")
+        .arg(&md)
+        .arg("--export-html")
+        .arg(&html)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("### RT cost"), "{md}");
+    assert!(
+        md.contains(
+            "| net load throughput | throughput (MB/s) | 1000 | 910 | \u{2212}9.0 % | worse |"
+        ),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(
+        html.contains("<h2>RT cost</h2>"),
+        "the HTML has the study's table"
+    );
+    assert!(html.contains("<td class=\"num\">\u{2212}9.0 %</td>"));
+}
+
+fn two_runs_with_loads_show_the_throughput_change() {
+    // Any two runs (not only rt-cost): the loads both ran, with their throughput change;
+    // the latency tables stay as they were.
+    let out = latscope()
+        .arg("compare")
+        .arg(fixture("run.json"))
+        .arg(fixture("run_regressed.json"))
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("\nLoad throughput, B against A (lower is worse)\n"),
+        "{text}"
+    );
+    assert!(text.contains("statistic (µs)"), "{text}");
+    assert!(!text.contains("RT cost"), "{text}");
+}
+
+/// Asserts `value` equals tests/snapshots/compare_many__NAME.snap.
+fn assert_snapshot(name: &str, value: String) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!(format!("compare_many__{name}"), value));
+}
+
+fn three_hosts_compare_into_one_table_and_one_html_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("hosts.html");
+    let out = latscope()
+        .arg("compare")
+        .arg(fixture("host_a.json"))
+        .arg(fixture("host_b.json"))
+        .arg(fixture("host_c.json"))
+        .args(["--by", "host", "--export-html"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        text.matches("┌").count(),
+        1,
+        "one table for all three hosts:\n{text}"
+    );
+    assert_snapshot("three_hosts_table", text);
+    let html = std::fs::read_to_string(html).unwrap();
+    assert_eq!(html.matches("<html").count(), 1, "one HTML report");
+    for host in ["board-a", "board-b", "board-c"] {
+        assert!(
+            html.contains(&format!("<th>{host}</th>")),
+            "a column for {host}"
+        );
+    }
+    // One chart per scenario across the hosts (two scenarios), besides the histograms.
+    assert_eq!(
+        html.matches("p99 and max per column").count(),
+        2,
+        "one bar chart per scenario"
+    );
+}
+
+fn date_axis_orders_the_columns_and_draws_a_trend_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("trend.html");
+    let out = latscope()
+        .arg("report")
+        .arg(fixture("host_a.json"))
+        .arg(fixture("host_b.json"))
+        .arg(fixture("host_c.json"))
+        .args(["--by", "date", "--format", "html", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(html).unwrap();
+    let header = html.find("<th>2026-01-01</th><th>2026-02-01</th><th>2026-03-01</th>");
+    assert!(
+        header.is_some(),
+        "columns oldest first (files were given out of date order)"
+    );
+    assert_eq!(
+        html.matches("max and p99 over time").count(),
+        2,
+        "one trend chart per scenario"
+    );
+    assert!(
+        html.contains(">2026-02-01<"),
+        "the x axis is labelled with dates"
+    );
+    assert!(html.contains("date of the run"));
+}
+
+fn a_lava_job_log_is_read_as_a_result() {
+    let out = latscope()
+        .arg("report")
+        .arg(fixture("lava_job_output.yaml"))
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("260.00"),
+        "the max from the LAVA log:\n{text}"
+    );
+    // Beside the JSON of other boards, aligned by scenario name: one table, the LAVA
+    // board's kernel (read from its boot line) as a column.
+    let out = latscope()
+        .arg("compare")
+        .arg(fixture("host_b.json"))
+        .arg(fixture("lava_job_output.yaml"))
+        .args(["--by", "kernel"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("lava_job_output.yaml: lava_job_output, 6.12.0-rt5-amd64 PREEMPT_RT, 2026-04-01T09:00:00Z"), "{text}");
+    let max = text.lines().find(|l| l.contains("┆ max ")).expect(&text);
+    assert!(max.contains("30.00") && max.contains("260.00"), "{text}");
+    let p999_absent = !text.contains("p99.9 ");
+    assert!(
+        p999_absent,
+        "the many-results table shows min, avg, p99, max"
+    );
+}
+
+pub fn cases() -> Vec<common::Case> {
+    common::test_cases![
+        rt_cost_compare_prints_the_percent_change_table_with_exact_figures,
+        rt_cost_compare_exports_the_table_to_markdown_and_html,
+        two_runs_with_loads_show_the_throughput_change,
+        three_hosts_compare_into_one_table_and_one_html_report,
+        date_axis_orders_the_columns_and_draws_a_trend_chart,
+        a_lava_job_log_is_read_as_a_result,
+    ]
+}
