@@ -67,7 +67,9 @@ check "LAVA test definition installed: /usr/share/latscope/lava/latscope.yaml"
 check "docs installed: $(ls /usr/share/doc/latscope | tr '\n' ' ')"
 
 check "latscope timer -D 1s from the installed binary:"
-timer_output=$(cd /tmp && latscope timer -D 1s 2>&1) || {
+# Under the latency tests' lock (tests/common latency_lock, flock): a test isolating CPUs
+# at the same time would confine this run to the CPUs it leaves.
+timer_output=$(cd /tmp && flock /tmp/latscope-latency-tests.lock latscope timer -D 1s 2>&1) || {
   printf '%s\n' "$timer_output" >&2
   fail "latscope timer -D 1s failed"
 }
