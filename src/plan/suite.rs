@@ -117,7 +117,7 @@ fn parse_load_set(text: &str, cpus_text: &str) -> Result<Vec<LoadSpec>, UserErro
 pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec), UserError> {
     let (origin, spec) = crate::suite::load_spec(args)?;
     // What was typed: the command line over the plan's own settings, then every block.
-    let mut common_args = args.common.clone();
+    let mut common_args = args.run.common.clone();
     if common_args.cpus.is_none() {
         common_args.cpus = spec.cpus.clone();
     }
@@ -145,7 +145,7 @@ pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec), UserError> {
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let output = check_output(&args.output, &args.common.raw)?;
+    let output = check_output(&args.run.output, &args.run.common.raw)?;
 
     // This machine: the shared options once, then every scenario of every block.
     let machine = Machine::read();
