@@ -4,7 +4,7 @@
 #![deny(unsafe_code)]
 
 use clap::Parser;
-use latscope::error::{ThresholdFailed, UserError, EXIT_FAILURE, EXIT_THRESHOLD};
+use latscope::error::{UserError, EXIT_FAILURE};
 
 fn main() {
     let command_line: Vec<String> = std::env::args().collect();
@@ -18,9 +18,6 @@ fn main() {
             if let Some(user) = err.downcast_ref::<UserError>() {
                 eprintln!("latscope: error: {user}");
                 user.exit_code()
-            } else if let Some(t) = err.downcast_ref::<ThresholdFailed>() {
-                eprintln!("latscope: FAIL: {t}");
-                EXIT_THRESHOLD
             } else {
                 eprintln!("latscope: error: {err:#}");
                 EXIT_FAILURE

@@ -7,7 +7,7 @@
 pub mod align;
 pub mod rules;
 
-pub use align::{align, AlignKey, Aligned};
+pub use align::{align, Aligned};
 pub use rules::{judge, parse_rule, Judgement, Rule, Verdict, DEFAULT_RULE};
 
 use crate::result::Run;

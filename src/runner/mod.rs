@@ -15,10 +15,9 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// A finished (or interrupted) run and the raw series it kept.
+/// A finished (or interrupted) run (its raw series are written beside it already).
 pub struct RunOutcome {
     pub run: Run,
-    pub raw: Vec<(String, RawSeries)>,
 }
 
 /// The label of a scenario in tables and progress lines.
@@ -255,7 +254,7 @@ pub fn execute(
     }
     save(plan, &run, &raw)?;
     memlock::unlock_all_memory();
-    Ok(RunOutcome { run, raw })
+    Ok(RunOutcome { run })
 }
 
 /// The lock beside a result file (`DIR/.NAME.lock`), held for the whole run.
