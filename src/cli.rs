@@ -186,9 +186,7 @@ pub struct SuiteArgs {
     #[arg(long, requires = "export_json")]
     pub resume: bool,
     #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
+    pub run: RunArgs,
 }
 
 /// Options of `latscope report`.
@@ -315,9 +313,7 @@ pub struct TimerArgs {
     #[command(flatten)]
     pub trace: TraceArgs,
     #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
+    pub run: RunArgs,
 }
 
 /// Options of `latscope noise`.
@@ -344,9 +340,7 @@ pub struct NoiseArgs {
     #[command(flatten)]
     pub trace: TraceArgs,
     #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
+    pub run: RunArgs,
 }
 
 /// Options of `latscope net`.
@@ -395,9 +389,7 @@ pub struct NetArgs {
     #[arg(long, hide = true)]
     pub trace: bool,
     #[command(flatten)]
-    pub common: CommonArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
+    pub run: RunArgs,
 }
 
 /// Options of `latscope wake`.
@@ -439,6 +431,14 @@ pub struct WakeArgs {
     pub deadline: Option<String>,
     #[command(flatten)]
     pub trace: TraceArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// The option groups every measuring command takes (each probe and `suite`), flattened
+/// in this order: where and how it measures, then where the results go.
+#[derive(Debug, Args, Clone, Default)]
+pub struct RunArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]

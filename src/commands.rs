@@ -12,11 +12,11 @@ use std::io::Write;
 /// Runs the parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
     let force = match &cli.command {
-        Command::Timer(a) => a.common.force,
-        Command::Suite(a) => a.common.force,
-        Command::Noise(a) => a.common.force,
-        Command::Net(a) => a.common.force,
-        Command::Wake(a) => a.common.force,
+        Command::Timer(a) => a.run.common.force,
+        Command::Suite(a) => a.run.common.force,
+        Command::Noise(a) => a.run.common.force,
+        Command::Net(a) => a.run.common.force,
+        Command::Wake(a) => a.run.common.force,
         _ => false,
     };
     if force {

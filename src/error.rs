@@ -81,11 +81,6 @@ impl UserError {
     }
 }
 
-/// Raised when a `--fail-above` limit or a compare rule fails; the message is the verdict.
-#[derive(Debug, Error)]
-#[error("{0}")]
-pub struct ThresholdFailed(pub String);
-
 /// The usual "this value does not parse" error, shared by the plan and the suite file.
 pub(crate) fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
     UserError::InvalidValue {

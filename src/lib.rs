@@ -5,27 +5,27 @@
 #![deny(unsafe_code)]
 
 pub mod build_info;
-pub mod choice_list;
+pub(crate) mod choice_list;
 pub mod cli;
 pub mod commands;
-pub mod compare;
+pub(crate) mod compare;
 pub mod error;
 pub mod interrupt;
 pub mod isolate;
 pub mod load;
 pub mod packaging;
 mod parsers_never_panic;
-pub mod plan;
+pub(crate) mod plan;
 pub mod probe;
-pub mod progress;
+pub(crate) mod progress;
 pub mod report;
 pub mod result;
-pub mod runner;
+pub(crate) mod runner;
 pub mod stats;
-pub mod suite;
+pub(crate) mod suite;
 #[allow(unsafe_code)]
 pub mod sys;
-pub mod sysinfo;
+pub(crate) mod sysinfo;
 pub mod trace;
 pub mod units;
-pub mod warning;
+pub(crate) mod warning;

@@ -4,7 +4,7 @@
 #![deny(unsafe_code)]
 
 use clap::Parser;
-use latscope::error::{ThresholdFailed, UserError, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_THRESHOLD};
+use latscope::error::{UserError, EXIT_FAILURE, EXIT_INTERRUPTED};
 
 /// Whether the error is a write to a closed pipe (`latscope timer | head -1`).
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
@@ -35,9 +35,6 @@ fn main() {
                 // anything was printed; only the rest of the output is lost.
                 eprintln!("latscope: output stopped: its reader closed the pipe (SIGPIPE); the system is restored and the result files were written");
                 EXIT_INTERRUPTED
-            } else if let Some(t) = err.downcast_ref::<ThresholdFailed>() {
-                eprintln!("latscope: FAIL: {t}");
-                EXIT_THRESHOLD
             } else {
                 eprintln!("latscope: error: {err:#}");
                 EXIT_FAILURE

@@ -9,7 +9,7 @@ pub mod change;
 pub mod multi;
 pub mod rules;
 
-pub use align::{align, AlignKey, Aligned};
+pub use align::{align, Aligned};
 pub use rules::{judge, parse_rule, Judgement, Rule, Verdict, DEFAULT_RULE};
 
 use crate::result::Run;

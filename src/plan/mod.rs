@@ -17,10 +17,7 @@ pub mod suite;
 pub mod timer;
 pub mod wake;
 
-pub use common::{
-    duration_in_range, CommonPlan, CommonRequest, CpuList, Machine, DEFAULT_DURATION_NS,
-    DEFAULT_RT_PRIORITY, DEFAULT_TRACE_BUFFER_BYTES, MAX_DURATION_NS, MAX_PERIOD_NS, MIN_PERIOD_NS,
-};
+pub use common::DEFAULT_RT_PRIORITY;
 pub use load::load_plan;
 pub use net::{net_plan, serve_plan};
 pub use noise::noise_plan;

@@ -105,8 +105,8 @@ pub fn check_net(args: &NetArgs) -> Result<NetRequest, UserError> {
         deadline_ns,
         target,
         reflector_cpu: args.reflector_cpu,
-        common: check_common(&args.common)?,
-        output: check_output(&args.output, &args.common.raw)?,
+        common: check_common(&args.run.common)?,
+        output: check_output(&args.run.output, &args.run.common.raw)?,
     })
 }
 
@@ -209,7 +209,7 @@ pub struct ServePlan {
 /// Builds the plan of `latscope net --serve ADDR` (`addr` is that value).
 pub fn serve_plan(args: &NetArgs, addr: &str) -> Result<ServePlan, UserError> {
     let addr = socket_addr("--serve", addr)?;
-    let request = check_common(&args.common)?;
+    let request = check_common(&args.run.common)?;
     let (placement, warnings) = match &request.cpus {
         Some(_) => {
             let common = resolve_common(&request, &[], &Machine::read())?;

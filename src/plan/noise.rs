@@ -30,9 +30,9 @@ pub fn check_noise(args: &NoiseArgs) -> Result<NoiseRequest, UserError> {
             threshold_ns,
             deadline_ns,
         },
-        common: check_common(&args.common)?,
+        common: check_common(&args.run.common)?,
         trace: check_trace(&args.trace)?,
-        output: check_output(&args.output, &args.common.raw)?,
+        output: check_output(&args.run.output, &args.run.common.raw)?,
     })
 }
 

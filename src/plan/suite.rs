@@ -888,10 +888,10 @@ fn expand_axes(
 /// any scenario is built.
 pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec, SuiteSize), UserError> {
     let (origin, spec) = crate::suite::load_spec(args)?;
-    let request = check_suite(origin, &spec, &args.common)?;
+    let request = check_suite(origin, &spec, &args.run.common)?;
     let size = request.size();
     check_size(&request.origin, size, args.yes)?;
-    let output = check_output(&args.output, &args.common.raw)?;
+    let output = check_output(&args.run.output, &args.run.common.raw)?;
 
     let suite = resolve_base(&request)?;
     let mut warnings = suite.warnings.clone();

@@ -49,7 +49,7 @@ pub fn check_timer(args: &TimerArgs) -> Result<TimerRequest, UserError> {
         )?),
         None => None,
     };
-    let common = check_common(&args.common)?;
+    let common = check_common(&args.run.common)?;
     let trace = check_trace(&args.trace)?;
     check_raw_capacity(
         &common,
@@ -58,7 +58,7 @@ pub fn check_timer(args: &TimerArgs) -> Result<TimerRequest, UserError> {
         RAW_BYTES_PER_SAMPLE,
         "samples per thread",
     )?;
-    let output = check_output(&args.output, &args.common.raw)?;
+    let output = check_output(&args.run.output, &args.run.common.raw)?;
     let probes = methods
         .into_iter()
         .map(|method| TimerProbe {

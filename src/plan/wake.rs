@@ -74,14 +74,14 @@ pub fn check_wake(args: &WakeArgs) -> Result<WakeRequest, UserError> {
         None => interval_ns,
     };
     let competitors = parse_competitors(&args.competitors)?;
-    if let Some(cpus) = &args.common.cpus {
+    if let Some(cpus) = &args.run.common.cpus {
         return Err(invalid(
             "--cpus",
             cpus,
             "latscope wake places two threads: use --waker-cpu and --wakee-cpu",
         ));
     }
-    let common = check_common(&args.common)?;
+    let common = check_common(&args.run.common)?;
     check_raw_capacity(
         &common,
         common.raw.is_some(),
@@ -98,7 +98,7 @@ pub fn check_wake(args: &WakeArgs) -> Result<WakeRequest, UserError> {
         wakee_cpu: args.wakee_cpu,
         common,
         trace: check_trace(&args.trace)?,
-        output: check_output(&args.output, &args.common.raw)?,
+        output: check_output(&args.run.output, &args.run.common.raw)?,
     })
 }
 

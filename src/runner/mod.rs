@@ -15,7 +15,8 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// A finished (or interrupted) run and the raw series it kept.
+/// A finished (or interrupted) run and the raw series it kept (already written beside
+/// it; `latscope cyclictest -v` prints them).
 pub struct RunOutcome {
     pub run: Run,
     pub raw: Vec<(String, RawSeries)>,

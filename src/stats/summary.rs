@@ -6,9 +6,6 @@ use super::Stat;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-/// The percentiles latscope reports, in the order of the summary fields.
-pub const PERCENTILES: [f64; 6] = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999];
-
 /// One series' statistics. Field names are part of the JSON schema: scripts read them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {

@@ -50,13 +50,6 @@ pub fn get_affinity(tid: libc::pid_t) -> io::Result<Vec<usize>> {
         .collect())
 }
 
-/// The CPU the calling thread runs on right now.
-pub fn current_cpu() -> usize {
-    // SAFETY: sched_getcpu has no arguments and no preconditions.
-    let cpu = unsafe { libc::sched_getcpu() };
-    cpu.max(0) as usize
-}
-
 /// Online CPUs as the kernel lists them in /sys/devices/system/cpu/online.
 pub fn online_cpus() -> Vec<usize> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")

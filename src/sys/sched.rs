@@ -83,21 +83,6 @@ pub fn set_task(tid: libc::pid_t, policy: Policy, priority: i32) -> io::Result<(
     Ok(())
 }
 
-/// The calling thread's policy and priority, e.g. to restore them later.
-pub fn current_thread() -> (Policy, i32) {
-    // SAFETY: sched_getscheduler(0) queries the calling thread.
-    let raw = unsafe { libc::syscall(libc::SYS_sched_getscheduler, 0) } as i32;
-    let mut param = param_with_priority(0);
-    // SAFETY: `param` is a valid, writable sched_param.
-    unsafe { libc::syscall(libc::SYS_sched_getparam, 0, &mut param) };
-    let policy = match raw {
-        libc::SCHED_FIFO => Policy::Fifo,
-        libc::SCHED_RR => Policy::Rr,
-        _ => Policy::Other,
-    };
-    (policy, param.sched_priority)
-}
-
 /// Whether this process may set real-time policies: tries SCHED_FIFO 1 on a scratch
 /// thread, which is the only answer that accounts for capabilities, RLIMIT_RTPRIO and
 /// cgroup RT budgets alike.

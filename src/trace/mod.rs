@@ -20,9 +20,6 @@ pub use session::{RecorderStats, Recording, TraceConfig, TraceSession};
 pub use text::{parse_text_line, render_text_line, render_text_line_ns, TextRenderer};
 pub use tracefs::TraceError;
 
-/// Where tracefs is normally mounted.
-pub const TRACEFS_ROOT: &str = "/sys/kernel/tracing";
-
 // analysis
 pub mod account;
 #[cfg(test)]

@@ -116,11 +116,6 @@ impl<'a> Timeline<'a> {
             .any(|s| s.cpu == cpu && s.from_ns <= to_ns && from_ns <= s.to_ns)
     }
 
-    /// Whether `cpu` lost events anywhere.
-    pub fn cpu_lost_any(&self, cpu: u32) -> bool {
-        self.lost.iter().any(|s| s.cpu == cpu)
-    }
-
     /// The last name and priority traced for `pid` (sched_switch/sched_waking fields).
     pub fn task(&self, pid: i32) -> Option<&TaskRef> {
         self.tasks.get(&pid)
@@ -151,16 +146,6 @@ pub fn policy_of(prio: i32) -> (Policy, i32) {
     }
 }
 
-/// `FIFO/RR 99` / `OTHER nice 0` / `DEADLINE` as shown in spike lines (the traced prio
-/// cannot tell FIFO from RR, nor OTHER from BATCH/IDLE).
-pub fn policy_label(prio: i32) -> String {
-    match policy_of(prio) {
-        (Policy::Rt, p) => format!("FIFO/RR {p}"),
-        (Policy::Other, n) => format!("OTHER nice {n}"),
-        (Policy::Deadline, _) => "DEADLINE".to_string(),
-    }
-}
-
 /// The kernel's softirq vector names (irq:softirq_entry `vec`).
 pub fn softirq_name(vec: u32) -> &'static str {
     const NAMES: [&str; 10] = [
@@ -180,7 +165,6 @@ mod tests {
         assert_eq!(policy_of(4), (Policy::Rt, 95));
         assert_eq!(policy_of(120), (Policy::Other, 0));
         assert_eq!(policy_of(139), (Policy::Other, 19));
-        assert_eq!(policy_label(0), "FIFO/RR 99");
         assert_eq!(softirq_name(9), "RCU");
         assert_eq!(softirq_name(42), "?");
     }
