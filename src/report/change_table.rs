@@ -198,20 +198,5 @@ pub fn rt_cost_html(cmp: &Comparison, in_ns: bool) -> String {
 
 /// A plain HTML table, the columns after the second right-aligned.
 pub fn html_table(header: &[String], rows: &[Vec<String>]) -> String {
-    use super::html::esc;
-    let mut out = String::from("<table>\n<tr>");
-    for h in header {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr>\n");
-    for r in rows {
-        out.push_str("<tr>");
-        for (i, c) in r.iter().enumerate() {
-            let class = if i > 1 { " class=\"num\"" } else { "" };
-            let _ = write!(out, "<td{class}>{}</td>", esc(c));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
-    out
+    super::html::html_table(header, rows, 2)
 }

@@ -406,7 +406,7 @@ fn worst(sc: &Scenario, stat: Stat) -> Option<f64> {
 }
 
 /// A table with the columns from `first_numeric` on marked numeric.
-fn html_table(header: &[String], rows: &[Vec<String>], first_numeric: usize) -> String {
+pub(crate) fn html_table(header: &[String], rows: &[Vec<String>], first_numeric: usize) -> String {
     let mut out = String::from("<table>\n<tr>");
     for h in header {
         let _ = write!(out, "<th>{}</th>", esc(h));
