@@ -55,7 +55,6 @@ pub struct Recorder {
     raw_dropped: u64,
     live: Arc<LiveStats>,
     /// Times the histogram was zeroed after `new` (0 for a measuring thread's recorder).
-    /// How often the histogram was zeroed (tests check a measured one never is).
     #[cfg(test)]
     histogram_clears: u64,
     /// The latest sample (cyclictest's `Act`).
