@@ -179,8 +179,9 @@ pub struct Termios(libc::termios);
 impl Termios {
     /// The output baud rate, if it is a standard one.
     pub fn output_baud(&self) -> Option<u32> {
-        // SAFETY: cfgetospeed reads a field of the termios it is given.
-        baud_of(unsafe { libc::cfgetospeed(&self.0) })
+        // The CBAUD bits, as glibc's cfgetospeed reads them on Linux (see set_raw_8n1 for
+        // why not through the libc crate).
+        baud_of(self.0.c_cflag & libc::CBAUD)
     }
 
     /// Whether the settings that matter here (speeds, modes) equal `other`'s.
@@ -208,13 +209,17 @@ pub fn get_termios(fd: &OwnedFd) -> io::Result<Termios> {
 pub fn set_raw_8n1(fd: &OwnedFd, baud: u32) -> io::Result<()> {
     let speed = speed_constant(baud).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
     let Termios(mut t) = get_termios(fd)?;
-    // SAFETY: cfmakeraw and cfsetspeed change fields of the termios they are given.
+    // SAFETY: cfmakeraw changes fields of the termios it is given.
     unsafe { libc::cfmakeraw(&mut t) };
     t.c_cflag &= !(libc::CSIZE | libc::PARENB | libc::CSTOPB | libc::CRTSCTS);
     t.c_cflag |= libc::CS8 | libc::CLOCAL | libc::CREAD;
     t.c_iflag &= !(libc::IXON | libc::IXOFF | libc::IXANY);
-    // SAFETY: as above.
-    check(unsafe { libc::cfsetspeed(&mut t, speed) })?;
+    // The speed written as glibc's cfsetspeed does on Linux (the CBAUD bits of c_cflag, and
+    // both speed fields), by hand: the libc crate binds cfset*speed to versioned glibc
+    // symbols (`@GLIBC_2.2.5`) that a static build (`crt-static`, for boards) cannot link.
+    t.c_cflag = (t.c_cflag & !libc::CBAUD) | speed;
+    t.c_ispeed = speed;
+    t.c_ospeed = speed;
     // SAFETY: `t` is a complete termios read from this terminal and then modified.
     check(unsafe { libc::tcsetattr(fd.as_raw_fd(), libc::TCSANOW, &t) })
 }
