@@ -443,6 +443,27 @@ pub struct RunArgs {
     pub common: CommonArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// `--host`: run on boards over ssh.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "On other machines (--host, over ssh)")]
+pub struct RemoteArgs {
+    /// Run this command on USER@BOARD instead of here, over the system's ssh (its config and
+    /// keys; no password prompt). latscope is copied to the board's ~/.cache/latscope when
+    /// missing, the progress line comes back, the result is fetched into the local
+    /// --export-json/--export-*/--raw files (one per board: run.BOARD.json). If the
+    /// connection drops, the board stops the run as on SIGHUP, restores what it changed and
+    /// keeps the result, which is fetched over a new connection. Repeat it (or use commas)
+    /// to run on several boards at once.
+    #[arg(long = "host", value_name = "USER@BOARD", value_delimiter = ',')]
+    pub hosts: Vec<String>,
+    /// One argument for ssh (repeatable), e.g. `--ssh-option=-p2222` or
+    /// `--ssh-option=-oIdentityFile=~/.ssh/board`. The ssh program itself: LATSCOPE_SSH.
+    #[arg(long = "ssh-option", value_name = "ARG", allow_hyphen_values = true)]
+    pub ssh_options: Vec<String>,
 }
 
 /// `--trace`: why was it late (timer, wake, noise).

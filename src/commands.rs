@@ -19,6 +19,17 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
         Command::Wake(a) => a.run.common.force,
         _ => false,
     };
+    let remote = match &cli.command {
+        Command::Timer(a) => Some((&a.run, false)),
+        Command::Suite(a) => Some((&a.run, a.resume)),
+        Command::Noise(a) => Some((&a.run, false)),
+        Command::Net(a) => Some((&a.run, false)),
+        Command::Wake(a) => Some((&a.run, false)),
+        _ => None,
+    };
+    if let Some((run, resume)) = remote.filter(|(run, _)| !run.remote.hosts.is_empty()) {
+        return crate::remote::run_on_hosts(run, &command_line, resume);
+    }
     if force {
         // `--force`: an output path that is a symbolic link is written through (its
         // target replaced atomically) instead of refused.

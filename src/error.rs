@@ -16,6 +16,8 @@ pub const EXIT_PERMISSION: i32 = 4;
 /// Another latscope run holds what this one needs (the isolation lock, the `--export-json`
 /// file) or left its isolation in place: nothing was measured; retry when it is done.
 pub const EXIT_BUSY: i32 = 5;
+/// `--host`: a board could not be reached over ssh (nothing was measured there).
+pub const EXIT_UNREACHABLE: i32 = 6;
 /// Interrupted by Ctrl-C/SIGTERM; results up to then were reported and saved.
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// A second Ctrl-C: aborted at once after restoring the system.
@@ -66,6 +68,13 @@ pub enum UserError {
     /// A permission problem whose message already names the fix (exit code 4).
     #[error("{0}")]
     NeedsPermission(String),
+    /// `--host`: ssh could not connect, or the board cannot run latscope (exit code 6).
+    #[error("cannot run on {host} over ssh: {reason}; {fix}")]
+    Unreachable {
+        host: String,
+        reason: String,
+        fix: String,
+    },
     #[error("{0}")]
     Other(String),
 }
@@ -76,6 +85,7 @@ impl UserError {
             UserError::Permission { .. } | UserError::NeedsPermission(_) => EXIT_PERMISSION,
             UserError::InPlan { source, .. } => source.exit_code(),
             UserError::Busy(_) => EXIT_BUSY,
+            UserError::Unreachable { .. } => EXIT_UNREACHABLE,
             _ => EXIT_USAGE,
         }
     }

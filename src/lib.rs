@@ -18,6 +18,7 @@ mod parsers_never_panic;
 pub(crate) mod plan;
 pub mod probe;
 pub(crate) mod progress;
+pub mod remote;
 pub mod report;
 pub mod result;
 pub(crate) mod runner;

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 const EXEC_LOAD: &str = "exec:\"sh -c 'sleep 7301 & sleep 7302'\"";
 const MARKERS: [&str; 2] = ["7301", "7302"];
 
-type Snapshot = BTreeMap<String, String>;
+pub(crate) type Snapshot = BTreeMap<String, String>;
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| format!("<{e}>"))
@@ -59,7 +59,7 @@ fn cpusets(dir: &Path, rel: &str, out: &mut Snapshot) {
 }
 
 /// The global state a run may change.
-fn system_state() -> Snapshot {
+pub(crate) fn system_state() -> Snapshot {
     let mut s = Snapshot::new();
     cpusets(Path::new("/sys/fs/cgroup/cpuset"), "", &mut s);
     for name in dir_names(Path::new("/sys/fs/cgroup/unified")) {
@@ -92,7 +92,7 @@ fn system_state() -> Snapshot {
     s
 }
 
-fn diff(before: &Snapshot, after: &Snapshot) -> Vec<String> {
+pub(crate) fn diff(before: &Snapshot, after: &Snapshot) -> Vec<String> {
     let mut out = Vec::new();
     for (k, v) in before {
         match after.get(k) {

@@ -22,6 +22,7 @@ mod net;
 mod noise;
 mod non_root;
 mod packaging;
+mod remote;
 mod report_formats;
 mod security;
 mod suite;
@@ -52,6 +53,7 @@ fn main() {
         ("noise", noise::cases),
         ("packaging", packaging::cases),
         ("non_root", non_root::cases),
+        ("remote", remote::cases),
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),

@@ -1,0 +1,246 @@
+//! `--host USER@BOARD`: the same command run on boards over the system's ssh, latscope
+//! copied there when missing, its progress streamed back, its result fetched (one file per
+//! board), and the local exports rendered from it. The board restores its own system: a
+//! dropped connection is a SIGHUP there, one of latscope's exit paths.
+
+pub mod args;
+pub mod copy;
+pub mod session;
+pub mod ssh;
+
+use crate::cli::RunArgs;
+use crate::error::{UserError, EXIT_FAILURE, EXIT_INTERRUPTED};
+use crate::report::exports::Export;
+use crate::result::Run;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// `run.json` -> `run.HOST.json` when several boards run (one file each).
+pub fn path_for_host(path: &Path, host: &str, several: bool) -> PathBuf {
+    if !several || path.as_os_str() == "-" {
+        return path.to_path_buf();
+    }
+    let host = args::file_safe(host);
+    let name = match (path.file_stem(), path.extension()) {
+        (Some(stem), Some(ext)) => format!(
+            "{}.{host}.{}",
+            stem.to_string_lossy(),
+            ext.to_string_lossy()
+        ),
+        _ => format!("{}.{host}", path.to_string_lossy()),
+    };
+    path.with_file_name(name)
+}
+
+/// Runs the command line on every `--host` at once and brings the results home. The exit
+/// code is the first non-zero one of the boards, in the order given.
+pub fn run_on_hosts(run: &RunArgs, command_line: &[String], resume: bool) -> anyhow::Result<i32> {
+    if resume {
+        return Err(UserError::InvalidValue {
+            option: "--resume".into(),
+            value: "with --host".into(),
+            reason: "the partial result lives on the board; resume there (ssh to it and run the same suite with --resume and its own --export-json)".into(),
+        }
+        .into());
+    }
+    let hosts: Vec<String> = run
+        .remote
+        .hosts
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    if let Some(empty) = hosts.iter().find(|h| h.is_empty() || h.starts_with('-')) {
+        return Err(crate::error::invalid(
+            "--host",
+            empty,
+            "give USER@BOARD or a host name of ~/.ssh/config",
+        )
+        .into());
+    }
+    let several = hosts.len() > 1;
+    let out = &run.output;
+    let exports = crate::plan::output::exports_from_args(out);
+    let limits = crate::plan::output::limits_from_args(out)?;
+    crate::report::exports::check_destinations(&exports)?;
+    let raw = run.common.raw.clone();
+    for host in &hosts {
+        for e in &exports {
+            if !e.to_stdout() {
+                crate::report::exports::check_output_path(
+                    e.format.flag(),
+                    &Some(path_for_host(&e.path, host, several)),
+                )?;
+            }
+        }
+        crate::report::exports::check_output_path(
+            "--raw",
+            &raw.as_ref().map(|p| path_for_host(p, host, several)),
+        )?;
+    }
+    let (board_args, plan) = args::board_args(command_line);
+    let plan = plan.map(PathBuf::from);
+    if let Some(p) = &plan {
+        crate::result::read_input_file(p)?;
+    }
+    let stop = crate::interrupt::install()?;
+    let outcomes: Vec<Result<session::Outcome, UserError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .map(|host| {
+                let job_args = board_args.clone();
+                let plan = plan.clone();
+                let stop = &stop;
+                let raw = raw.is_some();
+                scope.spawn(move || {
+                    let ssh = ssh::Ssh::new(host, &run.remote.ssh_options);
+                    let binary = copy::ensure_binary(&ssh)?;
+                    let job = session::Job {
+                        ssh,
+                        binary,
+                        args: job_args,
+                        plan,
+                        raw,
+                        prefix: several.then(|| format!("[{host}] ")),
+                    };
+                    session::run(&job, stop).map_err(|reason| UserError::Unreachable {
+                        host: host.clone(),
+                        reason,
+                        fix: "check the board's /tmp is writable and ssh works".into(),
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a host thread does not panic"))
+            .collect()
+    });
+    let stdout_taken = exports.iter().any(|e| e.to_stdout());
+    let opts = crate::report::RenderOptions {
+        in_ns: out.ns,
+        limits,
+    };
+    let mut code = 0;
+    for (host, outcome) in hosts.iter().zip(outcomes) {
+        let this = match outcome {
+            Err(e) => {
+                eprintln!("latscope: error: {e}");
+                e.exit_code()
+            }
+            Ok(o) => bring_home(
+                host,
+                several,
+                &o,
+                &exports,
+                raw.as_deref(),
+                &opts,
+                stdout_taken,
+            )?,
+        };
+        if code == 0 {
+            code = this;
+        }
+    }
+    Ok(code)
+}
+
+/// Prints a board's table, writes its result and the local exports; its exit code.
+fn bring_home(
+    host: &str,
+    several: bool,
+    o: &session::Outcome,
+    exports: &[Export],
+    raw: Option<&Path>,
+    opts: &crate::report::RenderOptions,
+    stdout_taken: bool,
+) -> anyhow::Result<i32> {
+    let prefix = if several {
+        format!("[{host}] ")
+    } else {
+        String::new()
+    };
+    let mut table = String::new();
+    for line in String::from_utf8_lossy(&o.stdout).lines() {
+        table.push_str(&prefix);
+        table.push_str(line);
+        table.push('\n');
+    }
+    let printed = if stdout_taken {
+        std::io::stderr().write_all(table.as_bytes())
+    } else {
+        std::io::stdout().write_all(table.as_bytes())
+    };
+    printed.ok();
+    if o.stopped_here && !o.dropped {
+        eprintln!(
+            "latscope: {prefix}the run on {host} was sent SIGINT{}",
+            if o.json.is_some() {
+                "; its result was fetched"
+            } else {
+                ""
+            }
+        );
+    } else if o.dropped {
+        eprintln!(
+            "latscope: {prefix}the connection to {host} ended before its run did; the board stopped the run as on SIGHUP (restoring what it changed){}",
+            if o.json.is_some() { " and its result was fetched" } else { "" }
+        );
+    }
+    if let Some(e) = &o.fetch_error {
+        eprintln!("latscope: error: {prefix}{e}");
+    }
+    let Some(json) = &o.json else {
+        return Ok(EXIT_FAILURE);
+    };
+    let run: Run = match serde_json::from_slice(json) {
+        Ok(run) => run,
+        Err(e) => {
+            eprintln!("latscope: error: {prefix}the board's result does not parse: {e}");
+            return Ok(EXIT_FAILURE);
+        }
+    };
+    for e in exports {
+        let path = path_for_host(&e.path, host, several);
+        if e.format == crate::report::Format::Json {
+            crate::report::exports::write_bytes(&path, json)?;
+        } else {
+            let one = Export {
+                format: e.format,
+                path,
+            };
+            crate::report::exports::write(std::slice::from_ref(&one), &run, opts, true)?;
+        }
+    }
+    if let (Some(path), Some(bytes)) = (raw, &o.raw) {
+        crate::report::exports::write_bytes(&path_for_host(path, host, several), bytes)?;
+    }
+    Ok(if run.interrupted {
+        EXIT_INTERRUPTED
+    } else {
+        o.exit.unwrap_or(EXIT_FAILURE)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_for_host;
+    use std::path::Path;
+
+    #[test]
+    fn several_hosts_get_a_file_each() {
+        let p = Path::new("out/run.json");
+        assert_eq!(
+            path_for_host(p, "root@b1", false),
+            Path::new("out/run.json")
+        );
+        assert_eq!(
+            path_for_host(p, "root@b1", true),
+            Path::new("out/run.root_b1.json")
+        );
+        assert_eq!(
+            path_for_host(Path::new("run"), "b1", true),
+            Path::new("run.b1")
+        );
+        assert_eq!(path_for_host(Path::new("-"), "b1", true), Path::new("-"));
+    }
+}

@@ -1,0 +1,315 @@
+//! One run on one board: a scratch directory there, the command under a terminal (so a
+//! dropped connection is a SIGHUP on the board, whose exit path restores the system and
+//! saves the result marked interrupted; a local Ctrl-C is sent there as SIGINT), its
+//! stderr streamed back as it comes, then the files fetched over a new connection
+//! (retried) and the directory removed.
+
+use super::args::shell_quote;
+use super::ssh::{said, ssh_failed, Ssh};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Connections tried to fetch the result after the run.
+const FETCH_TRIES: u32 = 5;
+/// How long the board's run may take to end after its connection dropped.
+const END_WAIT_TENTHS: u32 = 1200;
+/// Multi-host: a progress line of one board printed at most this often.
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// What to run on one board.
+pub struct Job {
+    pub ssh: Ssh,
+    /// latscope on the board.
+    pub binary: String,
+    /// The board's arguments (local-only options removed).
+    pub args: Vec<String>,
+    /// A local `--plan` file to copy there.
+    pub plan: Option<PathBuf>,
+    /// Whether `--raw` was asked.
+    pub raw: bool,
+    /// `[host] ` before every line when several boards run.
+    pub prefix: Option<String>,
+}
+
+/// What came back.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The board's exit code, when it was learned.
+    pub exit: Option<i32>,
+    /// The JSON result as the board wrote it.
+    pub json: Option<Vec<u8>>,
+    /// The `--raw` CSV.
+    pub raw: Option<Vec<u8>>,
+    /// What the board printed on stdout (its table), kept in a file there.
+    pub stdout: Vec<u8>,
+    /// The connection ended before the board's run did (dropped, or cut by a local signal).
+    pub dropped: bool,
+    /// A local signal stopped the board's run (its SIGINT sent over a second connection).
+    pub stopped_here: bool,
+    /// Why nothing (or not everything) was fetched.
+    pub fetch_error: Option<String>,
+}
+
+/// A scratch directory name on the board, unpredictable enough that two local runs never
+/// share one (created with `mkdir -m 700`, which fails if it exists).
+fn scratch_dir() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "/tmp/latscope-remote-{}-{:x}",
+        std::process::id(),
+        nanos ^ (u128::from(std::process::id()) << 64)
+    )
+}
+
+/// Runs the job; `stop` (the local Ctrl-C flag) cuts the connection, which stops the board's
+/// run as a SIGHUP would.
+pub fn run(job: &Job, stop: &AtomicBool) -> Result<Outcome, String> {
+    let dir = scratch_dir();
+    let setup = match &job.plan {
+        Some(_) => format!("mkdir -m 700 {dir} && cat > {dir}/plan.toml"),
+        None => format!("mkdir -m 700 {dir}"),
+    };
+    let out = job
+        .ssh
+        .capture(&setup, job.plan.as_deref())
+        .map_err(|e| format!("{}: {e}", job.ssh.program))?;
+    if !out.status.success() {
+        return Err(format!("creating {dir} on the board: {}", said(&out)));
+    }
+    let mut words = vec![shell_quote(&job.binary)];
+    words.extend(job.args.iter().map(|a| shell_quote(a)));
+    words.extend(["--export-json".to_string(), format!("{dir}/run.json")]);
+    if job.raw {
+        words.extend(["--raw".to_string(), format!("{dir}/raw.csv")]);
+    }
+    if job.plan.is_some() {
+        words.extend(["--plan".to_string(), format!("{dir}/plan.toml")]);
+    }
+    let remote = board_script(&words.join(" "), &dir);
+    let mut child = job
+        .ssh
+        .command(true, &remote)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", job.ssh.program))?;
+    // A second local signal ends this process at once: the connection is then cut, so the
+    // board's shell gets its SIGHUP and its run restores the board.
+    let ssh_pid = child.id() as i32;
+    let restorer = crate::interrupt::register_restorer(move || {
+        let _ = crate::sys::process::signal_process(ssh_pid, signal_hook::consts::SIGKILL);
+    });
+    let stream = child.stdout.take().expect("stdout is piped");
+    let prefix = job.prefix.clone();
+    let streamer = std::thread::Builder::new()
+        .name("latscope-remote-stream".into())
+        .stack_size(crate::sys::memlock::HELPER_STACK_BYTES)
+        .spawn(move || relay(stream, prefix.as_deref()))
+        .map_err(|e| format!("starting the output thread: {e}"))?;
+    let mut stopped_here = false;
+    let mut cut = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if stop.load(Ordering::SeqCst) && !stopped_here {
+            stopped_here = true;
+            // The board's run is told as Ctrl-C would tell it; if that connection fails,
+            // cutting ours hangs up its shell, which passes SIGHUP on.
+            let told = job
+                .ssh
+                .capture(&format!("kill -INT $(cat {dir}/pid)"), None)
+                .is_ok_and(|out| out.status.success());
+            if !told {
+                let _ = child.kill();
+                cut = true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    crate::interrupt::unregister_restorer(restorer);
+    let _ = streamer.join();
+    let mut outcome = Outcome {
+        dropped: cut || status.is_none_or(|s| s.code() == Some(255) || s.code().is_none()),
+        stopped_here,
+        ..Outcome::default()
+    };
+    fetch(job, &dir, &mut outcome);
+    Ok(outcome)
+}
+
+/// The shell command the board runs: latscope in the background with its pid kept, the
+/// shell passing SIGHUP, SIGINT and SIGTERM on to it, then its exit code written down.
+/// A dropped connection hangs up the terminal, which signals only the session leader (the
+/// shell): a foreground latscope would never hear of it, and a shell defers its traps
+/// until a foreground command ends. POSIX sh (dash, busybox ash, bash): `wait` is cut
+/// short by a trapped signal, so it is repeated while latscope lives; the last `wait`
+/// gives the status of a child the shell already reaped (127: it forgot it).
+fn board_script(command: &str, dir: &str) -> String {
+    format!(
+        "{command} > {dir}/stdout & p=$!; echo $p > {dir}/pid; \
+         for s in HUP INT TERM; do trap \"kill -$s $p 2>/dev/null\" $s; done; \
+         wait $p; rc=$?; while kill -0 $p 2>/dev/null; do wait $p; rc=$?; done; \
+         wait $p 2>/dev/null; last=$?; [ $last -ne 127 ] && rc=$last; \
+         echo $rc > {dir}/exit"
+    )
+}
+
+/// Copies the board's terminal output to stderr: as it comes for one board (`\r\n` made
+/// `\n`, the progress line's `\r` kept), else line by line with the host before each line
+/// and a progress line at most every PROGRESS_EVERY.
+fn relay(mut stream: impl Read, prefix: Option<&str>) {
+    let mut buf = [0u8; 4096];
+    let mut line: Vec<u8> = Vec::new();
+    let mut last_progress: Option<Instant> = None;
+    let mut pending_cr = false;
+    let stderr = std::io::stderr();
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        let mut out = stderr.lock();
+        for &b in &buf[..n] {
+            let Some(prefix) = prefix else {
+                if pending_cr && b != b'\n' {
+                    let _ = out.write_all(b"\r");
+                }
+                pending_cr = b == b'\r';
+                if !pending_cr {
+                    let _ = out.write_all(&[b]);
+                }
+                continue;
+            };
+            // `\r\n` (the terminal's newline) ends a line; a `\r` alone ends a progress
+            // line's redraw.
+            if pending_cr && b != b'\n' {
+                let text = without_escapes(&String::from_utf8_lossy(&line));
+                if !text.is_empty() && last_progress.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) {
+                    let _ = writeln!(out, "{prefix}{text}");
+                    last_progress = Some(Instant::now());
+                }
+                line.clear();
+            }
+            pending_cr = b == b'\r';
+            match b {
+                b'\n' => {
+                    if !line.is_empty() {
+                        let _ =
+                            writeln!(out, "{prefix}{}", String::from_utf8_lossy(&line).trim_end());
+                    }
+                    line.clear();
+                }
+                b'\r' => {}
+                _ => line.push(b),
+            }
+        }
+        let _ = out.flush();
+    }
+    if pending_cr && prefix.is_none() {
+        let _ = std::io::stderr().write_all(b"\r");
+    }
+}
+
+/// A progress line without its terminal control sequences (`ESC [ ... letter`: the
+/// cursor and erase codes the progress bar draws with), trimmed. By hand: these dozen lines
+/// are all of ANSI that a progress line uses.
+fn without_escapes(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.next() == Some('[') {
+                for d in chars.by_ref() {
+                    if ('\u{40}'..='\u{7e}').contains(&d) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out.trim().to_string()
+}
+
+/// One remote command, over a new connection each try (the board may be rebooting its
+/// network, or the drop may have been ours); `None` after FETCH_TRIES failed connections.
+fn fetch_one(ssh: &Ssh, remote: &str) -> Result<std::process::Output, String> {
+    let mut last = String::new();
+    for attempt in 0..FETCH_TRIES {
+        if attempt > 0 {
+            std::thread::sleep(Duration::from_secs(1 << (attempt - 1)));
+        }
+        match ssh.capture(remote, None) {
+            Ok(out) if !ssh_failed(&out) => return Ok(out),
+            Ok(out) => last = said(&out),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(format!(
+        "{FETCH_TRIES} connections failed, the last: {last}"
+    ))
+}
+
+/// Waits for the board's run to end, fetches its files and removes the directory.
+fn fetch(job: &Job, dir: &str, outcome: &mut Outcome) {
+    let wait = format!(
+        "i=0; while [ ! -e {dir}/exit ] && [ $i -lt {END_WAIT_TENTHS} ]; do sleep 0.1; i=$((i+1)); done; cat {dir}/exit 2>/dev/null"
+    );
+    match fetch_one(&job.ssh, &wait) {
+        Ok(out) => {
+            outcome.exit = String::from_utf8_lossy(&out.stdout).trim().parse().ok();
+        }
+        Err(e) => {
+            outcome.fetch_error = Some(format!("the result stays on the board in {dir}: {e}"));
+            return;
+        }
+    }
+    let mut names = vec!["run.json"];
+    if job.raw {
+        names.push("raw.csv");
+    }
+    let mut fetched = Vec::new();
+    for name in names {
+        match fetch_one(&job.ssh, &format!("cat {dir}/{name}")) {
+            Ok(out) if out.status.success() => fetched.push(Some(out.stdout)),
+            Ok(out) => {
+                outcome.fetch_error = Some(format!("{dir}/{name}: {}", said(&out)));
+                fetched.push(None);
+            }
+            Err(e) => {
+                outcome.fetch_error = Some(format!("the result stays on the board in {dir}: {e}"));
+                return;
+            }
+        }
+    }
+    let mut fetched = fetched.into_iter();
+    outcome.json = fetched.next().flatten();
+    outcome.raw = fetched.next().flatten();
+    if let Ok(out) = fetch_one(&job.ssh, &format!("cat {dir}/stdout")) {
+        outcome.stdout = out.stdout;
+    }
+    if outcome.fetch_error.is_none() {
+        let _ = fetch_one(&job.ssh, &format!("rm -rf {dir}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn progress_lines_lose_their_control_codes() {
+        assert_eq!(
+            super::without_escapes("\u{1b}[2K⠁   1s timer  8% | cpu0: 248\u{1b}[0m "),
+            "⠁   1s timer  8% | cpu0: 248"
+        );
+    }
+}

@@ -1,0 +1,558 @@
+//! `--host` (issue 13, "Remote runs without a farm") against this machine itself: an sshd of
+//! the test's own on a free port of 127.0.0.1, with throwaway host and client keys, stands in
+//! for a board. A run's result is fetched, two hosts run at once, the cached binary is
+//! reused, a dropped connection leaves the "board" restored with its result kept, and an
+//! unreachable host gets its own exit code.
+
+use crate::common::*;
+use crate::exit_paths::{diff, system_state};
+use serde_json::Value;
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// An sshd for root on 127.0.0.1 only, killed on drop.
+struct Sshd {
+    child: Child,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl Sshd {
+    fn start() -> Sshd {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = dir.path();
+        for key in ["host", "client"] {
+            let out = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(d.join(key))
+                .output()
+                .expect("ssh-keygen runs");
+            assert!(out.status.success(), "ssh-keygen: {out:?}");
+        }
+        std::fs::copy(d.join("client.pub"), d.join("authorized_keys")).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        std::fs::write(
+            d.join("sshd_config"),
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host\n\
+                 AuthorizedKeysFile {dir}/authorized_keys\nPermitRootLogin prohibit-password\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
+                 StrictModes no\nPidFile {dir}/sshd.pid\n",
+                dir = d.display()
+            ),
+        )
+        .unwrap();
+        // The privilege separation directory sshd insists on.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let child = Command::new(SSHD)
+            .args(["-D", "-e", "-f"])
+            .arg(d.join("sshd_config"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sshd starts");
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "sshd did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Sshd { child, dir, port }
+    }
+
+    /// The `--ssh-option`s that reach it.
+    fn options(&self) -> Vec<String> {
+        [
+            format!("-p{}", self.port),
+            format!("-i{}", self.dir.path().join("client").display()),
+            "-oStrictHostKeyChecking=no".into(),
+            "-oUserKnownHostsFile=/dev/null".into(),
+            "-oLogLevel=ERROR".into(),
+        ]
+        .iter()
+        .map(|o| format!("--ssh-option={o}"))
+        .collect()
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn unavailable() -> Option<String> {
+    if latscope::sys::process::effective_uid() != 0 {
+        return Some("needs root (an sshd for root@127.0.0.1)".into());
+    }
+    if !Path::new(SSHD).exists() {
+        return Some("openssh-server not installed (apt-get install openssh-server)".into());
+    }
+    missing("ssh", "openssh-client").or_else(|| missing("ssh-keygen", "openssh-client"))
+}
+
+fn run_remote(sshd: &Sshd, args: &[&str]) -> Output {
+    latscope()
+        .args(args)
+        .args(sshd.options())
+        .output()
+        .expect("latscope runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("result fetched"))
+        .expect("valid JSON")
+}
+
+fn samples_of(run: &Value) -> u64 {
+    run["scenarios"][0]["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .map(|t| t["samples"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+/// The board-side scratch directories and processes of remote runs.
+fn remote_leftovers() -> Vec<String> {
+    let mut left: Vec<String> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("latscope-remote-"))
+        .collect();
+    let ps = Command::new("pgrep")
+        .args(["-af", "latscope-remote-"])
+        .output()
+        .unwrap();
+    left.extend(
+        text(&ps.stdout)
+            .lines()
+            .filter(|l| !l.contains("pgrep"))
+            .map(|l| format!("process {l}")),
+    );
+    left
+}
+
+fn a_timer_run_over_ssh_brings_its_result_home() {
+    let sshd = Sshd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let raw = dir.path().join("raw.csv");
+    let cpu = test_cpu().to_string();
+    let out = {
+        let _lock = latency_lock();
+        run_remote(
+            &sshd,
+            &[
+                "timer",
+                "-D",
+                "1s",
+                "-a",
+                &cpu,
+                "--host",
+                "root@127.0.0.1",
+                "--export-json",
+                json.to_str().unwrap(),
+                "--raw",
+                raw.to_str().unwrap(),
+                "--export-csv",
+                dir.path().join("run.csv").to_str().unwrap(),
+            ],
+        )
+    };
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run = read_json(&json);
+    let samples = samples_of(&run);
+    assert!(
+        (900..=1100).contains(&samples),
+        "{samples} samples in 1 s at 1 ms"
+    );
+    assert_eq!(run["interrupted"], false);
+    let raw_rows = std::fs::read_to_string(&raw).unwrap().lines().count() as u64;
+    assert!(
+        raw_rows >= samples,
+        "{raw_rows} raw rows for {samples} samples"
+    );
+    assert!(dir.path().join("run.csv").exists(), "the local CSV export");
+    assert!(
+        text(&out.stdout).contains("clock-nanosleep"),
+        "the board's table"
+    );
+    assert!(remote_leftovers().is_empty(), "{:?}", remote_leftovers());
+}
+
+fn the_cached_binary_is_copied_once() {
+    let sshd = Sshd::start();
+    // Every run of these tests holds the lock, so none copies while this one looks.
+    let _lock = latency_lock();
+    // This build's cache entry is removed first, so the first run must copy.
+    let size = std::fs::metadata(latscope_path()).unwrap().len();
+    if let Ok(entries) = std::fs::read_dir("/root/.cache/latscope") {
+        for e in entries.flatten() {
+            if e.file_name()
+                .to_string_lossy()
+                .ends_with(&format!("-{size}"))
+            {
+                std::fs::remove_file(e.path()).unwrap();
+            }
+        }
+    }
+    let cpu = test_cpu().to_string();
+    let args = [
+        "timer",
+        "-l",
+        "100",
+        "-a",
+        &cpu,
+        "-q",
+        "--host",
+        "root@127.0.0.1",
+    ];
+    let first = run_remote(&sshd, &args);
+    let second = run_remote(&sshd, &args);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert!(
+        text(&first.stderr).contains("copying latscope"),
+        "{}",
+        text(&first.stderr)
+    );
+    assert!(
+        !text(&second.stderr).contains("copying latscope"),
+        "{}",
+        text(&second.stderr)
+    );
+    let cached = std::fs::read_dir("/root/.cache/latscope").unwrap().count();
+    assert!(cached <= 3, "{cached} cached binaries (at most 3 kept)");
+}
+
+fn two_hosts_run_at_once_with_a_result_each() {
+    let sshd = Sshd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let cpu = test_cpu().to_string();
+    let (out, took) = {
+        let _lock = latency_lock();
+        let started = Instant::now();
+        let out = run_remote(
+            &sshd,
+            &[
+                "timer",
+                "-D",
+                "2s",
+                "-a",
+                &cpu,
+                "--host",
+                "root@127.0.0.1,root@localhost",
+                "--export-json",
+                json.to_str().unwrap(),
+            ],
+        );
+        (out, started.elapsed())
+    };
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for host in ["root_127.0.0.1", "root_localhost"] {
+        let run = read_json(&dir.path().join(format!("run.{host}.json")));
+        assert!(samples_of(&run) > 1000, "{host}: {}", samples_of(&run));
+    }
+    let stdout = text(&out.stdout);
+    for host in ["[root@127.0.0.1]", "[root@localhost]"] {
+        assert!(stdout.contains(host), "lines of {host} in\n{stdout}");
+    }
+    // In parallel: two 2-second runs (plus their 1 s warm-ups) take less than both in turn.
+    assert!(took < Duration::from_secs(6 + 5), "two hosts took {took:?}");
+}
+
+/// A local latscope run with `--host`, killed if the test ends first (a panic would
+/// otherwise leave it measuring, and isolating, for its whole duration).
+struct LocalRun(Option<Child>);
+
+impl LocalRun {
+    fn start(sshd: &Sshd, args: &[&str]) -> LocalRun {
+        let child = latscope_command()
+            .args(args)
+            .args(sshd.options())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("latscope starts");
+        LocalRun(Some(child))
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.as_ref().expect("running").id()
+    }
+
+    /// The `ssh -tt` carrying the board's run, once the run there has started (its
+    /// scratch directory has a pid file).
+    fn wait_for_the_board_run(&mut self) -> String {
+        let started = Instant::now();
+        loop {
+            let ssh = Command::new("pgrep")
+                .args(["-P", &self.pid().to_string(), "-f", "--", " -tt "])
+                .output()
+                .unwrap();
+            let running = std::fs::read_dir("/tmp").unwrap().flatten().any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("latscope-remote-{}-", self.pid()))
+                    && e.path().join("pid").exists()
+            });
+            if let (Some(pid), true) = (text(&ssh.stdout).lines().next(), running) {
+                return pid.to_string();
+            }
+            if let Ok(Some(status)) = self.0.as_mut().unwrap().try_wait() {
+                panic!("latscope ended first: {status}");
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the board's run never started"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Its exit code and stderr, within `limit`.
+    fn finish(&mut self, limit: Duration) -> (Option<i32>, String) {
+        let deadline = Instant::now() + limit;
+        let child = self.0.as_mut().unwrap();
+        while child.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "latscope did not end within {limit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let out = self.0.take().unwrap().wait_with_output().unwrap();
+        (out.status.code(), text(&out.stderr))
+    }
+}
+
+impl Drop for LocalRun {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn a_dropped_connection_restores_the_board_and_keeps_the_result() {
+    let sshd = Sshd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let cpu = test_cpu().to_string();
+    let _lock = latency_lock();
+    let before = system_state();
+    let json_arg = json.to_string_lossy().into_owned();
+    let mut run = LocalRun::start(
+        &sshd,
+        &[
+            "timer",
+            "-D",
+            "60s",
+            "-a",
+            &cpu,
+            "--isolate",
+            &cpu,
+            "-q",
+            "--host",
+            "root@127.0.0.1",
+            "--export-json",
+            &json_arg,
+        ],
+    );
+    let ssh = run.wait_for_the_board_run();
+    // The isolation is in place on the "board" (a latscope-PID-rt cpuset).
+    let started = Instant::now();
+    let shielded = || {
+        std::fs::read_dir("/sys/fs/cgroup/cpuset")
+            .map(|rd| {
+                rd.flatten()
+                    .any(|e| e.file_name().to_string_lossy().starts_with("latscope-"))
+            })
+            .unwrap_or(false)
+    };
+    while !shielded() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the board never isolated CPU {cpu}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    // The connection drops: the ssh client carrying the run dies.
+    Command::new("kill").args(["-9", &ssh]).status().unwrap();
+    let (code, stderr) = run.finish(Duration::from_secs(90));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("ended before its run did"), "{stderr}");
+    let result = read_json(&json);
+    assert_eq!(result["interrupted"], true, "{}", result["interrupted"]);
+    assert_eq!(result["interrupted_by"], "SIGHUP");
+    assert!(
+        samples_of(&result) > 1000,
+        "{} samples kept",
+        samples_of(&result)
+    );
+    let after = system_state();
+    let changed = diff(&before, &after);
+    assert!(
+        changed.is_empty(),
+        "the board is not as before: {changed:#?}"
+    );
+    assert!(remote_leftovers().is_empty(), "{:?}", remote_leftovers());
+}
+
+/// Ctrl-C here reaches the board's run as SIGINT (over a second connection): it ends
+/// the way a local Ctrl-C ends a run, its result is fetched and marked so, exit 130.
+fn a_local_ctrl_c_interrupts_the_board_run() {
+    let sshd = Sshd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let json_arg = json.to_string_lossy().into_owned();
+    let _lock = latency_lock();
+    let mut run = LocalRun::start(
+        &sshd,
+        &[
+            "timer",
+            "-D",
+            "60s",
+            "-q",
+            "--host",
+            "root@127.0.0.1",
+            "--export-json",
+            &json_arg,
+        ],
+    );
+    run.wait_for_the_board_run();
+    std::thread::sleep(Duration::from_secs(2));
+    Command::new("kill")
+        .args(["-INT", &run.pid().to_string()])
+        .status()
+        .unwrap();
+    let (code, stderr) = run.finish(Duration::from_secs(30));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("was sent SIGINT"), "{stderr}");
+    let result = read_json(&json);
+    assert_eq!(result["interrupted_by"], "SIGINT", "{stderr}");
+    assert!(
+        samples_of(&result) > 1000,
+        "{} samples kept",
+        samples_of(&result)
+    );
+    assert!(remote_leftovers().is_empty(), "{:?}", remote_leftovers());
+}
+
+fn an_unreachable_host_exits_6_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = latscope()
+        .args([
+            "timer",
+            "-D",
+            "1s",
+            "--host",
+            "root@127.0.0.1",
+            "--ssh-option=-p1",
+            "--ssh-option=-oConnectTimeout=5",
+            "--export-json",
+        ])
+        .arg(dir.path().join("run.json"))
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains("cannot run on root@127.0.0.1 over ssh") && stderr.contains("--ssh-option"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("run.json").exists());
+}
+
+fn resume_with_host_is_refused() {
+    let out = latscope()
+        .args([
+            "suite",
+            "--preset",
+            "quick",
+            "--resume",
+            "--export-json",
+            "/tmp/x.json",
+            "--host",
+            "root@board",
+        ])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--resume") && stderr.contains("on the board"),
+        "{stderr}"
+    );
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut cases = cases_unless(
+        unavailable(),
+        &[
+            (
+                "a_timer_run_over_ssh_brings_its_result_home",
+                a_timer_run_over_ssh_brings_its_result_home,
+            ),
+            (
+                "the_cached_binary_is_copied_once",
+                the_cached_binary_is_copied_once,
+            ),
+            (
+                "two_hosts_run_at_once_with_a_result_each",
+                two_hosts_run_at_once_with_a_result_each,
+            ),
+            (
+                "a_local_ctrl_c_interrupts_the_board_run",
+                a_local_ctrl_c_interrupts_the_board_run,
+            ),
+        ],
+    );
+    let isolation = unavailable().or_else(|| {
+        if latscope::sys::affinity::online_cpus().len() < 2 {
+            return Some("needs two online CPUs".into());
+        }
+        latscope::isolate::check_available()
+            .err()
+            .map(|e| e.to_string())
+    });
+    cases.push(
+        case(
+            "a_dropped_connection_restores_the_board_and_keeps_the_result",
+            a_dropped_connection_restores_the_board_and_keeps_the_result,
+        )
+        .unless(isolation),
+    );
+    cases.push(
+        case(
+            "an_unreachable_host_exits_6_naming_it",
+            an_unreachable_host_exits_6_naming_it,
+        )
+        .unless(missing("ssh", "openssh-client")),
+    );
+    cases.push(case(
+        "resume_with_host_is_refused",
+        resume_with_host_is_refused,
+    ));
+    cases
+}
