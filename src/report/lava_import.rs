@@ -29,10 +29,11 @@ pub fn load_result(path: &Path) -> Result<Run, UserError> {
     super::cyclictest_import::load_any(path)
 }
 
-/// Whether a text is a LAVA log (or `--export-lava` lines) rather than JSON.
+/// Whether a text is a LAVA log (or `--export-lava` lines) rather than JSON. `lava-run`'s
+/// own stdout is a log too: one `{"dt": ..., "lvl": ...}` object a line.
 pub fn looks_like_lava_log(text: &str) -> bool {
     let start = text.trim_start();
-    !start.starts_with('{')
+    (!start.starts_with('{') || start.starts_with("{\"dt\": "))
         && (text.contains("lava-test-case ")
             || text.contains("TEST_CASE_ID=")
             || text.contains("\"lvl\": \"results\""))
@@ -193,6 +194,10 @@ fn kernel_of(text: &str) -> (String, String) {
         if let Some(i) = line.find("Linux version ") {
             let rest = &line[i + "Linux version ".len()..];
             let release = rest.split_whitespace().next().unwrap_or("").to_string();
+            // LAVA's own lines name the pattern it waits for (`'Linux version [0-9]'`).
+            if !release.starts_with(|c: char| c.is_ascii_digit()) {
+                continue;
+            }
             let model = if rest.contains("PREEMPT_RT") {
                 "PREEMPT_RT"
             } else if rest.contains("PREEMPT_DYNAMIC") {
@@ -375,6 +380,25 @@ mod tests {
             let _ = lava_cases(&text);
             let _ = from_lava_log(&text, "x");
         }
+    }
+
+    #[test]
+    fn lava_runs_own_stdout_is_a_log_and_its_prompt_pattern_no_kernel() {
+        let text = concat!(
+            r#"{"dt": "2026-11-24T19:43:36.1", "lvl": "debug", "msg": "Setting prompt string to ['Linux version [0-9]']"}"#,
+            "\n",
+            r#"{"dt": "2026-11-24T19:43:40.2", "lvl": "target", "msg": "[    0.000000] Linux version 6.1.0-56-rt-amd64 (debian-kernel@lists.debian.org) #1 SMP PREEMPT_RT Debian"}"#,
+            "\n",
+            r#"{"dt": "2026-11-24T19:43:50.3", "lvl": "results", "msg": {"case": "timer_clock-nanosleep_1ms_cpu1_max", "definition": "0_latscope", "measurement": 4845.6, "result": "pass", "units": "us"}}"#,
+            "\n",
+        );
+        assert!(looks_like_lava_log(text));
+        assert_eq!(
+            kernel_of(text),
+            ("6.1.0-56-rt-amd64".to_string(), "PREEMPT_RT".to_string())
+        );
+        let run = from_lava_log(text, "job").expect("read");
+        assert_eq!(run.scenarios[0].threads[0].summary.max_ns, 4_845_600);
     }
 
     #[test]
