@@ -17,6 +17,7 @@ mod html_browser;
 mod injected_stall;
 mod interrupt;
 mod isolate;
+mod lava;
 mod loads;
 mod net;
 mod noise;
@@ -48,6 +49,7 @@ fn main() {
         ("injected_stall", injected_stall::cases),
         ("interrupt", interrupt::cases),
         ("isolate", isolate::cases),
+        ("lava", lava::cases),
         ("loads", loads::cases),
         ("net", net::cases),
         ("noise", noise::cases),
