@@ -2,22 +2,29 @@
 # latscope timer --method clock-nanosleep beside cyclictest, alternately on the same CPU:
 # FIFO 95, 1 ms, 20 000 loops, five pairs, both holding /dev/cpu_dma_latency at 0.
 # Prints the median of each tool's avg, p99 and max, their ratios, peak RSS and CPU time.
-# Usage: bench/vs-cyclictest.sh [CPU] [PAIRS] [LOOPS]   (as root)
+# MODE=cyclictest runs the drop-in instead, `latscope cyclictest` with cyclictest's own
+# argument list, and reads its --json file with the same parser as cyclictest's.
+# Every run holds the latency-test lock, so no test measures meanwhile.
+# Usage: bench/vs-cyclictest.sh [CPU] [PAIRS] [LOOPS] [MODE]   (as root; MODE timer|cyclictest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CPU=${1:-1}
 PAIRS=${2:-5}
 LOOPS=${3:-20000}
+MODE=${4:-timer}
+LOCK=/tmp/latscope-latency-tests.lock
 command -v cyclictest >/dev/null || { apt-get update -qq && apt-get install -y -qq rt-tests; }
-cargo build --release -q
-LATSCOPE=$PWD/target/release/latscope
+if [ -z "${LATSCOPE:-}" ]; then
+  cargo build --release -q
+  LATSCOPE=${CARGO_TARGET_DIR:-$PWD/target}/release/latscope
+fi
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
 # Runs a command, records its peak RSS (KiB) and CPU time (s) from wait4's rusage.
 measure() {
   local tag=$1; shift
-  python3 - "$OUT/$tag.rusage" "$@" <<'PY'
+  flock "$LOCK" python3 - "$OUT/$tag.rusage" "$@" <<'PY'
 import os, resource, subprocess, sys
 out, cmd = sys.argv[1], sys.argv[2:]
 p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -26,19 +33,24 @@ open(out, "w").write(f"{ru.ru_maxrss} {ru.ru_utime + ru.ru_stime:.3f} {os.waitst
 PY
 }
 
+CYCLICTEST_ARGS=(-m -q -l "$LOOPS" -i 1000 -p 95 -a "$CPU" -t 1 -h 100000)
 for i in $(seq 1 "$PAIRS"); do
   echo "pair $i/$PAIRS: cyclictest" >&2
-  measure "c$i" cyclictest -m -q -l "$LOOPS" -i 1000 -p 95 -a "$CPU" -t 1 -h 100000 --json="$OUT/c$i.json"
-  echo "pair $i/$PAIRS: latscope" >&2
-  measure "l$i" "$LATSCOPE" timer --method clock-nanosleep -i 1000 -l "$LOOPS" -p 95 -a "$CPU" \
-    --dma-latency 0 --warmup 0 -q --export-json "$OUT/l$i.json"
+  measure "c$i" cyclictest "${CYCLICTEST_ARGS[@]}" --json="$OUT/c$i.json"
+  echo "pair $i/$PAIRS: latscope $MODE" >&2
+  if [ "$MODE" = cyclictest ]; then
+    measure "l$i" "$LATSCOPE" cyclictest "${CYCLICTEST_ARGS[@]}" --json="$OUT/l$i.json"
+  else
+    measure "l$i" "$LATSCOPE" timer --method clock-nanosleep -i 1000 -l "$LOOPS" -p 95 -a "$CPU" \
+      --dma-latency 0 --warmup 0 -q --export-json "$OUT/l$i.json"
+  fi
 done
 
-python3 - "$OUT" "$PAIRS" <<'PY'
+python3 - "$OUT" "$PAIRS" "$MODE" <<'PY'
 import json, statistics, sys
-out, pairs = sys.argv[1], int(sys.argv[2])
-def cyc(i):
-    t = json.load(open(f"{out}/c{i}.json"))["thread"]["0"]
+out, pairs, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def cyc(i, tag="c"):
+    t = json.load(open(f"{out}/{tag}{i}.json"))["thread"]["0"]
     hist = sorted((int(k), v) for k, v in t["histogram"].items())
     total, seen, p99 = sum(v for _, v in hist), 0, None
     for us, v in hist:
@@ -47,6 +59,8 @@ def cyc(i):
             p99 = us
     return t["avg"], p99, t["max"]
 def lat(i):
+    if mode == "cyclictest":
+        return cyc(i, "l")
     t = json.load(open(f"{out}/l{i}.json"))["scenarios"][0]["threads"][0]
     return t["mean_ns"] / 1e3, t["p99_ns"] / 1e3, t["max_ns"] / 1e3
 def rusage(tag):
