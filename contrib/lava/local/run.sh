@@ -32,7 +32,9 @@ need() {
 need lava-run lava-dispatcher
 need qemu-system-x86_64 qemu-system-x86
 need cpio cpio
-need python3 python3
+# LAVA's own Python (with the yaml module lava-dispatcher depends on), not a PATH's pyenv.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
 [ "$(id -u)" = 0 ] || { echo "run.sh: lava-run needs root" >&2; exit 2; }
 file -L /bin/busybox 2>/dev/null | grep -q static \
   || { echo "run.sh: /bin/busybox is not static: apt-get install busybox-static" >&2; exit 2; }
@@ -79,14 +81,14 @@ trap cleanup EXIT
 # LAVA serves its overlay from /var/lib/lava/dispatcher (tmp/JOB/...); the guest reaches
 # this machine's loopback as 10.0.2.2 through QEMU's user network.
 mkdir -p /var/lib/lava/dispatcher/tmp
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m http.server "$port" --bind 127.0.0.1 --directory /var/lib/lava/dispatcher \
+port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$py" -m http.server "$port" --bind 127.0.0.1 --directory /var/lib/lava/dispatcher \
   >"$work/http.log" 2>&1 &
 http_pid=$!
 printf 'dispatcher_http_ip: "10.0.2.2:%s"\n' "$port" >"$work/dispatcher.yaml"
 
 # The job: the test definition inline (so this working tree's, not a commit's).
-python3 - "$definition" "$duration" >"$work/job.yaml" <<'PY'
+"$py" - "$definition" "$duration" >"$work/job.yaml" <<'PY'
 import sys, yaml
 definition = yaml.safe_load(open(sys.argv[1]))
 job = {
@@ -155,10 +157,10 @@ DEV
   rc=0
   lava-run --job-id "$job_id" --output-dir "$out/$kernel" --device "$work/device-$kernel.yaml" \
     --dispatcher "$work/dispatcher.yaml" "$work/job.yaml" >"$out/$kernel.log" 2>&1 || rc=$?
-  took=$(python3 -c "import time; print(f'{time.time() - $started:.1f}')")
+  took=$("$py" -c "import time; print(f'{time.time() - $started:.1f}')")
   rm -rf "/var/lib/lava/dispatcher/tmp/$job_id"
   # Every result LAVA recorded (its own and the definition's), as tab-separated rows.
-  python3 - "$out/$kernel.log" "$kernel" >>"$out/results.tsv" <<'PY'
+  "$py" - "$out/$kernel.log" "$kernel" >>"$out/results.tsv" <<'PY'
 import sys, yaml
 # One YAML flow mapping a line (JSON but for tags such as `! "571"`).
 for line in open(sys.argv[1], errors="replace"):
