@@ -396,7 +396,8 @@ fn a_dropped_connection_restores_the_board_and_keeps_the_result() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    std::thread::sleep(Duration::from_secs(2));
+    // The board's run warms up for 1 s, then measures; 3 s leave ~2 s of samples.
+    std::thread::sleep(Duration::from_secs(3));
     // The connection drops: the ssh client carrying the run dies.
     Command::new("kill").args(["-9", &ssh]).status().unwrap();
     let (code, stderr) = run.finish(Duration::from_secs(90));
@@ -406,7 +407,7 @@ fn a_dropped_connection_restores_the_board_and_keeps_the_result() {
     assert_eq!(result["interrupted"], true, "{}", result["interrupted"]);
     assert_eq!(result["interrupted_by"], "SIGHUP");
     assert!(
-        samples_of(&result) > 1000,
+        samples_of(&result) > 500,
         "{} samples kept",
         samples_of(&result)
     );
@@ -441,7 +442,8 @@ fn a_local_ctrl_c_interrupts_the_board_run() {
         ],
     );
     run.wait_for_the_board_run();
-    std::thread::sleep(Duration::from_secs(2));
+    // The board's run warms up for 1 s, then measures; 3 s leave ~2 s of samples.
+    std::thread::sleep(Duration::from_secs(3));
     Command::new("kill")
         .args(["-INT", &run.pid().to_string()])
         .status()
@@ -452,7 +454,7 @@ fn a_local_ctrl_c_interrupts_the_board_run() {
     let result = read_json(&json);
     assert_eq!(result["interrupted_by"], "SIGINT", "{stderr}");
     assert!(
-        samples_of(&result) > 1000,
+        samples_of(&result) > 500,
         "{} samples kept",
         samples_of(&result)
     );
