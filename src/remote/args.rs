@@ -2,19 +2,16 @@
 //! output files (the board writes its JSON and `--raw` into its own scratch directory,
 //! fetched afterwards), quoted for the remote shell.
 
-/// Options whose value is a local file (or a local-only setting): dropped from the board's
-/// command line, with their value.
-const LOCAL_ONLY: [&str; 9] = [
-    "--host",
-    "--ssh-option",
-    "--export-json",
-    "--export-csv",
-    "--export-markdown",
-    "--export-html",
-    "--export-junit",
-    "--export-lava",
-    "--raw",
-];
+/// Options whose value is local (ssh's, or a file written here): dropped from the board's
+/// command line, with their value. Every `--export-*` comes from `Format`, so a new export
+/// format is never handed to the board as a path of this machine.
+fn is_local_only(option: &str) -> bool {
+    use clap::ValueEnum;
+    ["--host", "--ssh-option", "--raw"].contains(&option)
+        || crate::report::Format::value_variants()
+            .iter()
+            .any(|f| f.flag().starts_with("--export-") && f.flag() == option)
+}
 
 /// `--plan FILE`: a local file the board gets a copy of.
 pub const PLAN_OPTION: &str = "--plan";
@@ -31,14 +28,14 @@ pub fn board_args(command_line: &[String]) -> (Vec<String>, Option<String>) {
             out.extend(args.by_ref().cloned());
             break;
         }
-        if LOCAL_ONLY.contains(&arg.as_str()) {
+        if is_local_only(arg) {
             args.next();
             continue;
         }
-        if LOCAL_ONLY.iter().any(|o| {
-            arg.strip_prefix(o)
-                .is_some_and(|rest| rest.starts_with('='))
-        }) {
+        if arg
+            .split_once('=')
+            .is_some_and(|(option, _)| is_local_only(option))
+        {
             continue;
         }
         if arg == PLAN_OPTION {
@@ -120,6 +117,19 @@ mod tests {
             ])
         );
         assert_eq!(plan, None);
+    }
+
+    #[test]
+    fn every_export_format_is_written_here() {
+        use clap::ValueEnum;
+        for format in crate::report::Format::value_variants() {
+            let flag = format.flag();
+            if !flag.starts_with("--export-") {
+                continue;
+            }
+            let (args, _) = board_args(&line(&["latscope", "timer", flag, "x", "-q"]));
+            assert_eq!(args, line(&["timer", "-q"]), "{flag}");
+        }
     }
 
     #[test]

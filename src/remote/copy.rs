@@ -11,21 +11,7 @@ const KEEP: usize = 3;
 
 /// The cache file name of this build: its version (with the commit) and its size.
 fn cached_name(size: u64) -> String {
-    let version: String = crate::build_info::VERSION
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let version = version
-        .split('-')
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("-");
+    let version = super::args::file_safe(crate::build_info::VERSION);
     format!("latscope-{version}-{size}")
 }
 
@@ -114,7 +100,7 @@ mod tests {
         assert!(name.ends_with("-123"), "{name}");
         assert!(
             name.chars()
-                .all(|c| c.is_ascii_alphanumeric() || ".-".contains(c)),
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)),
             "{name}"
         );
     }

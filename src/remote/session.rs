@@ -260,51 +260,87 @@ fn fetch_one(ssh: &Ssh, remote: &str) -> Result<std::process::Output, String> {
     ))
 }
 
-/// Waits for the board's run to end, fetches its files and removes the directory.
+/// What a board's run leaves in its scratch directory, fetched in one connection: the
+/// exit code the shell wrote, the result, the `--raw` CSV and the table it printed.
+const RUN_FILES: [&str; 4] = ["exit", "run.json", "raw.csv", "stdout"];
+
+/// Waits for the board's run to end, fetches its files over one connection and then
+/// removes the directory (only once everything arrived: a failed fetch leaves it there).
 fn fetch(job: &Job, dir: &str, outcome: &mut Outcome) {
-    let wait = format!(
-        "i=0; while [ ! -e {dir}/exit ] && [ $i -lt {END_WAIT_TENTHS} ]; do sleep 0.1; i=$((i+1)); done; cat {dir}/exit 2>/dev/null"
+    // Each file as a line `NAME SIZE` and then exactly SIZE bytes (`head -c`: a file
+    // replaced meanwhile cannot shift the frames after it).
+    let script = format!(
+        "i=0; while [ ! -e {dir}/exit ] && [ $i -lt {END_WAIT_TENTHS} ]; do sleep 0.1; i=$((i+1)); done; \
+         cd {dir} && for f in {}; do if [ -f \"$f\" ]; then s=$(wc -c < \"$f\"); echo \"$f $s\"; head -c \"$s\" \"$f\"; fi; done",
+        RUN_FILES.join(" ")
     );
-    match fetch_one(&job.ssh, &wait) {
-        Ok(out) => {
-            outcome.exit = String::from_utf8_lossy(&out.stdout).trim().parse().ok();
-        }
+    let kept = |e: &str| format!("the result stays on the board in {dir}: {e}");
+    let mut files = match fetch_one(&job.ssh, &script).and_then(|out| files_of(&out.stdout)) {
+        Ok(files) => files,
         Err(e) => {
-            outcome.fetch_error = Some(format!("the result stays on the board in {dir}: {e}"));
+            outcome.fetch_error = Some(kept(&e));
             return;
         }
-    }
-    let mut names = vec!["run.json"];
+    };
+    outcome.exit = files
+        .get("exit")
+        .and_then(|b| String::from_utf8_lossy(b).trim().parse().ok());
+    outcome.json = files.remove("run.json");
     if job.raw {
-        names.push("raw.csv");
+        outcome.raw = files.remove("raw.csv");
     }
-    let mut fetched = Vec::new();
-    for name in names {
-        match fetch_one(&job.ssh, &format!("cat {dir}/{name}")) {
-            Ok(out) if out.status.success() => fetched.push(Some(out.stdout)),
-            Ok(out) => {
-                outcome.fetch_error = Some(format!("{dir}/{name}: {}", said(&out)));
-                fetched.push(None);
-            }
-            Err(e) => {
-                outcome.fetch_error = Some(format!("the result stays on the board in {dir}: {e}"));
-                return;
-            }
-        }
-    }
-    let mut fetched = fetched.into_iter();
-    outcome.json = fetched.next().flatten();
-    outcome.raw = fetched.next().flatten();
-    if let Ok(out) = fetch_one(&job.ssh, &format!("cat {dir}/stdout")) {
-        outcome.stdout = out.stdout;
+    outcome.stdout = files.remove("stdout").unwrap_or_default();
+    if outcome.json.is_none() {
+        outcome.fetch_error = Some(format!(
+            "{dir}/run.json was not written (the board's messages above say why)"
+        ));
+    } else if job.raw && outcome.raw.is_none() {
+        outcome.fetch_error = Some(format!("{dir}/raw.csv was not written"));
     }
     if outcome.fetch_error.is_none() {
         let _ = fetch_one(&job.ssh, &format!("rm -rf {dir}"));
     }
 }
 
+/// The files of `fetch`'s output: `NAME SIZE\n` followed by SIZE bytes, again and again.
+fn files_of(mut bytes: &[u8]) -> Result<std::collections::BTreeMap<String, Vec<u8>>, String> {
+    let mut files = std::collections::BTreeMap::new();
+    while !bytes.is_empty() {
+        let end = bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .ok_or("a file's header line is cut off")?;
+        let header = String::from_utf8_lossy(&bytes[..end]).into_owned();
+        let mut words = header.split_whitespace();
+        let (Some(name), Some(size), None) = (words.next(), words.next(), words.next()) else {
+            return Err(format!("not a file header: {header:?}"));
+        };
+        let size: usize = size
+            .parse()
+            .map_err(|_| format!("not a file size: {header:?}"))?;
+        let body = &bytes[end + 1..];
+        if body.len() < size {
+            return Err(format!("{name}: {} of {size} bytes arrived", body.len()));
+        }
+        files.insert(name.to_string(), body[..size].to_vec());
+        bytes = &body[size..];
+    }
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn fetched_files_are_split_by_their_headers() {
+        let files = super::files_of(b"exit 4\n130\nrun.json    2\n{}stdout 0\n").unwrap();
+        assert_eq!(files["exit"], b"130\n");
+        assert_eq!(files["run.json"], b"{}");
+        assert_eq!(files["stdout"], b"");
+        assert!(super::files_of(b"run.json 10\n{}").is_err());
+        assert!(super::files_of(b"run.json\n{}").is_err());
+        assert!(super::files_of(b"run.json 2").is_err());
+    }
+
     #[test]
     fn progress_lines_lose_their_control_codes() {
         assert_eq!(
