@@ -107,9 +107,11 @@ pub fn have(program: &str) -> bool {
 ///
 /// It also gives the calling thread every online CPU back. The harness reuses its worker
 /// threads, and an `--isolate` test moves them into the shield's system cpuset and back;
-/// a CI run once saw a worker keep the system CPUs afterwards (the kernel's cpuset_fork
-/// leaves a task forked into the top cpuset with its parent's mask, so a fork racing the
-/// restore can keep it), and every child it spawned then could not pin to the test CPU.
+/// a CI run once saw a worker keep the system CPUs afterwards, and every child it spawned
+/// then could not pin to the test CPU. The cause is not proven; a likely one is a fork
+/// racing the restore (the kernel's cpuset_fork, as read, leaves a task forked into the
+/// top cpuset with its parent's mask). It was seen here after a crashed test had left an
+/// `--isolate` run measuring.
 /// That is noted on stderr, so it stays visible, and undone for this test.
 pub fn latency_lock() -> latscope::sys::filelock::FileLock {
     let lock = latscope::sys::filelock::FileLock::exclusive(std::path::Path::new(

@@ -81,28 +81,43 @@ fn stock_and_rt_kernels_run_latscope_under_lava() {
     for (kernel, cases) in &kernels {
         let rt = kernel.ends_with("-rt-amd64");
         let passed = |case: &str| cases.get(case).is_some_and(|r| r.result == "pass");
-        for case in [
-            "lava/job",
-            "lava/0_latscope",
-            "0_latscope/latscope-ran",
-            "0_latscope/latscope-limits",
-        ] {
+        for case in ["lava/job", "lava/0_latscope", "0_latscope/latscope-ran"] {
             assert!(
                 passed(case),
                 "{kernel}: {case} did not pass\n{tsv}\n{}",
                 logs(kernel)
             );
         }
+        let mut us = Vec::new();
         for stat in ["min", "avg", "p99", "max"] {
             let case = format!("0_latscope/timer_clock-nanosleep_1ms_cpu1_{stat}");
             let r = cases
                 .get(&case)
                 .unwrap_or_else(|| panic!("{kernel}: no {case}\n{tsv}"));
             assert_eq!(r.units, "us", "{kernel}: {case}");
-            assert!(
-                r.measurement.is_some_and(|us| us > 0.0 && us < 1_000_000.0),
-                "{kernel}: {case} measured {:?} µs",
-                r.measurement
+            let value = r
+                .measurement
+                .unwrap_or_else(|| panic!("{kernel}: {case} has no measurement"));
+            assert!(value > 0.0, "{kernel}: {case} measured {value} µs");
+            us.push(value);
+        }
+        assert!(
+            us.windows(2).all(|w| w[0] <= w[1]),
+            "{kernel}: min, avg, p99, max = {us:?} µs"
+        );
+        // The job's limit is max=1s: the verdicts LAVA recorded follow latscope's figure
+        // (a TCG guest's maximum is the emulation's, so either verdict may be right).
+        let within = us[3] <= 1_000_000.0;
+        let verdict = if within { "pass" } else { "fail" };
+        for case in [
+            "0_latscope/timer_clock-nanosleep_1ms_cpu1_max",
+            "0_latscope/latscope-limits",
+        ] {
+            assert_eq!(
+                cases.get(case).map(|r| r.result.as_str()),
+                Some(verdict),
+                "{kernel}: {case} with max {} µs",
+                us[3]
             );
         }
         let preemption: Vec<&String> = cases
