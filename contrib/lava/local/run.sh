@@ -129,7 +129,7 @@ constants:
   default-shell-prompt: "lava-test: # "
   # LAVA matches its prompts in the last 4000 bytes it has read: with reads of LAVA's
   # usual 4092 bytes, "Linux version" at the start of a fast chunk of boot messages went
-  # unseen (3 of 4 PREEMPT_RT boots here timed out in auto-login); 1000 never missed.
+  # unseen (3 of 4 PREEMPT_RT boots here timed out in auto-login); with 1000, 6 of 6 passed.
   spawn_maxread: 1000
   failure_retry: 1
   boot_retry: 1
