@@ -454,10 +454,10 @@ pub struct RemoteArgs {
     /// Run this command on USER@BOARD instead of here, over the system's ssh (its config and
     /// keys; no password prompt). latscope is copied to the board's ~/.cache/latscope when
     /// missing, the progress line comes back, the result is fetched into the local
-    /// --export-json/--export-*/--raw files (one per board: run.BOARD.json). If the
-    /// connection drops, the board stops the run as on SIGHUP, restores what it changed and
-    /// keeps the result, which is fetched over a new connection. Repeat it (or use commas)
-    /// to run on several boards at once.
+    /// --export-json/--export-*/--raw files (one per board: run.BOARD.json). Ctrl-C here
+    /// reaches the board's run as SIGINT; if the connection drops, as SIGHUP: either way it
+    /// stops, restores what it changed and keeps the result, fetched over a new connection.
+    /// Repeat it (or use commas) to run on several boards at once.
     #[arg(long = "host", value_name = "USER@BOARD", value_delimiter = ',')]
     pub hosts: Vec<String>,
     /// One argument for ssh (repeatable), e.g. `--ssh-option=-p2222` or
