@@ -197,10 +197,17 @@ impl TraceSession {
     /// drains and decodes everything as usual.
     pub fn pause(&self) -> Result<(), TraceError> {
         self.instance.set_tracing(false)?;
+        self.hold_drain();
+        Ok(())
+    }
+
+    /// Stops the drain thread reading while tracing goes on: what is recorded from now on
+    /// stays in the kernel's buffer (up to its size) for the instance's non-consuming
+    /// `trace` file; `stop` drains and decodes it as usual.
+    pub fn hold_drain(&self) {
         if let Some(d) = &self.drainer {
             d.hold();
         }
-        Ok(())
     }
 
     /// Stops tracing, drains the rest, reads the loss counters, removes the instance and
