@@ -554,7 +554,7 @@ pub fn build(spec: &LoadSpec, cpus: &[usize]) -> anyhow::Result<Box<dyn Load>> {
             cpus,
             spec.count.unwrap_or(sleepers::DEFAULT_THREADS),
         )),
-        LoadKind::Switch => Box::new(switch::SwitchLoad::new(cpus, per_cpu)?),
+        LoadKind::Switch => Box::new(switch::switch_load(cpus, per_cpu)?),
         LoadKind::Syscall => Box::new(syscall::SyscallLoad::new(cpus, per_cpu)?),
         LoadKind::Io => Box::new(io::IoLoad::new(
             cpus,
@@ -562,7 +562,7 @@ pub fn build(spec: &LoadSpec, cpus: &[usize]) -> anyhow::Result<Box<dyn Load>> {
             spec.size_bytes,
             spec.dir.as_deref(),
         )?),
-        LoadKind::Net => Box::new(net::NetLoad::new(cpus, per_cpu)?),
+        LoadKind::Net => Box::new(net::net_load(cpus, per_cpu)?),
         LoadKind::Fork => Box::new(fork::ForkLoad::new(cpus, per_cpu)),
         LoadKind::Serial => Box::new(serial::SerialLoad::new(cpus, spec)?),
         LoadKind::Exec => anyhow::bail!("exec loads run as child processes, not threads"),

@@ -1,30 +1,36 @@
 //! The `net` load: a TCP stream over loopback from a sender to a receiver thread on the
 //! same CPU — the network stack and its softirqs, reported as MB/s received.
 
-use super::socket_pairs::SocketPairs;
-use super::{Counters, Load, Step, Worker};
+use super::socket_pairs::{PairLoad, SocketPairs};
+use super::{Counters, Step, Worker};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 
 /// Bytes per write and per read buffer.
 const CHUNK_BYTES: usize = 64 * 1024;
 
-pub struct NetLoad {
-    /// Each worker's connection end: 2k sends, 2k+1 receives.
-    pairs: SocketPairs<TcpStream>,
-}
-
-impl NetLoad {
-    pub fn new(cpus: &[usize], pairs: usize) -> anyhow::Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
-        let addr = listener.local_addr()?;
-        let pairs = SocketPairs::new(cpus, pairs, || {
-            let sender = TcpStream::connect(addr)?;
-            let (receiver, _) = listener.accept()?;
-            Ok((sender, receiver))
-        })?;
-        Ok(Self { pairs })
-    }
+/// The `net` load: pair k's active end sends, its passive end receives.
+pub(super) fn net_load(cpus: &[usize], pairs: usize) -> anyhow::Result<PairLoad<TcpStream>> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let pairs = SocketPairs::new(cpus, pairs, || {
+        let sender = TcpStream::connect(addr)?;
+        let (receiver, _) = listener.accept()?;
+        Ok((sender, receiver))
+    })?;
+    Ok(PairLoad {
+        pairs,
+        name: "net",
+        units_per_reported: 1e6,
+        worker: |stream, sending| {
+            Box::new(NetWorker {
+                stream,
+                sending,
+                buffer: vec![0x5a; CHUNK_BYTES],
+                bytes: 0,
+            })
+        },
+    })
 }
 
 struct NetWorker {
@@ -72,32 +78,5 @@ impl Worker for NetWorker {
             "bytes_received"
         };
         Counters::from([(key, self.bytes)])
-    }
-}
-
-impl Load for NetLoad {
-    fn workers(&self) -> usize {
-        self.pairs.workers()
-    }
-    fn cpu_of(&self, index: usize) -> usize {
-        self.pairs.cpu_of(index)
-    }
-    fn follows_duty(&self, index: usize) -> bool {
-        index % 2 == 0
-    }
-    fn worker(&self, index: usize) -> anyhow::Result<Box<dyn Worker>> {
-        let stream = self.pairs.take_end(index, "net")?;
-        Ok(Box::new(NetWorker {
-            stream,
-            sending: index % 2 == 0,
-            buffer: vec![0x5a; CHUNK_BYTES],
-            bytes: 0,
-        }))
-    }
-    fn units_per_reported(&self) -> f64 {
-        1e6
-    }
-    fn shutdown(&self) {
-        self.pairs.shutdown();
     }
 }

@@ -1,6 +1,7 @@
 //! The connected socket pairs that the `net` and `switch` loads share: two workers a
 //! pair on one CPU, each taking its end once, and clones of every end to unblock them.
 
+use super::{Load, Worker};
 use std::net::{Shutdown, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::sync::Mutex;
@@ -85,5 +86,39 @@ impl<S: ShutdownBoth> SocketPairs<S> {
         for w in &self.wakers {
             w.shutdown_both();
         }
+    }
+}
+
+/// A load made of socket pairs (`net`, `switch`): worker 2k holds the active end of pair
+/// k and follows the duty cycle, 2k+1 the passive end.
+pub(super) struct PairLoad<S> {
+    pub(super) pairs: SocketPairs<S>,
+    /// The load's name, in errors.
+    pub(super) name: &'static str,
+    /// Counted units per reported unit.
+    pub(super) units_per_reported: f64,
+    /// Builds a worker from its end (`true`: the active end).
+    pub(super) worker: fn(S, bool) -> Box<dyn Worker>,
+}
+
+impl<S: ShutdownBoth + Send + Sync> Load for PairLoad<S> {
+    fn workers(&self) -> usize {
+        self.pairs.workers()
+    }
+    fn cpu_of(&self, index: usize) -> usize {
+        self.pairs.cpu_of(index)
+    }
+    fn follows_duty(&self, index: usize) -> bool {
+        index % 2 == 0
+    }
+    fn worker(&self, index: usize) -> anyhow::Result<Box<dyn Worker>> {
+        let end = self.pairs.take_end(index, self.name)?;
+        Ok((self.worker)(end, index % 2 == 0))
+    }
+    fn units_per_reported(&self) -> f64 {
+        self.units_per_reported
+    }
+    fn shutdown(&self) {
+        self.pairs.shutdown();
     }
 }

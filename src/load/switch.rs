@@ -1,8 +1,8 @@
 //! The `switch` load: thread pairs on one CPU ping-ponging a byte over a Unix socket
 //! pair, so every message is a sleep, a wake-up and a context switch.
 
-use super::socket_pairs::SocketPairs;
-use super::{Load, Step, Worker};
+use super::socket_pairs::{PairLoad, SocketPairs};
+use super::{Step, Worker};
 use std::io::{Read, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
@@ -10,15 +10,14 @@ use std::os::unix::net::UnixStream;
 /// Round trips per step of the active thread (two switches each).
 const ROUND_TRIPS_PER_STEP: u64 = 8;
 
-pub struct SwitchLoad {
-    pairs: SocketPairs<UnixStream>,
-}
-
-impl SwitchLoad {
-    pub fn new(cpus: &[usize], pairs: usize) -> anyhow::Result<Self> {
-        let pairs = SocketPairs::new(cpus, pairs, UnixStream::pair)?;
-        Ok(Self { pairs })
-    }
+/// The `switch` load: pair k's active end pings, its passive end answers.
+pub(super) fn switch_load(cpus: &[usize], pairs: usize) -> anyhow::Result<PairLoad<UnixStream>> {
+    Ok(PairLoad {
+        pairs: SocketPairs::new(cpus, pairs, UnixStream::pair)?,
+        name: "switch",
+        units_per_reported: 1.0,
+        worker: |stream, active| Box::new(SwitchWorker { stream, active }),
+    })
 }
 
 /// Index 2k pings (and follows the duty cycle), 2k+1 answers.
@@ -56,27 +55,5 @@ impl Worker for SwitchWorker {
             }
             Ok(Step::Did(0))
         }
-    }
-}
-
-impl Load for SwitchLoad {
-    fn workers(&self) -> usize {
-        self.pairs.workers()
-    }
-    fn cpu_of(&self, index: usize) -> usize {
-        self.pairs.cpu_of(index)
-    }
-    fn follows_duty(&self, index: usize) -> bool {
-        index % 2 == 0
-    }
-    fn worker(&self, index: usize) -> anyhow::Result<Box<dyn Worker>> {
-        let stream = self.pairs.take_end(index, "switch")?;
-        Ok(Box::new(SwitchWorker {
-            stream,
-            active: index % 2 == 0,
-        }))
-    }
-    fn shutdown(&self) {
-        self.pairs.shutdown();
     }
 }

@@ -556,6 +556,34 @@ pub fn resolve_output(output: OutputSettings) -> Result<OutputSettings, UserErro
     Ok(output)
 }
 
+/// The plan of one probe's command (timer, noise, wake, net): the shared options resolved
+/// with `default_cpus`, then the trace and the outputs, then the scenarios `build` makes
+/// from them (it may add warnings to the shared options' ones).
+pub fn command_plan(
+    common: &CommonRequest,
+    default_cpus: &[usize],
+    trace: Option<TraceSettings>,
+    output: OutputSettings,
+    machine: &Machine,
+    build: impl FnOnce(
+        &CommonPlan,
+        &Option<TraceSettings>,
+        &mut Vec<Warning>,
+    ) -> Result<Vec<ScenarioPlan>, UserError>,
+) -> Result<super::Plan, UserError> {
+    let common = resolve_common(common, default_cpus, machine)?;
+    let trace = resolve_trace(trace)?;
+    let output = resolve_output(output)?;
+    let mut warnings = common.warnings.clone();
+    let scenarios = build(&common, &trace, &mut warnings)?;
+    Ok(super::Plan {
+        scenarios,
+        output,
+        warnings,
+        suite: None,
+    })
+}
+
 /// Refuses RT busy-waiting where it could stall the machine, and warns about RT
 /// throttling where it will show up as latency.
 pub fn check_busy_safety(
@@ -600,6 +628,27 @@ pub fn check_busy_safety(
         }
     }
     Ok(())
+}
+
+/// The scenarios of `probes` (timer, noise; the CLI's and the suites'); where one of them
+/// busy-waits, the RT safety checks run first on this machine (their warnings go to
+/// `warnings`).
+pub fn busy_checked_scenarios<P: Probe + 'static>(
+    probes: Vec<P>,
+    common: &CommonPlan,
+    force: bool,
+    trace: &Option<TraceSettings>,
+    machine: &Machine,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<ScenarioPlan>, UserError> {
+    if probes.iter().any(|p| p.busy_waits()) {
+        check_busy_safety(&common.settings, force, machine, warnings)?;
+    }
+    let probes = probes
+        .into_iter()
+        .map(|p| Box::new(p) as Box<dyn Probe>)
+        .collect();
+    Ok(scenarios_of(probes, common, trace))
 }
 
 /// One scenario per probe, in order, all sharing `common` (settings, DMA latency request,

@@ -4,12 +4,13 @@
 //! `-h` setting the distance to 0); what latscope cannot honour is refused in one line
 //! naming the option and why. The output side is `report::cyclictest_format`.
 
+use super::common::busy_checked_scenarios;
 use super::common::{
     check_raw_capacity, duration_in_range, invalid, out_of_range, resolve_common, CommonRequest,
     CpuList, Machine, MAX_DURATION_NS, MAX_PERIOD_NS, MIN_PERIOD_NS,
 };
 use super::cyclictest_args::{parse, GivenOption};
-use super::timer::{timer_scenarios, RAW_BYTES_PER_SAMPLE};
+use super::timer::RAW_BYTES_PER_SAMPLE;
 use super::{OutputSettings, Plan};
 use crate::error::UserError;
 use crate::probe::timer::{CyclictestExtras, Method, StartAlignment, TimerProbe};
@@ -428,7 +429,8 @@ pub fn resolve(
         }),
     };
     let mut warnings = common.warnings.clone();
-    let scenarios = timer_scenarios(vec![probe], &common, false, &None, machine, &mut warnings)?;
+    let scenarios =
+        busy_checked_scenarios(vec![probe], &common, false, &None, machine, &mut warnings)?;
     if let Some(path) = &out.json {
         crate::report::exports::check_output_path("--json", &Some(path.clone()))?;
     }

@@ -4,8 +4,8 @@
 //! on this machine, one scenario per size. Also the plan of `latscope net --serve`.
 
 use super::common::{
-    check_common, check_output, duration_in_range, invalid, out_of_range, resolve_common,
-    resolve_output, scenarios_of, CommonPlan, CommonRequest, Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
+    check_common, check_output, command_plan, duration_in_range, invalid, out_of_range,
+    resolve_common, scenarios_of, CommonPlan, CommonRequest, Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
 };
 use super::{OutputSettings, Plan, ScenarioPlan};
 use crate::cli::NetArgs;
@@ -173,8 +173,6 @@ pub fn net_scenarios(
 
 /// Resolves a checked `latscope net` on this machine.
 pub fn resolve_net(request: NetRequest, machine: &Machine) -> Result<Plan, UserError> {
-    let common = resolve_common(&request.common, &[machine.last_cpu()], machine)?;
-    let output = resolve_output(request.output)?;
     let sweep = NetSweep {
         sizes: request.sizes,
         interval_ns: request.interval_ns,
@@ -182,12 +180,15 @@ pub fn resolve_net(request: NetRequest, machine: &Machine) -> Result<Plan, UserE
         deadline_ns: request.deadline_ns,
         target: request.target,
     };
-    Ok(Plan {
-        scenarios: net_scenarios(&sweep, request.reflector_cpu, &common, machine)?,
-        output,
-        warnings: common.warnings,
-        suite: None,
-    })
+    let reflector_cpu = request.reflector_cpu;
+    command_plan(
+        &request.common,
+        &[machine.last_cpu()],
+        None,
+        request.output,
+        machine,
+        |common, _, _| net_scenarios(&sweep, reflector_cpu, common, machine),
+    )
 }
 
 /// Builds the plan of `latscope net` (not --serve).

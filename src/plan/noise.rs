@@ -3,15 +3,13 @@
 //! chosen policy like the timer's busy method, so the same RT safety checks apply.
 
 use super::common::{
-    check_busy_safety, check_common, check_output, check_trace, duration_in_range, resolve_common,
-    resolve_output, resolve_trace, scenarios_of, CommonPlan, CommonRequest, Machine,
+    busy_checked_scenarios, check_common, check_output, check_trace, command_plan,
+    duration_in_range, CommonRequest, Machine,
 };
-use super::{OutputSettings, Plan, ScenarioPlan, TraceSettings};
+use super::{OutputSettings, Plan, TraceSettings};
 use crate::cli::NoiseArgs;
 use crate::error::UserError;
 use crate::probe::noise::NoiseProbe;
-use crate::probe::Probe;
-use crate::warning::Warning;
 
 /// `latscope noise` as typed, checked.
 pub struct NoiseRequest {
@@ -36,24 +34,6 @@ pub fn check_noise(args: &NoiseArgs) -> Result<NoiseRequest, UserError> {
     })
 }
 
-/// The scenarios of `probes` on resolved shared options (`latscope noise` and suites):
-/// they busy-wait at the chosen policy, so the RT safety checks apply.
-pub fn noise_scenarios(
-    probes: Vec<NoiseProbe>,
-    common: &CommonPlan,
-    force: bool,
-    trace: &Option<TraceSettings>,
-    machine: &Machine,
-    warnings: &mut Vec<Warning>,
-) -> Result<Vec<ScenarioPlan>, UserError> {
-    check_busy_safety(&common.settings, force, machine, warnings)?;
-    let probes = probes
-        .into_iter()
-        .map(|p| Box::new(p) as Box<dyn Probe>)
-        .collect();
-    Ok(scenarios_of(probes, common, trace))
-}
-
 /// The CPUs noise measures by default: every online CPU but the first (it keeps the
 /// machine's housekeeping), or the only one.
 pub fn default_noise_cpus(machine: &Machine) -> Vec<usize> {
@@ -67,24 +47,17 @@ pub fn default_noise_cpus(machine: &Machine) -> Vec<usize> {
 
 /// Resolves a checked `latscope noise` on this machine.
 pub fn resolve_noise(request: NoiseRequest, machine: &Machine) -> Result<Plan, UserError> {
-    let common = resolve_common(&request.common, &default_noise_cpus(machine), machine)?;
-    let mut warnings = common.warnings.clone();
-    let trace = resolve_trace(request.trace)?;
-    let scenarios = noise_scenarios(
-        vec![request.probe],
-        &common,
-        request.common.force,
-        &trace,
+    let force = request.common.force;
+    command_plan(
+        &request.common,
+        &default_noise_cpus(machine),
+        request.trace,
+        request.output,
         machine,
-        &mut warnings,
-    )?;
-    let output = resolve_output(request.output)?;
-    Ok(Plan {
-        scenarios,
-        output,
-        warnings,
-        suite: None,
-    })
+        |common, trace, warnings| {
+            busy_checked_scenarios(vec![request.probe], common, force, trace, machine, warnings)
+        },
+    )
 }
 
 /// Builds the plan of `latscope noise`.

@@ -5,6 +5,7 @@
 //! loads, CPUs, RT safety), so a suite is refused before its first scenario runs; errors
 //! name the block and the key.
 
+use super::common::busy_checked_scenarios;
 use super::common::{
     add_warnings, check_common, check_output, check_raw_capacity, check_trace, duration_in_range,
     invalid, parse_policy_spec, resolve_common, resolve_isolate, resolve_loads, resolve_output,
@@ -12,8 +13,7 @@ use super::common::{
     MIN_PERIOD_NS,
 };
 use super::net::{default_net_timing, net_scenarios, net_sizes, NetSweep};
-use super::noise::noise_scenarios;
-use super::timer::{timer_scenarios, RAW_BYTES_PER_SAMPLE};
+use super::timer::RAW_BYTES_PER_SAMPLE;
 use super::wake::{
     parse_competitors, wake_scenarios, WakeSweep, RAW_BYTES_PER_ITERATION as WAKE_RAW_BYTES,
 };
@@ -800,8 +800,15 @@ fn expand_axes(
                         cyclictest: None,
                     };
                     out.extend(
-                        timer_scenarios(vec![probe], common, force, trace, machine, warnings)
-                            .map_err(block.at("methods"))?,
+                        busy_checked_scenarios(
+                            vec![probe],
+                            common,
+                            force,
+                            trace,
+                            machine,
+                            warnings,
+                        )
+                        .map_err(block.at("methods"))?,
                     );
                 }
             }
@@ -874,7 +881,7 @@ fn expand_axes(
                 })
                 .collect();
             out.extend(
-                noise_scenarios(probes, common, force, trace, machine, warnings)
+                busy_checked_scenarios(probes, common, force, trace, machine, warnings)
                     .map_err(block.at("policies"))?,
             );
         }

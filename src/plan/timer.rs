@@ -1,18 +1,16 @@
 //! The plan of `latscope timer`: one scenario per method at one period, checked as typed
 //! (methods, period, deadline, `--break-above`), then resolved with the shared options;
-//! suites build their timer scenarios through [`timer_scenarios`] too.
+//! suites and `latscope cyclictest` build their timer scenarios through
+//! [`busy_checked_scenarios`](super::common::busy_checked_scenarios) too.
 
 use super::common::{
-    check_common, check_output, check_raw_capacity, check_trace, duration_in_range, invalid,
-    resolve_common, resolve_output, resolve_trace, scenarios_of, CommonPlan, CommonRequest,
-    Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
+    busy_checked_scenarios, check_common, check_output, check_raw_capacity, check_trace,
+    command_plan, duration_in_range, invalid, CommonRequest, Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
 };
-use super::{OutputSettings, Plan, ScenarioPlan, TraceSettings};
+use super::{OutputSettings, Plan, TraceSettings};
 use crate::cli::TimerArgs;
 use crate::error::UserError;
 use crate::probe::timer::{Method, TimerProbe};
-use crate::probe::Probe;
-use crate::warning::Warning;
 
 /// Bytes `--raw` keeps per timer sample.
 pub const RAW_BYTES_PER_SAMPLE: u64 = 16;
@@ -79,46 +77,19 @@ pub fn check_timer(args: &TimerArgs) -> Result<TimerRequest, UserError> {
     })
 }
 
-/// The scenarios of `probes` on resolved shared options; busy-waiting is checked for
-/// safety on this machine (its warnings go to `warnings`).
-pub fn timer_scenarios(
-    probes: Vec<TimerProbe>,
-    common: &CommonPlan,
-    force: bool,
-    trace: &Option<TraceSettings>,
-    machine: &Machine,
-    warnings: &mut Vec<Warning>,
-) -> Result<Vec<ScenarioPlan>, UserError> {
-    if probes.iter().any(|p| p.method == Method::Busy) {
-        super::common::check_busy_safety(&common.settings, force, machine, warnings)?;
-    }
-    let probes = probes
-        .into_iter()
-        .map(|p| Box::new(p) as Box<dyn Probe>)
-        .collect();
-    Ok(scenarios_of(probes, common, trace))
-}
-
 /// Resolves a checked `latscope timer` on this machine (default CPUs: every online one).
 pub fn resolve_timer(request: TimerRequest, machine: &Machine) -> Result<Plan, UserError> {
-    let common = resolve_common(&request.common, &machine.online, machine)?;
-    let trace = resolve_trace(request.trace)?;
-    let mut warnings = common.warnings.clone();
-    let scenarios = timer_scenarios(
-        request.probes,
-        &common,
-        request.common.force,
-        &trace,
+    let force = request.common.force;
+    command_plan(
+        &request.common,
+        &machine.online,
+        request.trace,
+        request.output,
         machine,
-        &mut warnings,
-    )?;
-    let output = resolve_output(request.output)?;
-    Ok(Plan {
-        scenarios,
-        output,
-        warnings,
-        suite: None,
-    })
+        |common, trace, warnings| {
+            busy_checked_scenarios(request.probes, common, force, trace, machine, warnings)
+        },
+    )
 }
 
 /// Builds the plan of `latscope timer`.

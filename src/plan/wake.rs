@@ -3,9 +3,9 @@
 //! resolved on this machine.
 
 use super::common::{
-    check_common, check_output, check_raw_capacity, check_trace, duration_in_range, invalid,
-    out_of_range, resolve_common, resolve_output, resolve_trace, scenarios_of, CommonPlan,
-    CommonRequest, Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
+    check_common, check_output, check_raw_capacity, check_trace, command_plan, duration_in_range,
+    invalid, out_of_range, scenarios_of, CommonPlan, CommonRequest, Machine, MAX_PERIOD_NS,
+    MIN_PERIOD_NS,
 };
 use super::{OutputSettings, Plan, ScenarioPlan, TraceSettings};
 use crate::cli::WakeArgs;
@@ -148,28 +148,21 @@ pub fn wake_scenarios(
 /// Resolves a checked `latscope wake` on this machine: both threads default to the last
 /// online CPU, or under --isolate to the (last) shielded one.
 pub fn resolve_wake(request: WakeRequest, machine: &Machine) -> Result<Plan, UserError> {
-    let common = resolve_common(&request.common, &[], machine)?;
-    let output = resolve_output(request.output)?;
-    let trace = resolve_trace(request.trace)?;
     let sweep = WakeSweep {
         mechanisms: request.mechanisms,
         interval_ns: request.interval_ns,
         deadline_ns: request.deadline_ns,
         competitors: request.competitors,
     };
-    Ok(Plan {
-        scenarios: wake_scenarios(
-            &sweep,
-            request.waker_cpu,
-            request.wakee_cpu,
-            &common,
-            &trace,
-            machine,
-        )?,
-        output,
-        warnings: common.warnings,
-        suite: None,
-    })
+    let (waker_cpu, wakee_cpu) = (request.waker_cpu, request.wakee_cpu);
+    command_plan(
+        &request.common,
+        &[],
+        request.trace,
+        request.output,
+        machine,
+        |common, trace, _| wake_scenarios(&sweep, waker_cpu, wakee_cpu, common, trace, machine),
+    )
 }
 
 /// Builds the plan of `latscope wake`.

@@ -95,38 +95,44 @@ pub fn start_progress(
     )
 }
 
-/// Notes in `extra` and in a warning that `dropped` values (`what`: samples, gaps) of
-/// `subject` (e.g. `CPU 3`) did not fit the --raw buffer; nothing when none.
-pub fn note_raw_dropped(
-    extra: &mut BTreeMap<String, serde_json::Value>,
-    warnings: &mut Vec<Warning>,
-    dropped: u64,
-    subject: &str,
-    what: &str,
-) {
-    if dropped > 0 {
-        extra.insert("raw_dropped".into(), dropped.into());
-        warnings.push(Warning::new(WarningCode::RawDropped, format!(
-                "{subject}: {dropped} {what} did not fit the --raw buffer and are missing from the raw file (they are in every statistic)"
-            )));
-    }
+/// Names a recorder's `--raw` series, and its values in the dropped-values warning.
+pub struct RawLabel<'a> {
+    pub cpu: usize,
+    pub method: &'a str,
+    pub metric: &'a str,
+    /// The stamp's column (CLOCK_MONOTONIC ns) and the value's.
+    pub columns: [&'a str; 2],
+    /// Whose values (e.g. `CPU 3`) and what they are (samples, gaps).
+    pub subject: &'a str,
+    pub what: &'a str,
 }
 
-/// The `--raw` series of a recorder: per sample its stamp (`stamp_column`, CLOCK_MONOTONIC
-/// ns) and its value (`value_column`), taken out of the recorder without a copy.
-pub fn stamped_raw(
-    cpu: usize,
-    method: &str,
-    metric: &str,
-    [stamp_column, value_column]: [&str; 2],
+/// The `--raw` part of a finished recorder: values that did not fit the buffer noted in
+/// `tr`'s extras and in a warning (they are in every statistic), and with `--raw` the
+/// series taken out of the recorder without a copy.
+pub fn finish_raw(
+    label: RawLabel,
     rec: &mut Recorder,
-) -> RawSeries {
-    RawSeries {
-        cpu,
-        method: method.into(),
-        metric: metric.into(),
-        columns: vec![stamp_column.into(), value_column.into()],
-        values: crate::sys::flat_vec::flatten_pairs(rec.take_raw()),
+    keep_raw: bool,
+    tr: &mut ThreadResult,
+    out: &mut ProbeOutput,
+) {
+    let dropped = rec.raw_dropped();
+    if dropped > 0 {
+        tr.extra.insert("raw_dropped".into(), dropped.into());
+        out.warnings.push(Warning::new(WarningCode::RawDropped, format!(
+                "{}: {dropped} {} did not fit the --raw buffer and are missing from the raw file (they are in every statistic)",
+                label.subject, label.what
+            )));
+    }
+    if keep_raw {
+        out.raw.push(RawSeries {
+            cpu: label.cpu,
+            method: label.method.into(),
+            metric: label.metric.into(),
+            columns: label.columns.iter().map(|c| c.to_string()).collect(),
+            values: crate::sys::flat_vec::flatten_pairs(rec.take_raw()),
+        });
     }
 }
 
@@ -204,6 +210,11 @@ pub trait Probe: Send + Sync {
     /// (e.g. `cpu1 competitors=8`), appended to the scenario name.
     fn name_suffix(&self) -> Option<String> {
         None
+    }
+    /// Whether the measuring threads spin instead of sleeping (at an RT policy they can
+    /// starve the machine, so the plan checks RT throttling first).
+    fn busy_waits(&self) -> bool {
+        false
     }
     /// Probe-specific parameters for the result file.
     fn extra_params(&self) -> BTreeMap<String, serde_json::Value> {

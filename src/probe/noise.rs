@@ -115,6 +115,9 @@ impl NoiseFigures {
 }
 
 impl Probe for NoiseProbe {
+    fn busy_waits(&self) -> bool {
+        true
+    }
     fn kind(&self) -> &'static str {
         "noise"
     }
@@ -228,22 +231,20 @@ impl Probe for NoiseProbe {
                         )));
                 }
             }
-            super::note_raw_dropped(
-                &mut tr.extra,
-                &mut out.warnings,
-                rec.raw_dropped(),
-                &format!("CPU {cpu}"),
-                "gaps",
-            );
-            if settings.keep_raw {
-                out.raw.push(super::stamped_raw(
+            super::finish_raw(
+                super::RawLabel {
                     cpu,
-                    METHOD,
-                    "gap",
-                    ["start_ns", "gap_ns"],
-                    &mut o.recorder,
-                ));
-            }
+                    method: METHOD,
+                    metric: "gap",
+                    columns: ["start_ns", "gap_ns"],
+                    subject: &format!("CPU {cpu}"),
+                    what: "gaps",
+                },
+                &mut o.recorder,
+                settings.keep_raw,
+                &mut tr,
+                &mut out,
+            );
             out.threads.push(tr);
         }
         out.elapsed_ns = ended.saturating_sub(started);

@@ -431,6 +431,9 @@ impl TimerProbe {
 }
 
 impl Probe for TimerProbe {
+    fn busy_waits(&self) -> bool {
+        self.method == Method::Busy
+    }
     fn kind(&self) -> &'static str {
         "timer"
     }
@@ -512,22 +515,20 @@ impl Probe for TimerProbe {
             if self.cyclictest.is_some() {
                 self.add_cyclictest_extras(&mut tr, &o.recorder, index, tid);
             }
-            super::note_raw_dropped(
-                &mut tr.extra,
-                &mut out.warnings,
-                o.recorder.raw_dropped(),
-                &format!("CPU {cpu}"),
-                "samples",
-            );
-            if settings.keep_raw {
-                out.raw.push(super::stamped_raw(
+            super::finish_raw(
+                super::RawLabel {
                     cpu,
                     method,
-                    "latency",
-                    ["deadline_ns", "latency_ns"],
-                    &mut o.recorder,
-                ));
-            }
+                    metric: "latency",
+                    columns: ["deadline_ns", "latency_ns"],
+                    subject: &format!("CPU {cpu}"),
+                    what: "samples",
+                },
+                &mut o.recorder,
+                settings.keep_raw,
+                &mut tr,
+                &mut out,
+            );
             out.threads.push(tr);
         }
         if out.broke.is_some() {

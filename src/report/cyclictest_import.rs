@@ -303,30 +303,21 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         trace: None,
         broke: None,
     };
-    Ok(Run {
-        schema_version: crate::result::SCHEMA_VERSION,
-        tool: "cyclictest".into(),
-        tool_version: v
-            .get("rt_test_version:")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
-        command_line: args.iter().map(|s| s.to_string()).collect(),
-        started_at: started,
-        finished_at: v
-            .get("end_time")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
-        interrupted: false,
-        interrupted_by: None,
-        plan_hash: None,
-        checkpoint: None,
-        system,
-        warnings: Vec::new(),
-        scenarios: vec![scenario],
-        suite: None,
-    })
+    let mut run = Run::new(system, args.iter().map(|s| s.to_string()).collect());
+    run.tool = "cyclictest".into();
+    run.tool_version = v
+        .get("rt_test_version:")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    run.started_at = started;
+    run.finished_at = v
+        .get("end_time")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    run.scenarios = vec![scenario];
+    Ok(run)
 }
 
 #[cfg(test)]

@@ -214,20 +214,9 @@ pub fn trend_svg(
                 .filter_map(|(&d, v)| v.map(|v| (d, v)))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            chart
-                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
-                .label(label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
-                });
-            chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+            super::plots::draw_line_with_dots(&mut chart, &points, label, c)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .border_style(BLACK.mix(0.4))
-            .background_style(WHITE.mix(0.9))
-            .draw()?;
+        super::plots::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         root.present()?;
     }
     Ok(svg)

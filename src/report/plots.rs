@@ -3,6 +3,7 @@
 //! the per-second maximum over time, and category charts for suites and wake sweeps.
 //! plotters escapes every text it writes into the SVG.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -106,7 +107,7 @@ fn chart_builder<'a, 'b>(
 }
 
 /// Draws the series labels in a box at `position`, alike on every chart.
-fn draw_legend<'a, CT: CoordTranslate>(
+pub(super) fn draw_legend<'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
     position: SeriesLabelPosition,
 ) -> anyhow::Result<()> {
@@ -116,6 +117,21 @@ fn draw_legend<'a, CT: CoordTranslate>(
         .border_style(BLACK.mix(0.4))
         .background_style(WHITE.mix(0.9))
         .draw()?;
+    Ok(())
+}
+
+/// One series as a line with a dot on each point, named in the legend by a line.
+pub(super) fn draw_line_with_dots<'a>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    points: &[(f64, f64)],
+    label: &str,
+    c: RGBColor,
+) -> anyhow::Result<()> {
+    chart
+        .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
+    chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
     Ok(())
 }
 
@@ -330,13 +346,7 @@ pub fn category_svg(
                         Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled())
                     });
             } else {
-                chart
-                    .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
-                    .label(label.as_str())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
-                    });
-                chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+                draw_line_with_dots(&mut chart, &points, label, c)?;
             }
         }
         draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;

@@ -453,25 +453,23 @@ impl Probe for NetProbe {
         ] {
             let mut tr = ThreadResult::from_recorder(cpu, &method, metric, rec);
             tr.extra = extra.clone();
-            super::note_raw_dropped(
-                &mut tr.extra,
-                &mut out.warnings,
-                rec.raw_dropped(),
-                &format!("{method} {metric}"),
-                "samples",
+            // The send time, then the value under the name the timer uses; `metric`
+            // tells the three series apart.
+            super::finish_raw(
+                super::RawLabel {
+                    cpu,
+                    method: &method,
+                    metric,
+                    columns: ["sent_ns", "latency_ns"],
+                    subject: &format!("{method} {metric}"),
+                    what: "samples",
+                },
+                rec,
+                settings.keep_raw,
+                &mut tr,
+                &mut out,
             );
             out.threads.push(tr);
-            if settings.keep_raw {
-                // The send time, then the value under the name the timer uses; `metric`
-                // tells the three series apart.
-                out.raw.push(super::stamped_raw(
-                    cpu,
-                    &method,
-                    metric,
-                    ["sent_ns", "latency_ns"],
-                    rec,
-                ));
-            }
         }
         let c = &s.counts;
         if c.lost + c.reordered + c.duplicated + c.malformed > 0 {
