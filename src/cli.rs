@@ -64,6 +64,20 @@ pub enum Command {
     Manpage(ManpageArgs),
 }
 
+impl Command {
+    /// The run options of a measuring command (timer, suite, wake, net, noise).
+    pub fn run_args(&self) -> Option<&RunArgs> {
+        match self {
+            Command::Timer(a) => Some(&a.run),
+            Command::Suite(a) => Some(&a.run),
+            Command::Wake(a) => Some(&a.run),
+            Command::Net(a) => Some(&a.run),
+            Command::Noise(a) => Some(&a.run),
+            _ => None,
+        }
+    }
+}
+
 /// Options of `latscope completions`.
 #[derive(Debug, Args)]
 #[command(

@@ -11,26 +11,12 @@ use std::io::Write;
 
 /// Runs the parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
-    let force = match &cli.command {
-        Command::Timer(a) => a.run.common.force,
-        Command::Suite(a) => a.run.common.force,
-        Command::Noise(a) => a.run.common.force,
-        Command::Net(a) => a.run.common.force,
-        Command::Wake(a) => a.run.common.force,
-        _ => false,
-    };
-    let remote = match &cli.command {
-        Command::Timer(a) => Some((&a.run, false)),
-        Command::Suite(a) => Some((&a.run, a.resume)),
-        Command::Noise(a) => Some((&a.run, false)),
-        Command::Net(a) => Some((&a.run, false)),
-        Command::Wake(a) => Some((&a.run, false)),
-        _ => None,
-    };
-    if let Some((run, resume)) = remote.filter(|(run, _)| !run.remote.hosts.is_empty()) {
+    let run = cli.command.run_args();
+    if let Some(run) = run.filter(|run| !run.remote.hosts.is_empty()) {
+        let resume = matches!(&cli.command, Command::Suite(a) if a.resume);
         return crate::remote::run_on_hosts(run, &command_line, resume);
     }
-    if force {
+    if run.is_some_and(|run| run.common.force) {
         // `--force`: an output path that is a symbolic link is written through (its
         // target replaced atomically) instead of refused.
         crate::result::write_through_symlinks();

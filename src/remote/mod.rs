@@ -36,11 +36,11 @@ pub fn path_for_host(path: &Path, host: &str, several: bool) -> PathBuf {
 /// code is the first non-zero one of the boards, in the order given.
 pub fn run_on_hosts(run: &RunArgs, command_line: &[String], resume: bool) -> anyhow::Result<i32> {
     if resume {
-        return Err(UserError::InvalidValue {
-            option: "--resume".into(),
-            value: "with --host".into(),
-            reason: "the partial result lives on the board; resume there (ssh to it and run the same suite with --resume and its own --export-json)".into(),
-        }
+        return Err(crate::error::invalid(
+            "--resume",
+            "with --host",
+            "the partial result lives on the board; resume there (ssh to it and run the same suite with --resume and its own --export-json)",
+        )
         .into());
     }
     let hosts: Vec<String> = run

@@ -53,18 +53,14 @@ pub struct Outcome {
     pub fetch_error: Option<String>,
 }
 
-/// A scratch directory name on the board, unpredictable enough that two local runs never
-/// share one (created with `mkdir -m 700`, which fails if it exists).
+/// A scratch directory name on the board: this process and the time, so two local runs
+/// never share one (created with `mkdir -m 700`, which fails if it exists).
 fn scratch_dir() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    format!(
-        "/tmp/latscope-remote-{}-{:x}",
-        std::process::id(),
-        nanos ^ (u128::from(std::process::id()) << 64)
-    )
+    format!("/tmp/latscope-remote-{}-{nanos:x}", std::process::id())
 }
 
 /// Runs the job; `stop` (the local Ctrl-C flag) cuts the connection, which stops the board's
@@ -242,7 +238,7 @@ fn without_escapes(text: &str) -> String {
 }
 
 /// One remote command, over a new connection each try (the board may be rebooting its
-/// network, or the drop may have been ours); `None` after FETCH_TRIES failed connections.
+/// network, or the drop may have been ours); an error after FETCH_TRIES failed connections.
 fn fetch_one(ssh: &Ssh, remote: &str) -> Result<std::process::Output, String> {
     let mut last = String::new();
     for attempt in 0..FETCH_TRIES {
