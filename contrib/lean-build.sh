@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds a lean latscope: the functions a measuring run executes are linked together at the
-# front of the program text, so a run keeps ~0.8 MB of latscope's text resident instead of
-# ~3.3 MB (bench/README.md, "Peak memory"). The kernel maps a program's text in whole
-# page-cache folios (64-128 KB here) around every first touch, and a run touches a few
-# hundred functions spread over 4.4 MB; placed together they fill a few folios.
+# front of the program text, so a run keeps ~0.7 MB of latscope's text resident instead of
+# ~3 MB (bench/README.md, "Peak memory"). The kernel maps the cached pages around every
+# first touch (64 KB, or a whole large folio), and a run touches a few hundred functions
+# spread over 4.4 MB; placed together they fill a few such windows.
 #
 # Two passes, because the order names the functions of this very build (their mangled
 # names carry hashes that change with the toolchain and the dependencies):
