@@ -186,7 +186,7 @@ fn abort_after_grace() {
                 .is_ok()
         {
             if phase == MEASURING {
-                say("latscope: the measuring threads did not stop in time; the result file keeps the last checkpoint");
+                say("latscope: the measuring threads did not stop within 1 s: the current scenario's samples are lost (an --export-json file keeps its last checkpoint)");
             }
             run_restorers();
             std::process::exit(crate::error::EXIT_ABORTED);
