@@ -49,8 +49,9 @@ pub enum Command {
     /// Compare runs: align scenarios across files, show each statistic's change and
     /// ratio against the first, and give a verdict per scenario and CPU.
     Compare(CompareArgs),
-    /// Undo the CPU isolation (--isolate) of a run that was killed before it could
-    /// restore the system itself: cpusets, task placement and IRQ affinities.
+    /// Undo what a run that was killed left before it could restore the system itself:
+    /// its CPU isolation (--isolate: cpusets, task placement, IRQ affinities), tracefs
+    /// instance, io load scratch directories and a serial load's terminal settings.
     Restore(RestoreArgs),
     /// A drop-in for cyclictest: takes cyclictest's options with their meanings
     /// (`latscope cyclictest -m -S -p95 -i1000 -h400 -q`) and prints its output formats,
@@ -243,7 +244,7 @@ pub struct ReportArgs {
 /// Options of `latscope restore`.
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
-    /// Also restore the isolation of runs that are still running.
+    /// Also undo the isolation and terminal settings of runs that are still running.
     #[arg(long)]
     pub force: bool,
 }

@@ -1,27 +1,78 @@
 //! Terminating signals are exit paths: the first SIGINT, SIGTERM, SIGHUP, SIGQUIT or
 //! SIGPIPE stops the measurement so what was measured is reported and saved (marked
-//! interrupted, naming the signal); a second one runs the emergency restorers (cpusets,
-//! IRQ affinity, tracefs instance, exec loads, io scratch files) and exits at once.
-//! Every signal ends the process with code 130 (README: exit codes).
+//! interrupted, naming the signal); a second one stops the waiting: the runner skips
+//! what is slow (the trace analysis) and still saves every sample its measuring threads
+//! took, then restores the system and exits. Only when those threads do not come back
+//! within `ABORT_GRACE_NS` (a wait the kernel does not end, a hung load), or nothing is
+//! being measured, does the signal thread run the emergency restorers (cpusets, IRQ
+//! affinity, tracefs instance, exec loads, io scratch files, terminal settings) and exit
+//! at once. Every signal ends the process with code 130 (README: exit codes).
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGPIPE, SIGQUIT, SIGTERM};
 use signal_hook::iterator::Signals;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The signals that end a run (each would otherwise kill latscope with nothing restored).
 pub const TERMINATING_SIGNALS: [i32; 5] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE];
 
-/// Set once a second signal started the emergency restorers; the process then ends
-/// from the signal thread with EXIT_ABORTED.
+/// Set once a second signal arrived: the runner skips what can wait and saves at once.
 static ABORTING: AtomicBool = AtomicBool::new(false);
+
+/// How long a second signal waits for the measuring threads to hand back their samples
+/// before the signal thread restores the system and exits without them.
+pub const ABORT_GRACE_NS: u64 = 1_000_000_000;
+
+/// Who ends the process after a second signal (`PHASE`).
+const IDLE: u8 = 0;
+/// A probe measures: a second signal waits up to `ABORT_GRACE_NS` for it to return.
+const MEASURING: u8 = 1;
+/// The runner has the samples and restores and saves on its own: a second signal lets it.
+const FINISHING: u8 = 2;
+/// The signal thread runs the restorers and exits: nobody else may exit meanwhile.
+const RESTORING: u8 = 3;
+
+static PHASE: AtomicU8 = AtomicU8::new(IDLE);
+
+/// Whether a second signal asked to abort: skip what can wait, save, restore, exit.
+pub fn aborting() -> bool {
+    ABORTING.load(Ordering::SeqCst)
+}
+
+/// The runner: a probe is about to measure (a second signal gives it `ABORT_GRACE_NS`
+/// to return its samples).
+pub fn measuring() {
+    let _ = PHASE.compare_exchange(IDLE, MEASURING, Ordering::SeqCst, Ordering::SeqCst);
+    let _ = PHASE.compare_exchange(FINISHING, MEASURING, Ordering::SeqCst, Ordering::SeqCst);
+}
+
+/// The runner: the probe returned; from here on it restores and saves by itself, so a
+/// second signal no longer ends the process under it. When the signal thread already
+/// began restoring (the grace ran out), this waits for it to end the process.
+pub fn finishing() {
+    if PHASE
+        .compare_exchange(MEASURING, FINISHING, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
+        wait_if_aborting();
+    }
+}
 
 /// Called before the process exits on its own: while a second signal's restorers run
 /// (cpusets, IRQs, tracefs), exiting would cut them short, so this waits for the signal
-/// thread to end the process.
+/// thread to end the process; otherwise it returns at once and keeps the signal thread
+/// from starting them.
 pub fn wait_if_aborting() {
-    while ABORTING.load(Ordering::SeqCst) {
+    loop {
+        let phase = PHASE.load(Ordering::SeqCst);
+        if phase != RESTORING
+            && PHASE
+                .compare_exchange(phase, FINISHING, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        {
+            return;
+        }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
@@ -101,19 +152,45 @@ pub fn install() -> std::io::Result<Arc<AtomicBool>> {
             for sig in signals.forever() {
                 let name = signal_name(sig).unwrap_or("signal");
                 let _ = FIRST_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
-                if flag.swap(true, Ordering::SeqCst) {
-                    ABORTING.store(true, Ordering::SeqCst);
+                if !flag.swap(true, Ordering::SeqCst) {
                     say(&format!(
-                        "\nlatscope: second interrupt ({name}), restoring the system and aborting"
+                        "\nlatscope: interrupted ({name}), finishing the current scenario's report (Ctrl-C again to abort)"
                     ));
-                    run_restorers();
-                    std::process::exit(crate::error::EXIT_ABORTED);
+                } else if !ABORTING.swap(true, Ordering::SeqCst) {
+                    say(&format!(
+                        "\nlatscope: second interrupt ({name}), saving what was measured, restoring the system and aborting"
+                    ));
+                    // Further signals wait here: the abort is under way.
+                    abort_after_grace();
                 }
-                say(&format!(
-                    "\nlatscope: interrupted ({name}), finishing the current scenario's report (Ctrl-C again to abort)"
-                ));
             }
         })?;
     let _ = STOP.set(stop.clone());
     Ok(stop)
+}
+
+/// A second signal's watch: restores the system and exits (130) itself unless the
+/// runner got its samples back within `ABORT_GRACE_NS` (it then restores, saves and
+/// exits on its own) or the process exits first.
+fn abort_after_grace() {
+    let deadline = crate::sys::clock::monotonic_ns() + ABORT_GRACE_NS;
+    loop {
+        let phase = PHASE.load(Ordering::SeqCst);
+        let expired = crate::sys::clock::monotonic_ns() >= deadline;
+        if phase == FINISHING {
+            return;
+        }
+        if (phase == IDLE || expired)
+            && PHASE
+                .compare_exchange(phase, RESTORING, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        {
+            if phase == MEASURING {
+                say("latscope: the measuring threads did not stop within 1 s: the current scenario's samples are lost (an --export-json file keeps its last checkpoint)");
+            }
+            run_restorers();
+            std::process::exit(crate::error::EXIT_ABORTED);
+        }
+        crate::sys::clock::sleep_for_ns(10_000_000);
+    }
 }

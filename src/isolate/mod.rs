@@ -23,6 +23,7 @@ mod irq_affinity;
 mod report;
 mod restore;
 mod state;
+mod terminal;
 mod workqueue;
 
 pub use guard::IsolationGuard;
@@ -31,6 +32,7 @@ pub use restore::{restore_all, restore_from_file, restore_state, RestoreOutcome}
 pub use state::{
     state_dir, IrqOriginal, IsolationState, KnobOriginal, RestoreSummary, TaskOriginal,
 };
+pub use terminal::{TerminalRecord, TerminalState};
 
 use crate::error::UserError;
 use crate::sys::cpuset::{self, CpusetMount};

@@ -1,8 +1,9 @@
 //! Undoing an isolation from its recorded state, idempotently (each knob's undo in
 //! reverse order of applying): used by the guard, the emergency restorer and
-//! `latscope restore`, which also removes leftover cpusets of dead runs.
+//! `latscope restore`, which also removes leftover cpusets of dead runs and puts back
+//! the terminal settings of their serial loads (`terminal.rs`).
 
-use super::state::{boot_id, state_dir, state_files, IsolationState, RestoreSummary};
+use super::state::{boot_id, state_files, IsolationState, RestoreSummary};
 use super::{cpuset_v1, cpuset_v2, irq_affinity};
 use crate::sys::cpuset::{self, CpusetMount};
 use crate::sys::procfs;
@@ -103,18 +104,13 @@ impl RestoreOutcome {
 }
 
 /// `latscope restore`: undoes the isolation of every run that left a state file and is
-/// no longer running (all of them with `force`), and removes leftover `latscope-PID-*`
-/// cpusets of dead processes.
+/// no longer running (all of them with `force`), removes leftover `latscope-PID-*`
+/// cpusets of dead processes, and puts back the terminal settings serial loads left.
 pub fn restore_all(force: bool) -> anyhow::Result<Vec<RestoreOutcome>> {
     let mut outcomes = Vec::new();
-    let mut dirs = vec![state_dir()];
-    for d in ["/run/latscope", "/var/tmp/latscope"] {
-        if !dirs.iter().any(|x| x == Path::new(d)) {
-            dirs.push(PathBuf::from(d));
-        }
-    }
-    for dir in dirs {
-        for path in state_files(&dir) {
+    let dirs = super::terminal::record_dirs();
+    for dir in &dirs {
+        for path in state_files(dir) {
             let text = match std::fs::read_to_string(&path) {
                 Ok(text) => text,
                 Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
@@ -193,6 +189,7 @@ pub fn restore_all(force: bool) -> anyhow::Result<Vec<RestoreOutcome>> {
         }
     }
     outcomes.extend(remove_orphan_cpusets(force));
+    outcomes.extend(super::terminal::restore_terminals(&dirs, force));
     Ok(outcomes)
 }
 

@@ -1,6 +1,6 @@
 //! The state file of an isolation: every original value, written before it is changed,
 //! so the changes of a killed run can be undone later (`latscope restore`); and the
-//! tally of one such undo.
+//! tally of one such undo. Terminal records (`terminal.rs`) live in the same directory.
 
 use super::MOVE_PASSES;
 use crate::sys::cpuset::{self, CpusetMount};
@@ -176,6 +176,11 @@ pub(super) fn boot_id() -> String {
 }
 
 pub(super) fn state_files(dir: &Path) -> Vec<PathBuf> {
+    state_files_named(dir, "isolation-")
+}
+
+/// The `PREFIX*.json` files in `dir`, sorted (isolation states, terminal records).
+pub(super) fn state_files_named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)
@@ -183,7 +188,7 @@ pub(super) fn state_files(dir: &Path) -> Vec<PathBuf> {
                 .filter(|p| {
                     p.file_name()
                         .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with("isolation-") && n.ends_with(".json"))
+                        .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".json"))
                 })
                 .collect()
         })

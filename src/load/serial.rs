@@ -2,11 +2,13 @@
 //! (drained by a second thread) or a real tty (`dev=/dev/ttyS0`, whose UART sends them
 //! out) — the serial-line load of the interrupt-response study. The terminal is set to
 //! raw 8N1 at the rate and its settings are put back on every ending (stop, error,
-//! Drop, a second Ctrl-C through an emergency restorer); a pty does not throttle, so
+//! Drop, a second Ctrl-C through an emergency restorer; after SIGKILL `latscope restore`
+//! from the record written before the change, for a `dev=`); a pty does not throttle, so
 //! the writer paces itself: BAUD/10 bytes per second (start + 8 data + stop bits).
 
 use super::{Counters, Load, LoadSpec, Step, Worker};
 use crate::error::UserError;
+use crate::isolate::TerminalRecord;
 use crate::sys::clock;
 use crate::sys::tty::{self, Termios, TtyOpenError};
 use anyhow::Context;
@@ -42,16 +44,24 @@ pub fn allowed_bauds() -> String {
         .join(", ")
 }
 
-/// Refuses a `dev=` that does not exist, cannot be opened or is not a terminal — before
-/// anything runs, naming the spec and the path.
+/// Refuses a `dev=` that does not exist, cannot be opened, is not a terminal, is a pty
+/// master or is named twice — before anything runs, naming the spec and the path.
 pub fn check_devices(specs: &[LoadSpec]) -> Result<(), UserError> {
+    let mut seen: Vec<u64> = Vec::new();
     for spec in specs {
         if let Some(path) = &spec.device {
-            tty::open_tty(path).map_err(|e| UserError::InvalidValue {
+            let refuse = |reason: String| UserError::InvalidValue {
                 option: "--load".into(),
                 value: spec.text.clone(),
-                reason: format!("dev={}: {}", path.display(), why_not(&e)),
-            })?;
+                reason: format!("dev={}: {reason}", path.display()),
+            };
+            let located = tty::locate_tty(path).map_err(|e| refuse(why_not(&e)))?;
+            located.open().map_err(|e| refuse(why_not(&e)))?;
+            if seen.contains(&located.rdev) {
+                // The second would save the first's raw settings as the ones to put back.
+                return Err(refuse("another serial load writes to this terminal already; give each load its own dev=".into()));
+            }
+            seen.push(located.rdev);
         }
     }
     Ok(())
@@ -68,37 +78,63 @@ fn why_not(e: &TtyOpenError) -> String {
         TtyOpenError::Open(io) => format!(
             "cannot open it ({io}); run as root or a member of its group (dialout), or leave dev= out"
         ),
+        TtyOpenError::PtyMaster => {
+            "is a pseudo-terminal's master side (/dev/ptmx makes a new pty nobody reads); leave dev= out to write to a pseudo-terminal latscope drains, or give a terminal side (/dev/pts/N)".into()
+        }
     }
 }
 
-/// The terminal's settings as found, put back on Drop and by the emergency restorer.
+/// The terminal's settings as found, put back on Drop and by the emergency restorer; for
+/// a device named by `dev=`, also recorded before the change for `latscope restore`
+/// (a pty of latscope's own goes away with the process).
 struct TermiosGuard {
     fd: Arc<OwnedFd>,
     saved: Termios,
+    record: Option<Arc<TerminalRecord>>,
     restorer: u64,
 }
 
 impl TermiosGuard {
-    fn save(fd: &OwnedFd) -> anyhow::Result<Self> {
+    /// Saves the settings (and records them for a `device`: its path and device
+    /// number), then sets raw 8N1 at `baud`.
+    fn set_raw(fd: &OwnedFd, device: Option<(&Path, u64)>, baud: u32) -> anyhow::Result<Self> {
         let saved = tty::get_termios(fd).context("reading the terminal's settings")?;
+        let raw = tty::raw_8n1(&saved, baud)
+            .with_context(|| format!("{baud} baud is not a rate termios can set"))?;
+        // Best effort: without root /run/latscope is not writable; the load then runs
+        // with settings that only a live latscope puts back (`restorable_after_kill` 0).
+        let mut record =
+            device.and_then(|(path, rdev)| TerminalRecord::write(path, rdev, &saved, &raw).ok());
         let fd = Arc::new(fd.try_clone()?);
+        let set = tty::set_termios(&fd, &raw);
+        if let (Some(r), Ok(now)) = (record.as_mut(), tty::get_termios(&fd)) {
+            let _ = r.applied(&now);
+        }
+        let record = record.map(Arc::new);
         let restorer = {
-            let fd = fd.clone();
+            let (fd, record) = (fd.clone(), record.clone());
             crate::interrupt::register_restorer(move || {
-                let _ = tty::restore_termios(&fd, &saved);
+                if tty::restore_termios(&fd, &saved).is_ok() {
+                    record.iter().for_each(|r| r.remove());
+                }
             })
         };
-        Ok(Self {
+        let guard = Self {
             fd,
             saved,
+            record,
             restorer,
-        })
+        };
+        set.with_context(|| format!("setting the terminal to raw 8N1 at {baud} baud"))?;
+        Ok(guard)
     }
 }
 
 impl Drop for TermiosGuard {
     fn drop(&mut self) {
-        let _ = tty::restore_termios(&self.fd, &self.saved);
+        if tty::restore_termios(&self.fd, &self.saved).is_ok() {
+            self.record.iter().for_each(|r| r.remove());
+        }
         crate::interrupt::unregister_restorer(self.restorer);
     }
 }
@@ -112,8 +148,10 @@ pub struct SerialLoad {
     terminal: Mutex<Option<OwnedFd>>,
     /// A pty's master side, taken by worker 1 (none for a real tty).
     master: Mutex<Option<OwnedFd>>,
+    /// A `dev=` device (not a pty of latscope's own).
+    named_device: bool,
     /// Dropped after the workers (the engine drops the load once they are joined).
-    _termios: TermiosGuard,
+    termios: TermiosGuard,
 }
 
 impl SerialLoad {
@@ -122,29 +160,35 @@ impl SerialLoad {
     /// serial driver and its reader would.
     pub fn new(cpus: &[usize], spec: &LoadSpec) -> anyhow::Result<Self> {
         let baud = spec.baud.unwrap_or(DEFAULT_BAUD);
-        let (terminal, master) = match &spec.device {
-            Some(path) => (open_device(path)?, None),
+        let (terminal, master, rdev) = match &spec.device {
+            Some(path) => {
+                let (fd, rdev) = open_device(path)?;
+                (fd, None, Some(rdev))
+            }
             None => {
                 let pty = tty::open_pty().context("opening a pseudo-terminal")?;
-                (pty.terminal, Some(pty.master))
+                (pty.terminal, Some(pty.master), None)
             }
         };
-        let termios = TermiosGuard::save(&terminal)?;
-        tty::set_raw_8n1(&terminal, baud)
-            .with_context(|| format!("setting the terminal to raw 8N1 at {baud} baud"))?;
+        let device = spec.device.as_deref().zip(rdev);
+        let termios = TermiosGuard::set_raw(&terminal, device, baud)?;
         Ok(Self {
             cpu: cpus[0],
             baud,
             workers: if master.is_some() { 2 } else { 1 },
             terminal: Mutex::new(Some(terminal)),
             master: Mutex::new(master),
-            _termios: termios,
+            named_device: device.is_some(),
+            termios,
         })
     }
 }
 
-fn open_device(path: &Path) -> anyhow::Result<OwnedFd> {
-    tty::open_tty(path).map_err(|e| anyhow::anyhow!("dev={}: {}", path.display(), why_not(&e)))
+/// Opens `dev=` (resolved once, judged on its descriptors); with its device number.
+fn open_device(path: &Path) -> anyhow::Result<(OwnedFd, u64)> {
+    let fail = |e: TtyOpenError| anyhow::anyhow!("dev={}: {}", path.display(), why_not(&e));
+    let located = tty::locate_tty(path).map_err(fail)?;
+    Ok((located.open().map_err(fail)?, located.rdev))
 }
 
 fn take(slot: &Mutex<Option<OwnedFd>>) -> anyhow::Result<OwnedFd> {
@@ -262,6 +306,11 @@ impl Load for SerialLoad {
         }
     }
     fn counters_after(&self) -> Counters {
-        Counters::from([("baud", self.baud as u64)])
+        let mut counters = Counters::from([("baud", self.baud as u64)]);
+        if self.named_device {
+            let recorded = self.termios.record.is_some() as u64;
+            counters.insert("restorable_after_kill", recorded);
+        }
+        counters
     }
 }

@@ -118,6 +118,7 @@ pub fn execute(
             run.interrupted = true;
             break;
         }
+        crate::interrupt::measuring();
         let name = scenario_name(sp);
         if done.contains(&name) {
             continue;
@@ -163,17 +164,11 @@ pub fn execute(
         let checkpoints = Checkpointer::start(plan, &run, &name, &started_at, &ctx.live);
         // On a probe error, `loads` is dropped here, which stops every load.
         let output = sp.probe.run(&settings, &ctx);
+        // The samples are back: a second Ctrl-C from here on lets this thread save them.
+        crate::interrupt::finishing();
         checkpoints.finish();
         let mut output = output.with_context(|| format!("scenario '{name}'"))?;
-        let (trace, trace_warnings) = match (session, &sp.trace) {
-            (Some(session), Some(ts)) => {
-                let instance = session.instance_name().to_string();
-                let recording = session.stop().context("stopping --trace")?;
-                let (t, w) = trace::finish(sp.probe.kind(), ts, recording, instance, &mut output);
-                (Some(t), w)
-            }
-            _ => (None, Vec::new()),
-        };
+        let (trace, trace_warnings) = trace::stop(session, sp, &mut output)?;
         if plan.output.raw.is_none() && sp.trace.is_some() {
             // Kept only for the trace's join: not written. (Without --raw and --trace,
             // samples are kept only when the plan asked for them in memory, as

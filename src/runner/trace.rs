@@ -9,6 +9,7 @@ use crate::result::trace::{TraceResult, TraceThread};
 use crate::stats::Stat;
 use crate::trace::{Recording, TraceConfig, TraceError, TraceSession};
 use crate::warning::{Warning, WarningCode};
+use anyhow::Context;
 use std::collections::BTreeMap;
 
 /// CPUs whose events the analysis needs: the measured ones and, for wake, both threads'.
@@ -71,6 +72,28 @@ fn threshold(ts: &TraceSettings, output: &ProbeOutput) -> (u64, String) {
             (p, Stat::P999.name().into())
         }
     }
+}
+
+/// Stops a scenario's recording (none: nothing) and analyses it into `scenario.trace`.
+/// After a second Ctrl-C the analysis is skipped, so the samples are saved at once; the
+/// session's Drop still removes the instance.
+pub fn stop(
+    session: Option<TraceSession>,
+    sp: &ScenarioPlan,
+    output: &mut ProbeOutput,
+) -> anyhow::Result<(Option<TraceResult>, Vec<Warning>)> {
+    let (Some(session), Some(ts)) = (session, &sp.trace) else {
+        return Ok((None, Vec::new()));
+    };
+    if crate::interrupt::aborting() {
+        drop(session);
+        let note = "--trace: not analysed: a second interrupt aborted the run";
+        return Ok((None, vec![Warning::new(WarningCode::TraceNote, note)]));
+    }
+    let instance = session.instance_name().to_string();
+    let recording = session.stop().context("stopping --trace")?;
+    let (t, w) = finish(sp.probe.kind(), ts, recording, instance, output);
+    Ok((Some(t), w))
 }
 
 /// Turns a recording and the probe's samples into `scenario.trace` and its warnings.

@@ -121,6 +121,19 @@ pub enum TtyOpenError {
     Open(io::Error),
     /// It opened but is not a terminal.
     NotATty,
+    /// A pseudo-terminal's master side (`/dev/ptmx` makes a new one): what is written
+    /// there goes to a terminal side nobody reads.
+    PtyMaster,
+}
+
+impl std::fmt::Display for TtyOpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TtyOpenError::Open(e) => write!(f, "{e}"),
+            TtyOpenError::NotATty => write!(f, "not a terminal"),
+            TtyOpenError::PtyMaster => write!(f, "a pseudo-terminal master"),
+        }
+    }
 }
 
 /// The major number of a device number (glibc's `gnu_dev_major`).
@@ -128,36 +141,107 @@ fn major(rdev: u64) -> u64 {
     ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff)
 }
 
-/// Whether `path` is a terminal's character device, judged without opening it (opening
-/// some devices acts: a watchdog starts counting): the tty class in sysfs, or a UNIX 98
-/// pty's terminal side (majors 136-143, which sysfs does not list).
-fn is_terminal_device(path: &Path) -> io::Result<bool> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let meta = std::fs::metadata(path)?;
-    if !meta.file_type().is_char_device() {
-        return Ok(false);
-    }
-    let rdev = meta.rdev();
-    let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
-    if (136..=143).contains(&major(rdev)) {
-        return Ok(true);
-    }
-    let class = std::fs::canonicalize(format!("/sys/dev/char/{}:{minor}/subsystem", major(rdev)));
-    Ok(class.is_ok_and(|c| c.ends_with("class/tty")))
+/// The minor number of a device number (glibc's `gnu_dev_minor`).
+fn minor(rdev: u64) -> u64 {
+    (rdev & 0xff) | ((rdev >> 12) & !0xff)
 }
 
-/// Opens a terminal device read-write, non-blocking (no wait for a carrier, writes that
-/// would block return at once), not as our controlling terminal. Anything but a tty's
-/// character device is refused before it is opened.
+/// `/dev/ptmx` (5:2, also `/dev/pts/ptmx`) and the BSD pty masters (major 2): opening
+/// one gives a pty master.
+fn is_pty_master_device(rdev: u64) -> bool {
+    (major(rdev) == 5 && minor(rdev) == 2) || major(rdev) == 2
+}
+
+/// Whether a character device number is a terminal's, judged without opening it
+/// (opening some devices acts: a watchdog starts counting): the tty class in sysfs, or a
+/// UNIX 98 pty's terminal side (majors 136-143, which sysfs does not list).
+fn is_terminal_device(rdev: u64) -> bool {
+    if (136..=143).contains(&major(rdev)) {
+        return true;
+    }
+    let class = std::fs::canonicalize(format!(
+        "/sys/dev/char/{}:{}/subsystem",
+        major(rdev),
+        minor(rdev)
+    ));
+    class.is_ok_and(|c| c.ends_with("class/tty"))
+}
+
+/// A device path resolved once (an O_PATH descriptor: the driver is not opened) and
+/// judged on that descriptor, so what is opened afterwards is what was judged even if
+/// the path is swapped meanwhile.
+pub struct LocatedTty {
+    located: OwnedFd,
+    /// The device number (st_rdev).
+    pub rdev: u64,
+}
+
+/// Resolves `path` once and refuses, before opening it, anything but a terminal's
+/// character device, and a pty master.
+pub fn locate_tty(path: &Path) -> Result<LocatedTty, TtyOpenError> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| TtyOpenError::Open(io::Error::from(io::ErrorKind::InvalidInput)))?;
+    // SAFETY: `c_path` is a NUL-terminated path valid for the call; O_PATH opens no device.
+    let located = own(unsafe { libc::open(c_path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) })
+        .map_err(TtyOpenError::Open)?;
+    let file = std::fs::File::from(located);
+    let meta = file.metadata().map_err(TtyOpenError::Open)?;
+    if !meta.file_type().is_char_device() {
+        return Err(TtyOpenError::NotATty);
+    }
+    let rdev = meta.rdev();
+    if is_pty_master_device(rdev) {
+        return Err(TtyOpenError::PtyMaster);
+    }
+    if !is_terminal_device(rdev) {
+        return Err(TtyOpenError::NotATty);
+    }
+    Ok(LocatedTty {
+        located: file.into(),
+        rdev,
+    })
+}
+
+impl LocatedTty {
+    /// Opens the located device itself (through `/proc/self/fd`, not the path again)
+    /// read-write, non-blocking (no wait for a carrier, writes that would block return at
+    /// once), not as our controlling terminal; checks the opened descriptor.
+    pub fn open(&self) -> Result<OwnedFd, TtyOpenError> {
+        let fd = open_terminal(Path::new(&format!(
+            "/proc/self/fd/{}",
+            self.located.as_raw_fd()
+        )))
+        .map_err(TtyOpenError::Open)?;
+        if !is_tty(&fd) {
+            return Err(TtyOpenError::NotATty);
+        }
+        if is_pty_master(&fd) {
+            return Err(TtyOpenError::PtyMaster);
+        }
+        Ok(fd)
+    }
+}
+
+/// Whether `fd` is a pseudo-terminal's master side (TIOCGPTN answers only there).
+pub fn is_pty_master(fd: &OwnedFd) -> bool {
+    let mut number: libc::c_uint = 0;
+    // SAFETY: TIOCGPTN writes one unsigned int into `number`, which outlives the call.
+    unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCGPTN, &mut number) == 0 }
+}
+
+/// The device number of an open descriptor (st_rdev).
+pub fn device_of(fd: &OwnedFd) -> io::Result<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let file = std::fs::File::from(fd.try_clone()?);
+    Ok(file.metadata()?.rdev())
+}
+
+/// Opens a terminal device: resolved once, judged before opening (anything but a tty's
+/// character device, and a pty master, is refused unopened), then the opened descriptor
+/// checked again (`LocatedTty::open`).
 pub fn open_tty(path: &Path) -> Result<OwnedFd, TtyOpenError> {
-    if !is_terminal_device(path).map_err(TtyOpenError::Open)? {
-        return Err(TtyOpenError::NotATty);
-    }
-    let fd = open_terminal(path).map_err(TtyOpenError::Open)?;
-    if !is_tty(&fd) {
-        return Err(TtyOpenError::NotATty);
-    }
-    Ok(fd)
+    locate_tty(path)?.open()
 }
 
 fn open_terminal(path: &Path) -> io::Result<OwnedFd> {
@@ -195,6 +279,55 @@ impl Termios {
     }
 }
 
+/// A terminal's settings as plain fields, for a file (`latscope restore` puts them back
+/// after a killed run).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TermiosFields {
+    pub iflag: u32,
+    pub oflag: u32,
+    pub cflag: u32,
+    pub lflag: u32,
+    pub line: u8,
+    pub cc: Vec<u8>,
+    pub ispeed: u32,
+    pub ospeed: u32,
+}
+
+impl Termios {
+    /// The settings as plain fields.
+    pub fn fields(&self) -> TermiosFields {
+        let t = &self.0;
+        TermiosFields {
+            iflag: t.c_iflag,
+            oflag: t.c_oflag,
+            cflag: t.c_cflag,
+            lflag: t.c_lflag,
+            line: t.c_line,
+            cc: t.c_cc.to_vec(),
+            ispeed: t.c_ispeed,
+            ospeed: t.c_ospeed,
+        }
+    }
+
+    /// Settings from fields read back from a file (None when `cc` has the wrong length).
+    pub fn from_fields(f: &TermiosFields) -> Option<Termios> {
+        // SAFETY: termios is plain data; every field is set below.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        if f.cc.len() != t.c_cc.len() {
+            return None;
+        }
+        t.c_iflag = f.iflag;
+        t.c_oflag = f.oflag;
+        t.c_cflag = f.cflag;
+        t.c_lflag = f.lflag;
+        t.c_line = f.line;
+        t.c_cc.copy_from_slice(&f.cc);
+        t.c_ispeed = f.ispeed;
+        t.c_ospeed = f.ospeed;
+        Some(Termios(t))
+    }
+}
+
 /// Reads the terminal's settings.
 pub fn get_termios(fd: &OwnedFd) -> io::Result<Termios> {
     // SAFETY: termios is plain data; tcgetattr fills it or fails.
@@ -204,11 +337,11 @@ pub fn get_termios(fd: &OwnedFd) -> io::Result<Termios> {
     Ok(Termios(t))
 }
 
-/// Sets raw 8N1 at `baud`, no flow control, modem lines ignored (CLOCAL). Fails for a
-/// baud rate termios cannot set.
-pub fn set_raw_8n1(fd: &OwnedFd, baud: u32) -> io::Result<()> {
+/// `current` turned into raw 8N1 at `baud`, no flow control, modem lines ignored
+/// (CLOCAL). Fails for a baud rate termios cannot set.
+pub fn raw_8n1(current: &Termios, baud: u32) -> io::Result<Termios> {
     let speed = speed_constant(baud).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
-    let Termios(mut t) = get_termios(fd)?;
+    let Termios(mut t) = *current;
     // SAFETY: cfmakeraw changes fields of the termios it is given.
     unsafe { libc::cfmakeraw(&mut t) };
     t.c_cflag &= !(libc::CSIZE | libc::PARENB | libc::CSTOPB | libc::CRTSCTS);
@@ -220,8 +353,18 @@ pub fn set_raw_8n1(fd: &OwnedFd, baud: u32) -> io::Result<()> {
     t.c_cflag = (t.c_cflag & !libc::CBAUD) | speed;
     t.c_ispeed = speed;
     t.c_ospeed = speed;
-    // SAFETY: `t` is a complete termios read from this terminal and then modified.
-    check(unsafe { libc::tcsetattr(fd.as_raw_fd(), libc::TCSANOW, &t) })
+    Ok(Termios(t))
+}
+
+/// Writes settings to the terminal at once.
+pub fn set_termios(fd: &OwnedFd, settings: &Termios) -> io::Result<()> {
+    // SAFETY: `settings` is a complete termios (read from a terminal, then modified).
+    check(unsafe { libc::tcsetattr(fd.as_raw_fd(), libc::TCSANOW, &settings.0) })
+}
+
+/// Sets raw 8N1 at `baud` (`raw_8n1` of the current settings).
+pub fn set_raw_8n1(fd: &OwnedFd, baud: u32) -> io::Result<()> {
+    set_termios(fd, &raw_8n1(&get_termios(fd)?, baud)?)
 }
 
 /// Puts saved settings back, discarding output not yet sent (so a real UART stops at
@@ -327,5 +470,52 @@ mod tests {
             Err(TtyOpenError::Open(_))
         ));
         assert!(set_raw_8n1(&open_pty().unwrap().terminal, 12345).is_err());
+    }
+    #[test]
+    fn pty_masters_are_refused() {
+        for master in ["/dev/ptmx", "/dev/pts/ptmx"] {
+            if Path::new(master).exists() {
+                assert!(
+                    matches!(locate_tty(Path::new(master)), Err(TtyOpenError::PtyMaster)),
+                    "{master}"
+                );
+            }
+        }
+        let pty = open_pty().unwrap();
+        assert!(is_pty_master(&pty.master));
+        assert!(!is_pty_master(&pty.terminal));
+        // A master reached through /proc/self/fd is refused on its opened descriptor.
+        let via_proc = format!("/proc/self/fd/{}", pty.master.as_raw_fd());
+        assert!(open_tty(Path::new(&via_proc)).is_err());
+    }
+
+    #[test]
+    fn what_is_opened_is_what_was_judged_even_if_the_path_is_swapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("serial");
+        let pty = open_pty().unwrap();
+        std::os::unix::fs::symlink(&pty.terminal_path, &link).unwrap();
+        let located = locate_tty(&link).unwrap();
+        // Swapped between the checks and the open: the old code opened /dev/null here.
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        let opened = located.open().unwrap();
+        assert!(is_tty(&opened));
+        assert_eq!(device_of(&opened).unwrap(), located.rdev);
+        assert_eq!(located.rdev, device_of(&pty.terminal).unwrap());
+        assert!(matches!(open_tty(&link), Err(TtyOpenError::NotATty)));
+    }
+
+    #[test]
+    fn termios_fields_round_trip() {
+        let pty = open_pty().unwrap();
+        let t = get_termios(&pty.terminal).unwrap();
+        let raw = raw_8n1(&t, 115200).unwrap();
+        let back = Termios::from_fields(&raw.fields()).unwrap();
+        assert!(back.same_as(&raw) && !back.same_as(&t));
+        assert_eq!(back.fields(), raw.fields());
+        let mut short = raw.fields();
+        short.cc.pop();
+        assert!(Termios::from_fields(&short).is_none());
     }
 }

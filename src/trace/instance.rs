@@ -85,7 +85,9 @@ fn event_dir(instance: &Path, event: &str) -> Option<PathBuf> {
 }
 
 /// Turns tracing off and removes an instance directory. Retries briefly: the kernel
-/// refuses (EBUSY) while a reader still holds one of its files.
+/// refuses (EBUSY) while a reader still holds one of its files, and answers ENODEV while
+/// another thread's removal of it is under way. An error is only one when the
+/// directory is still there: the message then sends the user to `latscope restore`.
 fn remove_instance_dir(dir: &Path, wait_ms: u64) -> io::Result<()> {
     let _ = std::fs::write(dir.join("tracing_on"), "0");
     let mut waited = 0;
@@ -93,7 +95,8 @@ fn remove_instance_dir(dir: &Path, wait_ms: u64) -> io::Result<()> {
         match std::fs::remove_dir(dir) {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && waited < wait_ms => {
+            Err(_) if !dir.exists() => return Ok(()),
+            Err(_) if waited < wait_ms => {
                 std::thread::sleep(std::time::Duration::from_millis(10));
                 waited += 10;
             }

@@ -1,11 +1,12 @@
-//! The exit-path matrix (issue 12): every workload that changes the system or starts
-//! something × every way a run ends (normal, an error mid-run — an `--export-csv`
+//! The exit-path matrix (issues 12 and 22): every workload that changes the system or
+//! starts something × every way a run ends (normal, an error mid-run — an `--export-csv`
 //! directory removed —, SIGINT, two SIGINTs, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGKILL +
 //! `latscope restore`) leaves the system as it was (cpusets, IRQ and workqueue masks,
 //! cpu_dma_latency, RT throttling, tracefs instances, state files, load processes and
-//! scratch directories), a valid JSON file with what was measured (after SIGKILL: up to
-//! the last checkpoint) and the documented exit code. Prints its table, "N of N clean".
-//! Beside it, one regression test per item (3-7, 15) and a closed stdout pipe.
+//! scratch directories, the termios of a serial load's terminal), a valid JSON file with
+//! what was measured (after SIGKILL: up to the last checkpoint; after two SIGINTs: the
+//! scenarios with their samples, which `latscope report` shows) and the documented exit
+//! code. Prints its table, "N of N clean". The regression tests per item: exit_items.rs.
 
 use crate::common;
 use common::*;
@@ -16,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Markers in the exec load's grandchildren's command lines (`sleep 7301`, `sleep 7302`).
-const EXEC_LOAD: &str = "exec:\"sh -c 'sleep 7301 & sleep 7302'\"";
+pub(crate) const EXEC_LOAD: &str = "exec:\"sh -c 'sleep 7301 & sleep 7302'\"";
 const MARKERS: [&str; 2] = ["7301", "7302"];
 
 pub(crate) type Snapshot = BTreeMap<String, String>;
@@ -58,9 +59,24 @@ fn cpusets(dir: &Path, rel: &str, out: &mut Snapshot) {
     }
 }
 
+/// Terminals whose settings `system_state` includes (the serial workload's pty).
+static WATCHED_TERMINALS: std::sync::Mutex<Vec<std::path::PathBuf>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// A terminal's settings as `system_state` records them.
+pub(crate) fn termios_text(path: &Path) -> String {
+    latscope::sys::tty::open_tty(path)
+        .map_err(|e| e.to_string())
+        .and_then(|fd| latscope::sys::tty::get_termios(&fd).map_err(|e| e.to_string()))
+        .map_or_else(|e| format!("<{e}>"), |t| format!("{:?}", t.fields()))
+}
+
 /// The global state a run may change.
 pub(crate) fn system_state() -> Snapshot {
     let mut s = Snapshot::new();
+    for path in WATCHED_TERMINALS.lock().unwrap().iter() {
+        s.insert(format!("termios {}", path.display()), termios_text(path));
+    }
     cpusets(Path::new("/sys/fs/cgroup/cpuset"), "", &mut s);
     for name in dir_names(Path::new("/sys/fs/cgroup/unified")) {
         if name.starts_with("latscope") {
@@ -111,7 +127,7 @@ pub(crate) fn diff(before: &Snapshot, after: &Snapshot) -> Vec<String> {
 
 /// What run `pid` may have left: its tracefs instance, isolation state file, io scratch
 /// directories, and processes of the exec load.
-fn leftovers_of(pid: u32) -> Vec<String> {
+pub(crate) fn leftovers_of(pid: u32) -> Vec<String> {
     let mut out = Vec::new();
     let instance = format!("latscope-{pid}");
     for root in [
@@ -124,7 +140,7 @@ fn leftovers_of(pid: u32) -> Vec<String> {
     }
     for dir in ["/run/latscope", "/var/tmp/latscope"] {
         for name in dir_names(Path::new(dir)) {
-            if name.contains(&format!("-{pid}.")) {
+            if name.contains(&format!("-{pid}.")) || name.starts_with(&format!("terminal-{pid}-")) {
                 out.push(format!("state file {dir}/{name}"));
             }
         }
@@ -191,7 +207,7 @@ impl Ending {
     }
 }
 
-fn signal(child: &Child, sig: &str) {
+pub(crate) fn signal(child: &Child, sig: &str) {
     Command::new("kill")
         .args([&format!("-{sig}"), &child.id().to_string()])
         .status()
@@ -199,7 +215,7 @@ fn signal(child: &Child, sig: &str) {
 }
 
 /// Waits for a checkpoint with at least one sample (the run is measuring) or the end.
-fn wait_for_checkpoint(child: &mut Child, path: &Path) -> Result<(), String> {
+pub(crate) fn wait_for_checkpoint(child: &mut Child, path: &Path) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
         if let Ok(Some(status)) = child.try_wait() {
@@ -225,7 +241,7 @@ fn wait_for_checkpoint(child: &mut Child, path: &Path) -> Result<(), String> {
     Err("no checkpoint with samples within 20 s".into())
 }
 
-fn wait_with_timeout(child: &mut Child, limit: Duration) -> Result<Option<i32>, String> {
+pub(crate) fn wait_with_timeout(child: &mut Child, limit: Duration) -> Result<Option<i32>, String> {
     let deadline = Instant::now() + limit;
     loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
@@ -256,6 +272,49 @@ fn measured_samples(v: &Value) -> u64 {
         .map(|t| t.iter().map(|t| t["samples"].as_u64().unwrap_or(0)).sum())
         .unwrap_or(0);
     finished.max(partial)
+}
+
+/// Ends the run the way `ending` says (an error mid-run: its CSV directory removed).
+fn end_run(child: &Child, ending: Ending, csv_dir: &Path) {
+    match ending {
+        Ending::Normal => {}
+        Ending::ErrorMidRun => {
+            let _ = std::fs::remove_dir_all(csv_dir);
+        }
+        Ending::Sigint => signal(child, "INT"),
+        Ending::TwoSigints => {
+            signal(child, "INT");
+            std::thread::sleep(Duration::from_millis(30));
+            signal(child, "INT");
+        }
+        Ending::Sigterm => signal(child, "TERM"),
+        Ending::Sighup => signal(child, "HUP"),
+        Ending::Sigquit => signal(child, "QUIT"),
+        Ending::Sigpipe => signal(child, "PIPE"),
+        Ending::SigkillRestore => signal(child, "KILL"),
+    }
+}
+
+/// What is wrong with the exit code and the error message after `ending`.
+fn judge_exit(code: Option<i32>, ending: Ending, stderr: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let want = match ending {
+        Ending::Normal => Some(0),
+        Ending::ErrorMidRun => Some(1),
+        Ending::SigkillRestore => None,
+        _ => Some(130),
+    };
+    if code != want {
+        problems.push(format!(
+            "exit code {code:?}, expected {want:?}: {}",
+            stderr.lines().last().unwrap_or("")
+        ));
+    }
+    if ending == Ending::ErrorMidRun && !(stderr.contains("writing") && stderr.contains("run.csv"))
+    {
+        problems.push(format!("the error does not name the CSV: {stderr}"));
+    }
+    problems
 }
 
 /// Runs one cell; `Err` says what was not clean.
@@ -299,45 +358,14 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
             return Err(e);
         }
     }
-    match ending {
-        Ending::Normal => {}
-        Ending::ErrorMidRun => {
-            let _ = std::fs::remove_dir_all(&csv_dir);
-        }
-        Ending::Sigint => signal(&child, "INT"),
-        Ending::TwoSigints => {
-            signal(&child, "INT");
-            std::thread::sleep(Duration::from_millis(30));
-            signal(&child, "INT");
-        }
-        Ending::Sigterm => signal(&child, "TERM"),
-        Ending::Sighup => signal(&child, "HUP"),
-        Ending::Sigquit => signal(&child, "QUIT"),
-        Ending::Sigpipe => signal(&child, "PIPE"),
-        Ending::SigkillRestore => signal(&child, "KILL"),
-    }
+    end_run(&child, ending, &csv_dir);
     let code = wait_with_timeout(&mut child, Duration::from_secs(30))?;
     let mut stderr = String::new();
     if let Some(mut e) = child.stderr.take() {
         use std::io::Read;
         let _ = e.read_to_string(&mut stderr);
     }
-    let want = match ending {
-        Ending::Normal => Some(0),
-        Ending::ErrorMidRun => Some(1),
-        Ending::SigkillRestore => None,
-        _ => Some(130),
-    };
-    if code != want {
-        problems.push(format!(
-            "exit code {code:?}, expected {want:?}: {}",
-            stderr.lines().last().unwrap_or("")
-        ));
-    }
-    if ending == Ending::ErrorMidRun && !(stderr.contains("writing") && stderr.contains("run.csv"))
-    {
-        problems.push(format!("the error does not name the CSV: {stderr}"));
-    }
+    problems.extend(judge_exit(code, ending, &stderr));
     if ending == Ending::SigkillRestore {
         let out = latscope()
             .arg("restore")
@@ -354,7 +382,18 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
     std::thread::sleep(Duration::from_millis(200));
     problems.extend(diff(&before, &system_state()));
     problems.extend(leftovers_of(pid));
-    match std::fs::read_to_string(&json)
+    problems.extend(judge_result(&json, ending));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+/// What is wrong with the result file `json` after `ending`.
+fn judge_result(json: &Path, ending: Ending) -> Vec<String> {
+    let mut problems = Vec::new();
+    match std::fs::read_to_string(json)
         .map_err(|e| e.to_string())
         .and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| e.to_string()))
     {
@@ -379,45 +418,83 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
                 Ending::Sigpipe => Some("SIGPIPE"),
                 _ => None,
             };
-            // Two SIGINTs abort before the final save: the checkpoint has no signal name.
-            if ending != Ending::TwoSigints && by != expected_by {
+            if by != expected_by {
                 problems.push(format!("interrupted_by: {by:?}"));
+            }
+            if ending == Ending::TwoSigints {
+                problems.extend(kept_after_abort(&v, json));
             }
         }
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
-    }
+    problems
 }
 
-fn exit_path_matrix_leaves_the_system_as_it_was() {
-    if latscope::sys::process::effective_uid() != 0 {
-        eprintln!("SKIPPED: the exit-path matrix needs root");
-        return;
-    }
-    let _lock = latency_lock();
-    let cpu = test_cpu().to_string();
-    let mut workloads: Vec<(&str, Vec<String>)> = Vec::new();
-    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    workloads.push(("plain timer", owned(&["timer", "-a", &cpu])));
-    if latscope::isolate::check_available().is_ok() && cpu != "0" {
-        workloads.push((
-            "--isolate",
-            owned(&["timer", "-a", &cpu, "--isolate", &cpu]),
+/// Two SIGINTs (issue 22, item 6): the scenarios measured until then are in the file
+/// with their samples, marked interrupted, and `latscope report FILE` shows them.
+fn kept_after_abort(v: &Value, json: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let scenarios = v["scenarios"].as_array().cloned().unwrap_or_default();
+    let measured = scenarios.iter().any(|s| {
+        s["threads"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["samples"].as_u64() > Some(0)))
+    });
+    if !measured {
+        problems.push(format!(
+            "no scenario with samples after two SIGINTs ({} scenarios)",
+            scenarios.len()
         ));
+    }
+    if scenarios.last().is_some_and(|s| s["interrupted"] != true) {
+        problems.push("the last scenario is not marked interrupted".into());
+    }
+    let out = latscope().arg("report").arg(json).output();
+    let table = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    // A table row per measured thread: its method and sample count.
+    let rows = |s: &Value| {
+        s["threads"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| {
+                let method = t["method"].as_str().unwrap_or("?").to_string();
+                (method, t["samples"].as_u64().unwrap_or(0).to_string())
+            })
+    };
+    // The suite's study view has no samples column: its rows are named by method.
+    let counted = table.contains("samples");
+    for (method, samples) in scenarios.iter().flat_map(rows).filter(|(_, n)| n != "0") {
+        let shown = |l: &str| l.contains(&method) && (!counted || l.contains(&samples));
+        if !table.lines().any(shown) {
+            problems.push(format!(
+                "`latscope report` has no row {method} {samples}: {table}"
+            ));
+        }
+    }
+    problems
+}
+
+/// The matrix's rows: a name and the command line of each workload.
+fn workloads(cpu: &str, serial: &str) -> Vec<(&'static str, Vec<String>)> {
+    let mut workloads: Vec<(&'static str, Vec<String>)> = Vec::new();
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    workloads.push(("plain timer", owned(&["timer", "-a", cpu])));
+    if latscope::isolate::check_available().is_ok() && cpu != "0" {
+        workloads.push(("--isolate", owned(&["timer", "-a", cpu, "--isolate", cpu])));
     }
     workloads.push((
         "--dma-latency 0",
-        owned(&["timer", "-a", &cpu, "--dma-latency", "0"]),
+        owned(&["timer", "-a", cpu, "--dma-latency", "0"]),
     ));
     workloads.push((
         "exec grandchildren + io",
         owned(&[
             "timer",
             "-a",
-            &cpu,
+            cpu,
             "--load",
             EXEC_LOAD,
             "--load",
@@ -428,15 +505,34 @@ fn exit_path_matrix_leaves_the_system_as_it_was() {
         "wake --competitors 8",
         owned(&["wake", "--competitors", "8"]),
     ));
-    workloads.push(("noise", owned(&["noise", "-a", &cpu])));
+    workloads.push(("noise", owned(&["noise", "-a", cpu])));
     workloads.push(("net (loopback)", owned(&["net"])));
     workloads.push((
         "suite --preset quick",
-        owned(&["suite", "--preset", "quick", "--cpus", &cpu]),
+        owned(&["suite", "--preset", "quick", "--cpus", cpu]),
     ));
     if no_tracing().is_none() {
-        workloads.push(("--trace", owned(&["timer", "-a", &cpu, "--trace"])));
+        workloads.push(("--trace", owned(&["timer", "-a", cpu, "--trace"])));
     }
+    workloads.push((
+        "serial load (pty)",
+        owned(&["timer", "-a", cpu, "--load", serial]),
+    ));
+    workloads
+}
+
+fn exit_path_matrix_leaves_the_system_as_it_was() {
+    let _lock = latency_lock();
+    let cpu = test_cpu().to_string();
+    // A pty the test holds stands in for a serial device: its settings must come back
+    // on every ending, SIGKILL included (through `latscope restore`).
+    let pty = latscope::sys::tty::open_pty().unwrap();
+    WATCHED_TERMINALS
+        .lock()
+        .unwrap()
+        .push(pty.terminal_path.clone());
+    let serial = format!("serial:115200,dev={}", pty.terminal_path.display());
+    let workloads = workloads(&cpu, &serial);
     let dir = tempfile::tempdir().unwrap();
     // Nothing of an earlier killed run may count against this one.
     let _ = latscope().arg("restore").output();
@@ -474,6 +570,8 @@ fn exit_path_matrix_leaves_the_system_as_it_was() {
         }
         table.push('\n');
     }
+    WATCHED_TERMINALS.lock().unwrap().clear();
+    drop(pty);
     println!("{table}{clean} of {total} clean");
     for f in &failures {
         println!("  {f}");
@@ -485,348 +583,14 @@ fn exit_path_matrix_leaves_the_system_as_it_was() {
     );
 }
 
-fn spawn_timer(extra: &[&str], json: &Path) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("latscope"))
-        .args([
-            "timer",
-            "-a",
-            &test_cpu().to_string(),
-            "--warmup",
-            "0",
-            "-q",
-        ])
-        .args(extra)
-        .args(["--checkpoint", "200ms", "--export-json"])
-        .arg(json)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-fn load_processes() -> Vec<String> {
-    leftovers_of(0)
-        .into_iter()
-        .filter(|l| l.starts_with("process"))
-        .collect()
-}
-
-/// Item 4: the exec load's grandchildren die with a SIGKILLed latscope (PID namespace).
-fn item4_exec_grandchildren_die_with_a_sigkilled_run() {
-    if latscope::sys::process::effective_uid() != 0 {
-        eprintln!("SKIPPED: needs root (PID namespace)");
-        return;
-    }
-    let _lock = latency_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let mut child = spawn_timer(&["-D", "30s", "--load", EXEC_LOAD], &json);
-    wait_for_checkpoint(&mut child, &json).unwrap();
-    assert_eq!(load_processes().len(), 2, "{:?}", load_processes());
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !load_processes().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(load_processes(), Vec::<String>::new());
-}
-
-/// Item 5: `latscope restore` removes the io load's scratch directories of dead runs and
-/// says so; a live run's are kept.
-fn item5_restore_removes_scratch_directories_of_dead_runs() {
-    // Another test's `latscope restore` would remove the planted directory first.
-    let _lock = latency_lock();
-    let mut dead = Command::new("true").spawn().unwrap();
-    let dead_pid = dead.id();
-    dead.wait().unwrap();
-    let tmp = std::env::temp_dir();
-    let stale = tmp.join(format!("latscope-io-{dead_pid}-test"));
-    let live = tmp.join(format!("latscope-io-{}-test", std::process::id()));
-    std::fs::create_dir_all(&stale).unwrap();
-    std::fs::write(stale.join("io-0"), b"scratch").unwrap();
-    std::fs::create_dir_all(&live).unwrap();
-    let out = latscope().arg("restore").output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let _ = std::fs::remove_dir_all(&live);
-    assert!(!stale.exists(), "{stdout}");
-    assert!(
-        stdout.contains(&format!(
-            "removed io load scratch directory {}",
-            stale.display()
-        )),
-        "{stdout}"
-    );
-    assert!(!stdout.contains(&live.display().to_string()), "{stdout}");
-}
-
-/// Item 5: SIGKILL loses at most one `--checkpoint`: the file holds the running
-/// scenario's counts, marked partial, and says interrupted.
-fn item5_sigkill_keeps_the_last_checkpoint() {
-    let _lock = latency_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let mut child = spawn_timer(&["-D", "30s"], &json);
-    wait_for_checkpoint(&mut child, &json).unwrap();
-    std::thread::sleep(Duration::from_millis(700));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(v["interrupted"], true);
-    assert_eq!(v["checkpoint"]["partial"], true);
-    assert_eq!(v["checkpoint"]["scenario"], "timer clock-nanosleep 1ms");
-    let samples = v["checkpoint"]["threads"][0]["samples"].as_u64().unwrap();
-    // At 1 ms, ~0.9 s measured before the kill; the last checkpoint is ≤ 200 ms older.
-    assert!(samples >= 300, "{samples} samples in the last checkpoint");
-}
-
-/// Item 6: `--resume` refuses a file written by another plan, naming it.
-fn item6_resume_refuses_another_plans_file() {
-    let _lock = latency_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let mut child = spawn_timer(&["-D", "300ms"], &json);
-    assert_eq!(child.wait().unwrap().code(), Some(0));
-    let out = latscope()
-        .args([
-            "suite",
-            "--preset",
-            "quick",
-            "--samples",
-            "100",
-            "--resume",
-            "-q",
-        ])
-        .arg("--export-json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains(&json.display().to_string()) && stderr.contains("another plan"),
-        "{stderr}"
-    );
-}
-
-/// Item 6: a suite killed after its first scenario leaves a file that says interrupted.
-fn item6_killed_suite_says_interrupted() {
-    let _lock = latency_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("suite.json");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("latscope"))
-        .args(["suite", "--preset", "quick", "--samples", "300", "-q"])
-        .args(["--cpus", &test_cpu().to_string(), "--export-json"])
-        .arg(&json)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let saved = loop {
-        let v: Option<Value> = std::fs::read_to_string(&json)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
-        if let Some(v) = v.filter(|v| v["scenarios"].as_array().is_some_and(|s| !s.is_empty())) {
-            break v;
-        }
-        assert!(Instant::now() < deadline, "no scenario saved in 30 s");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert_eq!(saved["interrupted"], true, "saved between scenarios");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(v["interrupted"], true);
-    assert!(v["plan_hash"].is_string());
-}
-
-/// Item 7: a second run on the same `--export-json` refuses to start, naming the path.
-fn item7_second_run_on_the_same_export_json_refuses() {
-    let _lock = latency_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let mut first = spawn_timer(&["-D", "30s"], &json);
-    wait_for_checkpoint(&mut first, &json).unwrap();
-    let out = latscope()
-        .args(["timer", "-a", &test_cpu().to_string(), "-D", "1s", "-q"])
-        .arg("--export-json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    signal(&first, "INT");
-    let first_code = first.wait().unwrap().code();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(5), "{stderr}");
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
-    assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(
-        errors[0].contains(&json.display().to_string())
-            && errors[0].contains("another latscope run"),
-        "{stderr}"
-    );
-    assert_eq!(first_code, Some(130));
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(
-        v["interrupted_by"], "SIGINT",
-        "the first run's result is intact"
-    );
-}
-
-/// Item 3: SIGHUP (a closed terminal or ssh session) is an exit path like Ctrl-C: the
-/// system is restored, what was measured is saved marked interrupted by SIGHUP, exit 130.
-fn item3_sighup_restores_and_saves_marked_interrupted() {
-    let _lock = latency_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let before = latscope::sys::dma_latency::current_us();
-    let mut child = spawn_timer(&["-D", "30s", "--dma-latency", "0"], &json);
-    wait_for_checkpoint(&mut child, &json).unwrap();
-    signal(&child, "HUP");
-    let code = wait_with_timeout(&mut child, Duration::from_secs(10)).unwrap();
-    assert_eq!(code, Some(130));
-    assert_eq!(latscope::sys::dma_latency::current_us(), before);
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(v["interrupted"], true);
-    assert_eq!(v["interrupted_by"], "SIGHUP");
-    assert!(
-        v["checkpoint"].is_null(),
-        "the final save replaces the checkpoint"
-    );
-    assert!(v["scenarios"][0]["threads"][0]["samples"].as_u64() > Some(0));
-}
-
-/// Item 15: a conflict with another run (the `--export-json` lock, the isolation lock) is
-/// not bad input: exit 5, one line, before anything is measured.
-fn item15_runtime_conflict_with_another_run_exits_5() {
-    let _lock = latency_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    // The lock beside a result file: DIR/.NAME.lock (runner::output_lock_path).
-    let held = dir.path().join(".run.json.lock");
-    let _other = latscope::sys::filelock::FileLock::try_exclusive(&held)
-        .unwrap()
-        .unwrap();
-    let cpu = test_cpu().to_string();
-    let out = latscope()
-        .args(["timer", "-a", &cpu, "-l", "10", "-q", "--export-json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(5), "{stderr}");
-    assert!(stderr.contains("another latscope run"), "{stderr}");
-    assert!(!json.exists(), "the refused run wrote a result");
-    if latscope::sys::process::effective_uid() == 0
-        && latscope::isolate::check_available().is_ok()
-        && cpu != "0"
-    {
-        let dir = latscope::isolate::state_dir();
-        std::fs::create_dir_all(&dir).unwrap();
-        let _isolating =
-            latscope::sys::filelock::FileLock::try_exclusive(&dir.join("isolate.lock"))
-                .unwrap()
-                .expect("no other run isolates while the latency lock is held");
-        let out = latscope()
-            .args(["timer", "-a", &cpu, "--isolate", &cpu, "-l", "10", "-q"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(5), "{stderr}");
-        assert!(stderr.contains("isolating CPUs right now"), "{stderr}");
-    }
-}
-
-/// Item 15: `latscope restore --force` under a live `--isolate` run restores the system,
-/// says so, and the run's result says its isolation was removed under it.
-fn item15_restore_force_under_a_live_run_is_recorded_in_its_result() {
-    let cpu = test_cpu().to_string();
-    if latscope::sys::process::effective_uid() != 0
-        || latscope::isolate::check_available().is_err()
-        || cpu == "0"
-    {
-        eprintln!("SKIPPED: needs root, a cpuset hierarchy and a second CPU");
-        return;
-    }
-    let _lock = latency_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let before = system_state();
-    let mut child = spawn_timer(&["-D", "30s", "--isolate", &cpu], &json);
-    wait_for_checkpoint(&mut child, &json).unwrap();
-    let out = latscope().args(["restore", "--force"]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    assert!(
-        stdout.contains("still measuring") && stdout.contains("isolation_removed_during_run"),
-        "{stdout}"
-    );
-    signal(&child, "INT");
-    assert_eq!(
-        wait_with_timeout(&mut child, Duration::from_secs(10)).unwrap(),
-        Some(130)
-    );
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(diff(&before, &system_state()), Vec::<String>::new());
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let scenario = &v["scenarios"][0];
-    assert_eq!(
-        scenario["isolation"]["removed_during_run"], true,
-        "{scenario}"
-    );
-    let codes: Vec<&str> = scenario["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|w| w["code"].as_str())
-        .collect();
-    assert!(codes.contains(&"isolation_removed_during_run"), "{codes:?}");
-}
-
-/// A closed stdout pipe (`latscope timer | head -1`) is the SIGPIPE exit path: one line,
-/// exit 130, the system restored and the result saved, not exit 1 with "Broken pipe".
-fn closed_stdout_pipe_follows_the_sigpipe_exit_path() {
-    let _lock = latency_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let before = latscope::sys::dma_latency::current_us();
-    let dma: &[&str] = if latscope::sys::process::effective_uid() == 0 {
-        &["--dma-latency", "0"]
-    } else {
-        &[]
-    };
-    let script = format!(
-        "{} timer -a {} -l 300 {} --export-json {} | true; echo \"exit=${{PIPESTATUS[0]}}\"",
-        latscope_path().display(),
-        test_cpu(),
-        dma.join(" "),
-        json.display()
-    );
-    let out = Command::new("bash").args(["-c", &script]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stdout.contains("exit=130"), "{stdout}{stderr}");
-    assert!(stderr.contains("closed the pipe (SIGPIPE)"), "{stderr}");
-    assert!(!stderr.contains("Broken pipe (os error"), "{stderr}");
-    assert_eq!(latscope::sys::dma_latency::current_us(), before);
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(v["scenarios"][0]["threads"][0]["samples"], 300);
-}
-
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
-    common::test_cases![
+    vec![case(
+        "exit_path_matrix_leaves_the_system_as_it_was",
         exit_path_matrix_leaves_the_system_as_it_was,
-        item4_exec_grandchildren_die_with_a_sigkilled_run,
-        item5_restore_removes_scratch_directories_of_dead_runs,
-        item5_sigkill_keeps_the_last_checkpoint,
-        item6_resume_refuses_another_plans_file,
-        item6_killed_suite_says_interrupted,
-        item7_second_run_on_the_same_export_json_refuses,
-        item3_sighup_restores_and_saves_marked_interrupted,
-        item15_runtime_conflict_with_another_run_exits_5,
-        item15_restore_force_under_a_live_run_is_recorded_in_its_result,
-        closed_stdout_pipe_follows_the_sigpipe_exit_path,
-    ]
+    )
+    .unless(
+        (latscope::sys::process::effective_uid() != 0)
+            .then(|| "the exit-path matrix needs root".to_string()),
+    )]
 }

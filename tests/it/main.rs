@@ -12,6 +12,7 @@ mod bad_input_corpus;
 mod compare_many;
 mod cyclictest_compare;
 mod cyclictest_dropin;
+mod exit_items;
 mod exit_paths;
 mod html_browser;
 mod injected_stall;
@@ -44,6 +45,7 @@ fn main() {
         ("compare_many", compare_many::cases),
         ("cyclictest_compare", cyclictest_compare::cases),
         ("cyclictest_dropin", cyclictest_dropin::cases),
+        ("exit_items", exit_items::cases),
         ("exit_paths", exit_paths::cases),
         ("html_browser", html_browser::cases),
         ("injected_stall", injected_stall::cases),
