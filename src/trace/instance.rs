@@ -43,18 +43,24 @@ pub const DEFAULT_EVENTS: &[&str] = &[
     "rseq:rseq_update",
 ];
 
-/// What every probe's attribution reads (account.rs, timeline.rs): who ran (sched_switch;
-/// sched_wakeup names tasks and marks the measured one runnable), IRQs, softirqs, vectors
-/// and IPIs received, page faults.
-const ATTRIBUTION_EVENTS: &[&str] = &[
+/// Attribution events that fire on every wake-up of a timer thread (the wake-up is a local
+/// timer interrupt that wakes it): sched_wakeup names tasks and marks the measured one
+/// runnable, local_timer_* time the timer interrupts.
+const TIMER_WAKE_PATH_EVENTS: &[&str] = &[
     "sched:sched_wakeup",
+    "irq_vectors:local_timer_entry",
+    "irq_vectors:local_timer_exit",
+];
+
+/// What every probe's attribution reads besides (account.rs, timeline.rs): who ran
+/// (sched_switch), IRQs, softirqs, the other vectors and IPIs received, page faults. These
+/// fire on a wake-up only when something else happens there, when they are its cause.
+const ATTRIBUTION_EVENTS: &[&str] = &[
     "sched:sched_switch",
     "irq:irq_handler_entry",
     "irq:irq_handler_exit",
     "irq:softirq_entry",
     "irq:softirq_exit",
-    "irq_vectors:local_timer_entry",
-    "irq_vectors:local_timer_exit",
     "irq_vectors:reschedule_entry",
     "irq_vectors:reschedule_exit",
     "irq_vectors:call_function_entry",
@@ -83,8 +89,10 @@ const WAKE_SPLIT_EVENTS: &[&str] = &["sched:sched_waking", "rseq:rseq_update"];
 /// every event on the measured CPU's wake path costs time before the thread runs. Left out
 /// of timer, wake and noise: hrtimer_expire_exit and softirq_raise (inside the very
 /// interrupt that wakes the timer thread), ipi_send_* (read by no analysis), and for timer
-/// and noise sched_waking (sched_wakeup says the same, one event later). Other probes
-/// record `DEFAULT_EVENTS`.
+/// and noise sched_waking (sched_wakeup says the same, one event later). The timer also
+/// leaves out `TIMER_WAKE_PATH_EVENTS`: its wake-up is known from its hrtimer's expiry, and
+/// a timer interrupt's time shows in irq_latency and wake_to_run (in a spike it is charged
+/// to what it interrupted). Other probes record `DEFAULT_EVENTS`.
 pub fn probe_events(kind: &str) -> Vec<&'static str> {
     let own: &[&str] = match kind {
         "timer" => TIMER_SPLIT_EVENTS,
@@ -92,7 +100,17 @@ pub fn probe_events(kind: &str) -> Vec<&'static str> {
         "noise" => &[],
         _ => return DEFAULT_EVENTS.to_vec(),
     };
-    ATTRIBUTION_EVENTS.iter().chain(own).copied().collect()
+    let wake_path: &[&str] = if kind == "timer" {
+        &[]
+    } else {
+        TIMER_WAKE_PATH_EVENTS
+    };
+    ATTRIBUTION_EVENTS
+        .iter()
+        .chain(wake_path)
+        .chain(own)
+        .copied()
+        .collect()
 }
 
 /// Events that stand in for a missing one on other kernel versions: (wanted, stand-in).
@@ -399,8 +417,16 @@ mod tests {
                 assert!(!events.contains(&extra), "{kind} records {extra}");
             }
         }
-        assert!(probe_events("timer").contains(&"rseq:rseq_update"));
-        assert!(!probe_events("timer").contains(&"sched:sched_waking"));
+        let timer = probe_events("timer");
+        assert!(timer.contains(&"rseq:rseq_update") && timer.contains(&"sched:sched_switch"));
+        for on_every_wakeup in [
+            "sched:sched_waking",
+            "sched:sched_wakeup",
+            "irq_vectors:local_timer_entry",
+        ] {
+            assert!(!timer.contains(&on_every_wakeup), "{on_every_wakeup}");
+        }
+        assert!(probe_events("noise").contains(&"irq_vectors:local_timer_entry"));
         assert!(probe_events("wake").contains(&"sched:sched_waking"));
         assert_eq!(probe_events("net"), DEFAULT_EVENTS.to_vec());
     }
