@@ -155,6 +155,37 @@ fn untraced_switch_ins_are_counted_placed_at_their_lower_bound_and_noted() {
     );
 }
 
+/// What the timer's own `--trace` records (`probe_events("timer")`: no sched_wakeup, no
+/// local_timer entry/exit on the wake path): the same recorded events cut to that set still
+/// join every sample, place an untraced switch-in at the hrtimer's expiry (now the CPU's
+/// previous traced event) and name the stall's thread.
+#[test]
+fn the_timer_event_set_still_splits_places_and_attributes() {
+    let keep = super::instance::probe_events("timer");
+    let events: Vec<Event> = load("timer_stall.txt")
+        .into_iter()
+        .filter(|e| keep.contains(&e.kind.tracepoint().as_str()))
+        .collect();
+    let tl = Timeline::new(&events);
+    let split = stall_split(&tl);
+    assert_eq!(
+        (split.counts.joined, split.counts.switch_in_inferred),
+        (5, 4)
+    );
+    let s = &split.samples[1];
+    assert!(s.switch_in_inferred);
+    assert_eq!(s.switch_in_ns, s.expire_entry_ns);
+    assert_eq!((s.wake_to_run_ns, s.to_user_ns), (0, 9_000));
+    let cfg = AttributionConfig {
+        threshold: Threshold::Fixed(1_000_000),
+        ..Default::default()
+    };
+    let a = attribute(&tl, &split, &cfg);
+    let top = &a.spikes[0].causes[0];
+    assert_eq!((top.name.as_str(), top.pid), ("stall-inj", Some(16118)));
+    assert_eq!((top.policy, top.priority), (Some(Policy::Rt), Some(99)));
+}
+
 #[test]
 fn a_fifo_99_stall_is_attributed_with_pid_priority_and_run_time() {
     let events = load("timer_stall.txt");
