@@ -1,38 +1,169 @@
-#!/bin/sh
-# What --trace costs and how well its split closes: `latscope timer` on one CPU with and
-# without --trace, alternating (so drift and the host's noise hit both alike), then p50/p99/max
-# of each run, the per-sample remainder (the part the events do not explain) and the share
-# of samples joined. Needs root. Usage: bench/trace-overhead.sh [PAIRS] [SECONDS] [CPU]
-set -eu
-PAIRS=${1:-5}
-SECS=${2:-10}
-CPU=${3:-$(($(nproc) - 1))}
-BIN=${LATSCOPE:-target/release/latscope}
+#!/usr/bin/env bash
+# What --trace costs the CPU it measures, judged by the kernel's own record: `latscope timer`
+# with and without --trace in alternating pairs (the order swapped every other pair, so drift
+# and the host's noise hit both arms alike), while a second tracefs instance of this script
+# records only rseq_update, sys_exit(clock_nanosleep) and hrtimer_expire_entry on the
+# measured CPU in BOTH arms
+# (like is compared with like). Each `--raw` sample (deadline + latency = latscope's clock
+# read) is joined to its thread's last sys_exit / rseq_update before it: "sample − kernel
+# return to user". Prints per run and the medians per arm: the run's p50/p99, that
+# difference's p50/p99/max and how many samples it put above 10 µs (the rare large tail), and
+# the kernel's wake path (hrtimer expiry → sys_exit, also recorded in both arms).
+# Every run holds the latency-test lock. Needs root.
+# Usage: bench/trace-overhead.sh [PAIRS] [LOOPS] [CPU]   (LATSCOPE= a built binary)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PAIRS=${1:-9}
+LOOPS=${2:-5000}
+CPU=${3:-1}
+LOCK=/tmp/latscope-latency-tests.lock
+if [ -z "${LATSCOPE:-}" ]; then
+  cargo build --release -q --locked
+  LATSCOPE=${CARGO_TARGET_DIR:-$PWD/target}/release/latscope
+fi
 OUT=$(mktemp -d)
-i=1
-while [ "$i" -le "$PAIRS" ]; do
-    "$BIN" timer --cpus "$CPU" -D "${SECS}s" --quiet --export-json "$OUT/plain-$i.json"
-    "$BIN" timer --cpus "$CPU" -D "${SECS}s" --quiet --trace --export-json "$OUT/trace-$i.json"
-    i=$((i + 1))
+MNT=""
+REF=""
+cleanup() {
+  if [ -n "$REF" ] && [ -d "$REF" ]; then
+    echo 0 >"$REF/tracing_on" || true
+    rmdir "$REF" || true
+  fi
+  if [ -n "$MNT" ]; then umount "$MNT" && rmdir "$MNT"; fi
+  rm -rf "$OUT"
+}
+trap cleanup EXIT
+TRACEFS=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
+if [ -z "$TRACEFS" ]; then
+  MNT=$(mktemp -d)
+  mount -t tracefs nodev "$MNT"
+  TRACEFS=$MNT
+fi
+MASK=$(printf '%x' $((1 << CPU)))
+
+# The reference: own instance, mono clock (CLOCK_MONOTONIC, as latscope's samples), CPU only,
+# raw output (pid cpu ts_ns "type: ID"), made before latscope starts so its probes run first.
+ref_start() {
+  REF=$TRACEFS/instances/trace-overhead-ref-$$
+  mkdir "$REF"
+  echo mono >"$REF/trace_clock"
+  echo "$MASK" >"$REF/tracing_cpumask"
+  echo 4096 >"$REF/buffer_size_kb"
+  echo 1 >"$REF/options/raw"
+  echo 1 >"$REF/events/rseq/rseq_update/enable"
+  echo 1 >"$REF/events/syscalls/sys_exit_clock_nanosleep/enable"
+  echo 1 >"$REF/events/timer/hrtimer_expire_entry/enable"
+  echo 1 >"$REF/tracing_on"
+}
+ref_stop() { # TAG
+  echo 0 >"$REF/tracing_on"
+  cat "$REF/trace" >"$OUT/$1.ref"
+  cat "$REF/per_cpu/cpu$CPU/stats" >"$OUT/$1.refstats"
+  echo "exit $(cat "$REF/events/syscalls/sys_exit_clock_nanosleep/id") rseq $(cat "$REF/events/rseq/rseq_update/id") expire $(cat "$REF/events/timer/hrtimer_expire_entry/id")" >"$OUT/$1.ids"
+  rmdir "$REF"
+  REF=""
+}
+one() { # TAG [--trace]
+  local tag=$1; shift
+  exec 9>"$LOCK"
+  flock 9
+  ref_start
+  "$LATSCOPE" timer --method clock-nanosleep -i 1000 -l "$LOOPS" -p 95 -a "$CPU" \
+    --dma-latency 0 --warmup 0 -q --raw "$OUT/$tag.csv" --export-json "$OUT/$tag.json" "$@" \
+    >/dev/null 2>"$OUT/$tag.err" || { cat "$OUT/$tag.err" >&2; exit 1; }
+  ref_stop "$tag"
+  exec 9>&-
+}
+for i in $(seq 1 "$PAIRS"); do
+  echo "pair $i/$PAIRS" >&2
+  if [ $((i % 2)) -eq 1 ]; then
+    one "plain-$i"; one "trace-$i" --trace
+  else
+    one "trace-$i" --trace; one "plain-$i"
+  fi
 done
+
 python3 - "$OUT" "$PAIRS" <<'PY'
-import json, sys
+import bisect, csv, json, statistics, sys
 out, pairs = sys.argv[1], int(sys.argv[2])
-def th(path):
-    r = json.load(open(path))
-    return r["scenarios"][0]
-print(f"{'run':<8} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>9} | {'joined':>12} {'rem p50':>8} {'rem p99':>8} {'rem max':>8} {'events':>8} {'lost':>5}")
+TAIL_NS = 10_000
+
+def pct(v, q):
+    v = sorted(v)
+    return v[min(len(v) - 1, max(0, int(-(-q * len(v) // 1)) - 1))]
+
+def ref_events(tag):
+    ids = open(f"{out}/{tag}.ids").read().split()
+    names = {ids[1]: "exit", ids[3]: "rseq", ids[5]: "expire"}
+    ev = {}
+    for line in open(f"{out}/{tag}.ref"):
+        f = line.split()
+        if len(f) < 5 or f[0].startswith("#") or f[3] != "type:" or f[4] not in names:
+            continue
+        # hrtimer expiries run in interrupts: whatever pid was current, so pid 0 for all.
+        pid = 0 if names[f[4]] == "expire" else int(f[0])
+        ev.setdefault((pid, names[f[4]]), []).append(int(f[2]))
+    return ev
+
+def run(tag):
+    rows = list(csv.DictReader(open(f"{out}/{tag}.csv")))
+    samples = [(int(r["deadline_ns"]), int(r["latency_ns"])) for r in rows if r["metric"] == "latency"]
+    ev = ref_events(tag)
+    # The measuring thread: the pid with the most clock_nanosleep exits on the CPU.
+    pid = max((k[0] for k in ev if k[1] == "exit"), key=lambda p: len(ev[(p, "exit")]))
+    res = {"n": len(samples)}
+    for kind in ("exit", "rseq"):
+        ts = sorted(ev.get((pid, kind), []))
+        diffs = []
+        for d, lat in samples:
+            wake = d + lat
+            i = bisect.bisect_right(ts, wake) - 1
+            if i >= 0 and ts[i] >= d:
+                diffs.append(wake - ts[i])
+        res[kind] = diffs
+    # The kernel's wake path: the first hrtimer expiry at or after the deadline to the
+    # thread's sys_exit (every event recorded in between costs its time here).
+    exp, ex = sorted(ev.get((0, "expire"), [])), sorted(ev.get((pid, "exit"), []))
+    path = []
+    for d, lat in samples:
+        i, j = bisect.bisect_left(exp, d), bisect.bisect_right(ex, d + lat) - 1
+        if i < len(exp) and j >= 0 and d <= exp[i] <= ex[j]:
+            path.append(ex[j] - exp[i])
+    res["path"] = path
+    t = json.load(open(f"{out}/{tag}.json"))["scenarios"][0]["threads"][0]
+    res["p50"], res["p99"] = t["p50_ns"], t["p99_ns"]
+    tr = json.load(open(f"{out}/{tag}.json"))["scenarios"][0].get("trace")
+    res["irq_work"] = tr["events_by_type"].get("irq_vectors:irq_work_entry", 0) if tr else None
+    lost = open(f"{out}/{tag}.refstats").read()
+    res["ref_lost"] = sum(int(l.split(":")[1]) for l in lost.splitlines()
+                          if l.split(":")[0] in ("overrun", "dropped events"))
+    return res
+
+us = lambda ns: f"{ns / 1e3:.2f}"
+head = f"{'run':<9} {'p50':>7} {'p99':>7} | {'joined':>11} {'d50':>6} {'d99':>6} {'dmax':>8} {'>10µs':>5} | {'rseq d50':>8} {'d99':>6} {'dmax':>8} {'>10µs':>5} | {'path50':>6} {'path99':>6}"
+print("µs; d = sample − kernel return to user (left: sys_exit of clock_nanosleep, right: rseq_update);")
+print("path = the kernel's wake path, hrtimer expiry → sys_exit; irq_work = irq_work interrupts on the CPU (trace runs)")
+print(head)
+agg = {"plain": [], "trace": []}
 for i in range(1, pairs + 1):
-    for kind in ("plain", "trace"):
-        s = th(f"{out}/{kind}-{i}.json")
-        t = s["threads"][0]
-        line = f"{kind}-{i:<3} {t['p50_ns']/1e3:8.2f} {t['p99_ns']/1e3:8.2f} {t['max_ns']/1e3:9.2f}"
-        if kind == "trace":
-            tr = s["trace"]
-            tt = tr["threads"][0]
-            rem = next(p for p in tt["parts"] if p["metric"] == "remainder")
-            lost = sum(c["overrun"] + c["dropped"] + c["missed_events"] for c in tr["losses"]["per_cpu"])
-            line += f" | {tt['samples_joined']:>5}/{tt['samples_total']:<6} {rem['p50_ns']/1e3:8.2f} {rem['p99_ns']/1e3:8.2f} {rem['max_ns']/1e3:8.2f} {tr['events_recorded']:>8} {lost:>5}"
-        print(line)
+    for arm in ("plain", "trace"):
+        r = run(f"{arm}-{i}")
+        e, q, w = r["exit"], r["rseq"], r["path"]
+        row = (r["p50"], r["p99"], pct(e, .5), pct(e, .99), max(e), sum(x > TAIL_NS for x in e),
+               pct(q, .5), pct(q, .99), max(q), sum(x > TAIL_NS for x in q), pct(w, .5), pct(w, .99))
+        agg[arm].append(row)
+        print(f"{arm}-{i:<3} {us(row[0]):>7} {us(row[1]):>7} | {len(e):>5}/{r['n']:<5} {us(row[2]):>6} {us(row[3]):>6} {us(row[4]):>8} {row[5]:>5} | "
+              f"{us(row[6]):>8} {us(row[7]):>6} {us(row[8]):>8} {row[9]:>5} | {us(row[10]):>6} {us(row[11]):>6}"
+              + (f"  irq_work {r['irq_work']}" if r["irq_work"] is not None else "")
+              + (f"  reference lost {r['ref_lost']}" if r["ref_lost"] else ""))
+print("medians over the pairs:")
+for arm, rows in agg.items():
+    m = [statistics.median(r[j] for r in rows) for j in range(12)]
+    worst = max(r[4] for r in rows), max(r[8] for r in rows)
+    print(f"{arm:<9} {us(m[0]):>7} {us(m[1]):>7} | {'':>11} {us(m[2]):>6} {us(m[3]):>6} {us(m[4]):>8} {m[5]:>5.0f} | "
+          f"{us(m[6]):>8} {us(m[7]):>6} {us(m[8]):>8} {m[9]:>5.0f} | {us(m[10]):>6} {us(m[11]):>6}   worst dmax {us(worst[0])} / {us(worst[1])}")
+p, t = agg["plain"], agg["trace"]
+d = lambda j: statistics.median(b[j] - a[j] for a, b in zip(p, t))
+print(f"trace − plain, median of the pairs' differences: run p50 {us(d(0))}, d99 (exit) {us(d(3))}, "
+      f"d99 (rseq) {us(d(7))}, wake path p50 {us(d(10))}")
 PY
-echo "JSON files in $OUT"

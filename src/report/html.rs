@@ -267,7 +267,7 @@ fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Re
 /// `--trace`: the split parts per thread, the spikes, the cause summary and a timeline of
 /// the worst spike with its events in the kernel's format.
 fn trace_section(sc: &Scenario, t: &crate::result::trace::TraceResult) -> anyhow::Result<String> {
-    use crate::units::{human_ns, latency_cell};
+    use crate::units::human_ns;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -291,14 +291,12 @@ fn trace_section(sc: &Scenario, t: &crate::result::trace::TraceResult) -> anyhow
     out.push_str("</tr>\n");
     for th in &t.threads {
         for p in &th.parts {
-            let _ = write!(out, "<tr><td>{}</td><td>{}</td>", th.cpu, esc(&p.metric));
+            let label = super::trace::part_label(p);
+            let _ = write!(out, "<tr><td>{}</td><td>{}</td>", th.cpu, esc(&label));
             for stat in super::trace::PART_STATS {
-                let v = p.summary.stat(stat).round() as u64;
-                let _ = write!(
-                    out,
-                    "<td class=\"num\">{} µs</td>",
-                    esc(&latency_cell(v, false))
-                );
+                let cell = super::trace::part_cell(p, stat, false);
+                let unit = if p.summary.samples == 0 { "" } else { " µs" };
+                let _ = write!(out, "<td class=\"num\">{}{unit}</td>", esc(&cell));
             }
             out.push_str("</tr>\n");
         }
@@ -319,6 +317,11 @@ fn trace_section(sc: &Scenario, t: &crate::result::trace::TraceResult) -> anyhow
                 .map(|(k, v)| format!("; {v} not: {k}"))
                 .collect::<String>())
         );
+    }
+    for th in &t.threads {
+        for note in &th.notes {
+            let _ = writeln!(out, "<p class=\"note\">CPU {}: {}</p>", th.cpu, esc(note));
+        }
     }
     if !t.spikes.is_empty() {
         let _ = writeln!(

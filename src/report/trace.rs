@@ -2,7 +2,7 @@
 //! (min avg p50 p99 p99.9 max), one line per spike (at most `MAX_SPIKE_LINES`), and the
 //! cause summary.
 
-use crate::result::Run;
+use crate::result::{Run, ThreadResult};
 use crate::stats::Stat;
 use crate::units::{human_ns, latency_cell};
 
@@ -18,6 +18,26 @@ pub const PART_STATS: [Stat; 6] = [
     Stat::P999,
     Stat::Max,
 ];
+
+/// A part's name in the tables, `≥` / `≤` after it when some of its samples are a lower /
+/// upper bound (an untraced switch-in; the note under the table says how many).
+pub fn part_label(p: &ThreadResult) -> String {
+    match p.extra.get("bound").and_then(|b| b.as_str()) {
+        Some("lower") => format!("{} ≥", p.metric),
+        Some("upper") => format!("{} ≤", p.metric),
+        _ => p.metric.clone(),
+    }
+}
+
+/// A part's statistic as a table cell: `–` when the part was not measured for any sample
+/// (never a 0 that was not measured).
+pub fn part_cell(p: &ThreadResult, stat: Stat, in_ns: bool) -> String {
+    if p.summary.samples == 0 {
+        "–".into()
+    } else {
+        latency_cell(p.summary.stat(stat).round() as u64, in_ns)
+    }
+}
 
 /// The trace section of every traced scenario (empty when none was traced).
 pub fn trace_lines(run: &Run, in_ns: bool) -> String {
@@ -55,9 +75,9 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
                 out.push('\n');
             }
             for p in &th.parts {
-                let mut row = vec![th.cpu.to_string(), p.metric.clone()];
+                let mut row = vec![th.cpu.to_string(), part_label(p)];
                 for stat in PART_STATS {
-                    row.push(latency_cell(p.summary.stat(stat).round() as u64, in_ns));
+                    row.push(part_cell(p, stat, in_ns));
                 }
                 rows.push(row);
             }
@@ -67,6 +87,11 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
             header.extend(PART_STATS.map(|s| s.header(unit)));
             out.push_str(&super::terminal_table::condensed_table(header, rows, 2).to_string());
             out.push('\n');
+        }
+        for th in &t.threads {
+            for note in &th.notes {
+                out.push_str(&format!("  CPU {}: {note}\n", th.cpu));
+            }
         }
         if t.spikes.is_empty() {
             out.push_str("  no spike above the threshold\n");

@@ -45,6 +45,10 @@ pub struct TraceResult {
     pub worst_spike_spans: Vec<TimelineSpan>,
 }
 
+/// How an untraced switch-in is placed: at the CPU's last traced event before the thread's
+/// first one (the earliest the switch can have been: a lower bound).
+pub const SWITCH_IN_PLACEMENT: &str = "lower_bound_previous_event_on_cpu";
+
 /// One measuring thread's side of the join.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TraceThread {
@@ -62,6 +66,22 @@ pub struct TraceThread {
     /// Per part (metric = the part's name, e.g. `irq_latency`): full statistics.
     #[serde(default)]
     pub parts: Vec<ThreadResult>,
+    /// Joined samples whose switch-in was not traced (some kernels record no sched_switch
+    /// out of idle): placed per `switch_in_placement`; the parts it bounds say so in their
+    /// `extra` (`bound`: `lower`/`upper`, `bounded_samples`).
+    #[serde(default)]
+    pub switch_in_inferred: u64,
+    /// Where an untraced switch-in is placed: `SWITCH_IN_PLACEMENT` (set when any was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch_in_placement: Option<String>,
+    /// Joined samples without the thread's rseq_update: `to_user` not measured for them
+    /// (left out of its statistics, counted in its `extra.not_measured_samples`).
+    #[serde(default)]
+    pub no_rseq: u64,
+    /// What the parts' figures mean where something was not measured, as printed under
+    /// the parts table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Noise: gaps per class (`irq`, `softirq`, `thread`, `no_guest_activity`, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub classes: BTreeMap<String, u64>,

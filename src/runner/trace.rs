@@ -40,6 +40,7 @@ pub fn start(ts: &TraceSettings, sp: &ScenarioPlan) -> anyhow::Result<TraceSessi
         buffer_kb_per_cpu: ts.buffer_kb_per_cpu,
         cpus,
         drain_cpus,
+        events: crate::trace::instance::probe_events(sp.probe.kind()),
         ..TraceConfig::default()
     };
     TraceSession::start(&cfg).map_err(|e| match e {

@@ -448,6 +448,20 @@ pub fn account(
     me: i32,
     bounds: SilenceBounds,
 ) -> Accounting {
+    account_woken(tl, cpu, (from_ns, to_ns), me, None, bounds)
+}
+
+/// `account`, where the measuring thread's wake-up is known without its sched_wakeup
+/// (`woken_ns`: the timer's hrtimer expiry): from the event at that time on it counts as
+/// runnable, as after a recorded wakeup.
+pub fn account_woken(
+    tl: &Timeline,
+    cpu: u32,
+    (from_ns, to_ns): (u64, u64),
+    me: i32,
+    woken_ns: Option<u64>,
+    bounds: SilenceBounds,
+) -> Accounting {
     let list = tl.cpu(cpu);
     let first_in = tl.index_at(cpu, from_ns);
     // Replay from the last sched_switch before the interval, so the task and the (empty)
@@ -491,6 +505,9 @@ pub fn account(
             r.charge(seg_start, e.ts_ns);
         }
         r.apply(e);
+        if woken_ns == Some(e.ts_ns) {
+            r.me_runnable = true;
+        }
         last = Some(e.ts_ns);
     }
     match last {
@@ -594,5 +611,28 @@ mod tests {
             assert_eq!(top.pid, Some(77));
             assert_eq!(top.duration_ns, 390_000);
         }
+    }
+
+    /// The timer's `--trace` records no sched_wakeup: the wake-up is its hrtimer's expiry,
+    /// and a task running on past it is still "not preempted".
+    #[test]
+    fn a_wakeup_known_from_the_hrtimer_expiry_counts_as_one() {
+        let mut events = woken_while(false);
+        events[1] = ev(
+            10_000,
+            77,
+            EventKind::HrtimerExpireEntry {
+                hrtimer: 1,
+                now_ns: 10_000,
+                function: 2,
+            },
+        );
+        let tl = Timeline::new(&events);
+        let bounds = SilenceBounds::default();
+        let top = account(&tl, 1, 10_000, 400_000, ME, bounds).causes[0].kind;
+        assert_eq!(top, CauseKind::Task);
+        let acc = account_woken(&tl, 1, (10_000, 400_000), ME, Some(10_000), bounds);
+        assert_eq!(acc.causes[0].kind, CauseKind::NotPreempted, "{acc:?}");
+        assert_eq!(acc.causes[0].duration_ns, 390_000);
     }
 }

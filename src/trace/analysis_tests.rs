@@ -2,9 +2,11 @@
 //! (tests/fixtures/trace/*.txt, kernel text format, read by `text::parse_text_line`).
 
 use super::account::{CauseKind, SilenceBounds};
+use super::analyze::timer_parts;
 use super::attribution::{attribute, spike_events, AttributionConfig};
 use super::event::{CpuLosses, Event, Losses};
 use super::noise_classify::{classify_gaps, NoiseGap};
+use super::result::{TraceThread, SWITCH_IN_PLACEMENT};
 use super::split::{split_timer, NotJoined, SplitConfig, TimerMethod, TimerSample, TimerSplit};
 use super::text::parse_text_line;
 use super::threshold::Threshold;
@@ -70,13 +72,15 @@ fn plain_wakeups_split_into_parts_that_sum_to_the_latency() {
         assert_eq!(s.parts().iter().sum::<i64>(), s.latency_ns as i64, "{s:?}");
     }
     // Sample 493: woken from idle; this kernel traced no switch from swapper, so the
-    // switch-in is the thread's rseq_update, 3 µs after the local_timer exit.
+    // switch-in is placed at its lower bound, the local_timer exit, 3 µs before the
+    // thread's first event (its rseq_update).
     let s = &split.samples[1];
     assert!(s.joined && s.switch_in_inferred);
     assert_eq!(s.irq_latency_ns, 563_316_798_000 - 563_316_783_323);
-    assert_eq!(s.wake_to_run_ns, 9_000);
+    assert_eq!(s.switch_in_ns, Some(563_316_804_000));
+    assert_eq!(s.wake_to_run_ns, 6_000);
     assert_eq!(s.switch_in_uncertainty_ns, 3_000);
-    assert_eq!(s.to_user_ns, 0);
+    assert_eq!(s.to_user_ns, 3_000);
     assert!(!s.no_rseq);
     // Sample 495: the stall; the switch from stall-inj is traced, rseq 1 µs later.
     let s = &split.samples[3];
@@ -85,6 +89,101 @@ fn plain_wakeups_split_into_parts_that_sum_to_the_latency() {
     assert_eq!(s.wake_to_run_ns, 563_320_932_000 - 563_318_791_000);
     assert_eq!(s.to_user_ns, 1_000);
     assert!(s.remainder_ns.abs() < 5_000, "{s:?}");
+}
+
+/// The kernel's untraced switches out of idle: every such sample is counted, its switch-in
+/// placed at the CPU's last event before the thread's first one that is not the thread's,
+/// the parts it bounds marked, a note says so, and `to_user` reads no unmeasured 0.
+#[test]
+fn untraced_switch_ins_are_counted_placed_at_their_lower_bound_and_noted() {
+    let events = load("timer_stall.txt");
+    let tl = Timeline::new(&events);
+    let split = stall_split(&tl);
+    let inferred: Vec<_> = split
+        .samples
+        .iter()
+        .filter(|s| s.switch_in_inferred)
+        .collect();
+    // Samples 493, 494, 496 and the one at 563.48 s woke an idle CPU; 495 (the stall)
+    // was switched in from stall-inj, traced.
+    assert_eq!(inferred.len(), 4);
+    assert_eq!(split.counts.switch_in_inferred, 4);
+    let cpu1: Vec<&Event> = events.iter().filter(|e| e.cpu == 1).collect();
+    for s in &inferred {
+        let wake = s.deadline_ns + s.latency_ns;
+        let first_own = cpu1
+            .iter()
+            .position(|e| e.pid == TIMER_TID && e.ts_ns >= s.deadline_ns)
+            .unwrap();
+        assert!(cpu1[first_own].ts_ns <= wake + 2_000);
+        let before = cpu1[..first_own]
+            .iter()
+            .rev()
+            .find(|e| e.pid != TIMER_TID)
+            .unwrap();
+        assert_eq!(s.switch_in_ns, Some(before.ts_ns), "{s:?}");
+        assert_eq!(
+            s.switch_in_uncertainty_ns,
+            cpu1[first_own].ts_ns - before.ts_ns
+        );
+        assert!(s.to_user_ns > 0 && s.wake_to_run_ns >= 0, "{s:?}");
+        assert_eq!(s.parts().iter().sum::<i64>(), s.latency_ns as i64);
+    }
+    let mut t = TraceThread {
+        cpu: 1,
+        tid: TIMER_TID,
+        ..Default::default()
+    };
+    timer_parts(&mut t, &split, "clock-nanosleep");
+    assert_eq!(
+        (t.samples_joined, t.switch_in_inferred, t.no_rseq),
+        (5, 4, 0)
+    );
+    assert_eq!(t.switch_in_placement.as_deref(), Some(SWITCH_IN_PLACEMENT));
+    let part = |name: &str| t.parts.iter().find(|p| p.metric == name).unwrap();
+    assert_eq!(part("wake_to_run").extra["bound"], "lower");
+    assert_eq!(part("wake_to_run").extra["bounded_samples"], 4);
+    assert_eq!(part("to_user").extra["bound"], "upper");
+    assert!(!part("irq_latency").extra.contains_key("bound"));
+    assert_eq!(part("to_user").summary.samples, 5);
+    assert!(part("to_user").summary.p50_ns > 0);
+    assert_eq!(t.notes.len(), 1);
+    assert!(
+        t.notes[0].starts_with("switch-in not traced for 4 of 5 joined samples"),
+        "{}",
+        t.notes[0]
+    );
+}
+
+/// What the timer's own `--trace` records (`probe_events("timer")`: no sched_wakeup, no
+/// local_timer entry/exit on the wake path): the same recorded events cut to that set still
+/// join every sample, place an untraced switch-in at the hrtimer's expiry (now the CPU's
+/// previous traced event) and name the stall's thread.
+#[test]
+fn the_timer_event_set_still_splits_places_and_attributes() {
+    let keep = super::instance::probe_events("timer");
+    let events: Vec<Event> = load("timer_stall.txt")
+        .into_iter()
+        .filter(|e| keep.contains(&e.kind.tracepoint().as_str()))
+        .collect();
+    let tl = Timeline::new(&events);
+    let split = stall_split(&tl);
+    assert_eq!(
+        (split.counts.joined, split.counts.switch_in_inferred),
+        (5, 4)
+    );
+    let s = &split.samples[1];
+    assert!(s.switch_in_inferred);
+    assert_eq!(s.switch_in_ns, s.expire_entry_ns);
+    assert_eq!((s.wake_to_run_ns, s.to_user_ns), (0, 9_000));
+    let cfg = AttributionConfig {
+        threshold: Threshold::Fixed(1_000_000),
+        ..Default::default()
+    };
+    let a = attribute(&tl, &split, &cfg);
+    let top = &a.spikes[0].causes[0];
+    assert_eq!((top.name.as_str(), top.pid), ("stall-inj", Some(16118)));
+    assert_eq!((top.policy, top.priority), (Some(Policy::Rt), Some(99)));
 }
 
 #[test]
@@ -292,9 +391,12 @@ fn a_wake_up_through_eventfd_splits_into_wakeup_switch_and_return() {
     assert_eq!(s.cpu, Some(1));
     assert_eq!(s.to_waking_ns, Some(579_080_482_000 - 579_080_481_190));
     assert_eq!(s.to_wakeup_ns, 579_080_499_000 - 579_080_481_190);
-    // No switch from idle traced: inferred from the wakee's rseq_update.
+    // No switch from idle traced: placed at its lower bound, the call_function_single
+    // exit right after the wakeup, 8 µs before the wakee's rseq_update.
     assert!(s.switch_in_inferred);
-    assert_eq!(s.switch_ns, 8_000);
+    assert_eq!(s.switch_ns, 0);
+    assert_eq!(s.switch_in_uncertainty_ns, 8_000);
+    assert_eq!(s.to_user_ns, 8_000);
     assert_eq!(
         s.to_wakeup_ns + s.switch_ns + s.to_user_ns + s.remainder_ns,
         s.response_ns as i64

@@ -11,11 +11,13 @@ use super::attribution::{
 };
 use super::event::{Event, EventKind};
 use super::noise_classify::{classify_gaps, NoiseGap};
-use super::result::{CauseSummary, TimelineSpan, TraceResult, TraceSpike};
-use super::split::{split_timer, SampleSplit, SplitConfig, TimerMethod, TimerSample};
+use super::result::{
+    CauseSummary, TimelineSpan, TraceResult, TraceSpike, TraceThread, SWITCH_IN_PLACEMENT,
+};
+use super::split::{split_timer, SampleSplit, SplitConfig, TimerMethod, TimerSample, TimerSplit};
 use super::threshold::Threshold;
 use super::timeline::{softirq_name, Timeline};
-use super::wake_split::{split_wake, WakeSample};
+use super::wake_split::{split_wake, WakeSample, WakeSplit};
 use super::Recording;
 use crate::probe::ProbeOutput;
 use crate::result::ThreadResult;
@@ -125,61 +127,8 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
                     })
                     .collect();
                 let split = split_timer(&tl, t.tid, cpu, m, &samples, &SplitConfig::default());
-                t.samples_joined = split.counts.joined;
-                let c = &split.counts;
-                for (why, count) in [
-                    ("busy (nothing to split)", c.busy),
-                    ("outside the trace window", c.outside_window),
-                    ("events lost there", c.lost_events),
-                    ("no hrtimer_start with this deadline", c.no_hrtimer_start),
-                    ("no hrtimer expiry", c.no_expiry),
-                    ("no switch-in", c.no_switch_in),
-                ] {
-                    if count > 0 {
-                        t.not_joined.insert(why.into(), count);
-                    }
-                }
-                if c.switch_in_inferred > 0 {
-                    t.classes
-                        .insert("switch_in_inferred".into(), c.switch_in_inferred);
-                }
-                let joined: Vec<&SampleSplit> = split.samples.iter().filter(|s| s.joined).collect();
-                for (i, name) in ["irq_latency", "wake_to_run", "to_user", "remainder"]
-                    .iter()
-                    .enumerate()
-                {
-                    let values: Vec<(u64, i64)> = joined
-                        .iter()
-                        .map(|s| (s.deadline_ns, s.parts()[i]))
-                        .collect();
-                    t.parts.push(part_result(t.cpu, &method, name, &values));
-                }
-                // The split as --raw columns, empty where not joined.
-                let raw = &mut output.raw[ri];
-                let mut values = Vec::with_capacity(split.samples.len() * 6);
-                for s in &split.samples {
-                    values.extend([s.deadline_ns as i64, s.latency_ns as i64]);
-                    for p in s.parts() {
-                        values.push(if s.joined {
-                            p
-                        } else {
-                            crate::result::RawSeries::EMPTY
-                        });
-                    }
-                }
-                if split.samples.len() == rows.len() {
-                    raw.columns = [
-                        "deadline_ns",
-                        "latency_ns",
-                        "irq_latency_ns",
-                        "wake_to_run_ns",
-                        "to_user_ns",
-                        "remainder_ns",
-                    ]
-                    .map(String::from)
-                    .to_vec();
-                    raw.values = values;
-                }
+                timer_parts(t, &split, &method);
+                split_columns(&mut output.raw[ri], &split, rows.len());
                 let attribution = attribute_split(
                     &tl,
                     &split,
@@ -268,28 +217,7 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
                 {
                     super::wake_split::add_first_iteration_switches(&tl, t.tid, first, 2_000);
                 }
-                let mut why: BTreeMap<String, u64> = BTreeMap::new();
-                let mut parts: [Vec<(u64, i64)>; 4] = Default::default();
-                for (s, w) in samples.iter().zip(&splits) {
-                    if w.joined {
-                        t.samples_joined += 1;
-                        for (i, v) in [w.to_wakeup_ns, w.switch_ns, w.to_user_ns, w.remainder_ns]
-                            .into_iter()
-                            .enumerate()
-                        {
-                            parts[i].push((s.t0_ns, v));
-                        }
-                    } else if let Some(n) = w.not_joined {
-                        *why.entry(format!("{n:?}")).or_default() += 1;
-                    }
-                }
-                t.not_joined = why;
-                for (i, name) in ["to_wakeup", "switch", "to_user", "remainder"]
-                    .iter()
-                    .enumerate()
-                {
-                    t.parts.push(part_result(t.cpu, &method, name, &parts[i]));
-                }
+                wake_parts(t, &samples, &splits, &method);
                 let values: Vec<u64> = rows.iter().map(|r| r[n - 1]).collect();
                 let limit = threshold.resolve(&values);
                 result.threshold_ns = limit;
@@ -340,6 +268,167 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
         .cause_summary
         .sort_by_key(|c| std::cmp::Reverse(c.total_ns));
     result.spikes = spikes.into_iter().take(MAX_SPIKES).map(|s| s.0).collect();
+}
+
+/// The part's samples whose value is a bound, and which (`lower`/`upper`), in its `extra`.
+fn mark_bound(part: &mut ThreadResult, bound: &str, samples: u64) {
+    if samples > 0 {
+        part.extra.insert("bound".into(), bound.into());
+        part.extra.insert("bounded_samples".into(), samples.into());
+    }
+}
+
+/// A timer thread's join counts and parts: `to_user` only from samples with the thread's
+/// rseq_update (the others are not measured, not 0), and where the switch-in was inferred
+/// (placed at its lower bound) `wake_to_run` marked a lower bound and `to_user` an upper
+/// one, each with a note for the table and the JSON.
+pub(crate) fn timer_parts(t: &mut TraceThread, split: &TimerSplit, method: &str) {
+    let c = &split.counts;
+    t.samples_joined = c.joined;
+    for (why, count) in [
+        ("busy (nothing to split)", c.busy),
+        ("outside the trace window", c.outside_window),
+        ("events lost there", c.lost_events),
+        ("no hrtimer_start with this deadline", c.no_hrtimer_start),
+        ("no hrtimer expiry", c.no_expiry),
+        ("no switch-in", c.no_switch_in),
+    ] {
+        if count > 0 {
+            t.not_joined.insert(why.into(), count);
+        }
+    }
+    let joined: Vec<&SampleSplit> = split.samples.iter().filter(|s| s.joined).collect();
+    let values = |i: usize, with_rseq: bool| -> Vec<(u64, i64)> {
+        joined
+            .iter()
+            .filter(|s| !with_rseq || !s.no_rseq)
+            .map(|s| (s.deadline_ns, s.parts()[i]))
+            .collect()
+    };
+    let inferred_with_rseq = joined
+        .iter()
+        .filter(|s| s.switch_in_inferred && !s.no_rseq)
+        .count() as u64;
+    let mut parts = [
+        part_result(t.cpu, method, "irq_latency", &values(0, false)),
+        part_result(t.cpu, method, "wake_to_run", &values(1, false)),
+        part_result(t.cpu, method, "to_user", &values(2, true)),
+        part_result(t.cpu, method, "remainder", &values(3, false)),
+    ];
+    mark_bound(&mut parts[1], "lower", c.switch_in_inferred);
+    mark_bound(&mut parts[2], "upper", inferred_with_rseq);
+    if c.no_rseq > 0 {
+        parts[2]
+            .extra
+            .insert("not_measured_samples".into(), c.no_rseq.into());
+        parts[3]
+            .extra
+            .insert("includes_to_user_samples".into(), c.no_rseq.into());
+    }
+    t.parts.extend(parts);
+    t.switch_in_inferred = c.switch_in_inferred;
+    t.no_rseq = c.no_rseq;
+    if c.switch_in_inferred > 0 {
+        t.switch_in_placement = Some(SWITCH_IN_PLACEMENT.into());
+        t.notes.push(format!(
+            "switch-in not traced for {} of {} joined samples (no sched_switch into the thread \
+             was recorded): placed at the CPU's previous traced event, the earliest it can \
+             have been, so there wake_to_run is a lower bound (≥) and to_user an upper bound \
+             (≤); their sum is exact",
+            c.switch_in_inferred, c.joined
+        ));
+    }
+    if c.no_rseq > 0 {
+        t.notes.push(format!(
+            "to_user not measured for {} of {} joined samples (no rseq_update of the thread): \
+             their return to user space is in remainder",
+            c.no_rseq, c.joined
+        ));
+    }
+}
+
+/// The wakee's join counts and parts, as `timer_parts`: `to_user` only where its
+/// rseq_update was traced, `switch` a lower and `to_user` an upper bound where the
+/// switch-in was inferred.
+fn wake_parts(t: &mut TraceThread, samples: &[WakeSample], splits: &[WakeSplit], method: &str) {
+    let mut why: BTreeMap<String, u64> = BTreeMap::new();
+    let mut parts: [Vec<(u64, i64)>; 4] = Default::default();
+    let (mut inferred, mut inferred_with_rseq) = (0u64, 0u64);
+    for (s, w) in samples.iter().zip(splits) {
+        if w.joined {
+            t.samples_joined += 1;
+            inferred += u64::from(w.switch_in_inferred);
+            inferred_with_rseq += u64::from(w.switch_in_inferred && !w.no_rseq);
+            t.no_rseq += u64::from(w.no_rseq);
+            for (i, v) in [w.to_wakeup_ns, w.switch_ns, w.to_user_ns, w.remainder_ns]
+                .into_iter()
+                .enumerate()
+            {
+                if i != 2 || !w.no_rseq {
+                    parts[i].push((s.t0_ns, v));
+                }
+            }
+        } else if let Some(n) = w.not_joined {
+            *why.entry(format!("{n:?}")).or_default() += 1;
+        }
+    }
+    t.not_joined = why;
+    for (i, name) in ["to_wakeup", "switch", "to_user", "remainder"]
+        .iter()
+        .enumerate()
+    {
+        t.parts.push(part_result(t.cpu, method, name, &parts[i]));
+    }
+    mark_bound(&mut t.parts[1], "lower", inferred);
+    mark_bound(&mut t.parts[2], "upper", inferred_with_rseq);
+    t.switch_in_inferred = inferred;
+    if inferred > 0 {
+        t.switch_in_placement = Some(SWITCH_IN_PLACEMENT.into());
+        t.notes.push(format!(
+            "switch-in not traced for {inferred} of {} joined samples: placed at the CPU's \
+             previous traced event, the earliest it can have been, so there switch is a lower \
+             bound (≥) and to_user an upper bound (≤); their sum is exact",
+            t.samples_joined
+        ));
+    }
+    if t.no_rseq > 0 {
+        t.notes.push(format!(
+            "to_user not measured for {} of {} joined samples (no rseq_update of the wakee): \
+             their return to user space is in remainder",
+            t.no_rseq, t.samples_joined
+        ));
+    }
+}
+
+/// The split as `--raw` columns, empty where not joined (and `to_user_ns` where it was
+/// not measured).
+fn split_columns(raw: &mut crate::result::RawSeries, split: &TimerSplit, rows: usize) {
+    if split.samples.len() != rows {
+        return;
+    }
+    let mut values = Vec::with_capacity(split.samples.len() * 6);
+    for s in &split.samples {
+        values.extend([s.deadline_ns as i64, s.latency_ns as i64]);
+        for (i, p) in s.parts().into_iter().enumerate() {
+            let measured = s.joined && !(i == 2 && s.no_rseq);
+            values.push(if measured {
+                p
+            } else {
+                crate::result::RawSeries::EMPTY
+            });
+        }
+    }
+    raw.columns = [
+        "deadline_ns",
+        "latency_ns",
+        "irq_latency_ns",
+        "wake_to_run_ns",
+        "to_user_ns",
+        "remainder_ns",
+    ]
+    .map(String::from)
+    .to_vec();
+    raw.values = values;
 }
 
 /// A timer or wake spike as the result keeps it, with the interval it covers.

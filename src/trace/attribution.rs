@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::account::{account, Cause, CauseKind, SilenceBounds};
+use super::account::{account_woken, Cause, CauseKind, SilenceBounds};
 use super::event::Event;
 use super::split::{NotJoined, TimerSplit};
 use super::threshold::Threshold;
@@ -51,6 +51,10 @@ pub struct Spike {
     /// Set when the sample could not be joined; then the interval ends at the wake-up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_joined: Option<NotJoined>,
+    /// When the measuring thread was woken where its sched_wakeup is not recorded (the
+    /// timer's `--trace` leaves it out): its hrtimer's expiry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub woken_ns: Option<u64>,
 }
 
 /// At most this many causes on a spike's line.
@@ -209,6 +213,7 @@ pub fn attribute(tl: &Timeline, split: &TimerSplit, cfg: &AttributionConfig) -> 
                 unexplained_ns: s.latency_ns,
                 switch_in_inferred: s.switch_in_inferred,
                 not_joined: s.not_joined,
+                woken_ns: s.expire_entry_ns,
             };
             if matches!(
                 s.not_joined,
@@ -230,12 +235,12 @@ pub fn attribute(tl: &Timeline, split: &TimerSplit, cfg: &AttributionConfig) -> 
 /// Fills `spike`'s causes with what held its CPU over [deadline, window end] ([`account`];
 /// `me`, the measuring thread, is no cause); the rest of the interval is unexplained.
 pub fn account_spike(tl: &Timeline, mut spike: Spike, me: i32, bounds: SilenceBounds) -> Spike {
-    let acc = account(
+    let acc = account_woken(
         tl,
         spike.cpu,
-        spike.deadline_ns,
-        spike.window_end_ns,
+        (spike.deadline_ns, spike.window_end_ns),
         me,
+        spike.woken_ns,
         bounds,
     );
     let interval = spike.window_end_ns.saturating_sub(spike.deadline_ns);
@@ -267,6 +272,7 @@ pub fn attribute_response(
         unexplained_ns: latency_ns,
         switch_in_inferred: false,
         not_joined: None,
+        woken_ns: None,
     };
     let inside = tl.window(cpu).is_some_and(|(a, b)| a <= at_ns && end <= b);
     if !inside {

@@ -11,7 +11,8 @@ use std::sync::Arc;
 /// Instances are named `latscope-PID`.
 pub const INSTANCE_PREFIX: &str = "latscope-";
 
-/// The events `--trace` records by default ("system:name").
+/// Every event the decoder and the analysis know ("system:name"): the recorder's default;
+/// a probe's `--trace` records its subset (`probe_events`).
 pub const DEFAULT_EVENTS: &[&str] = &[
     "timer:hrtimer_start",
     "timer:hrtimer_expire_entry",
@@ -41,6 +42,76 @@ pub const DEFAULT_EVENTS: &[&str] = &[
     "ipi:ipi_send_cpumask",
     "rseq:rseq_update",
 ];
+
+/// Attribution events that fire on every wake-up of a timer thread (the wake-up is a local
+/// timer interrupt that wakes it): sched_wakeup names tasks and marks the measured one
+/// runnable, local_timer_* time the timer interrupts.
+const TIMER_WAKE_PATH_EVENTS: &[&str] = &[
+    "sched:sched_wakeup",
+    "irq_vectors:local_timer_entry",
+    "irq_vectors:local_timer_exit",
+];
+
+/// What every probe's attribution reads besides (account.rs, timeline.rs): who ran
+/// (sched_switch), IRQs, softirqs, the other vectors and IPIs received, page faults. These
+/// fire on a wake-up only when something else happens there, when they are its cause.
+const ATTRIBUTION_EVENTS: &[&str] = &[
+    "sched:sched_switch",
+    "irq:irq_handler_entry",
+    "irq:irq_handler_exit",
+    "irq:softirq_entry",
+    "irq:softirq_exit",
+    "irq_vectors:reschedule_entry",
+    "irq_vectors:reschedule_exit",
+    "irq_vectors:call_function_entry",
+    "irq_vectors:call_function_exit",
+    "irq_vectors:call_function_single_entry",
+    "irq_vectors:call_function_single_exit",
+    "irq_vectors:irq_work_entry",
+    "irq_vectors:irq_work_exit",
+    "exceptions:page_fault_user",
+    "exceptions:page_fault_kernel",
+];
+
+/// The timer split's own: the hrtimer armed for the deadline (after the clock read, off the
+/// wake path), its expiry or cancel, the return to user space.
+const TIMER_SPLIT_EVENTS: &[&str] = &[
+    "timer:hrtimer_start",
+    "timer:hrtimer_expire_entry",
+    "timer:hrtimer_cancel",
+    "rseq:rseq_update",
+];
+
+/// The wake split's own: the waker's try_to_wake_up, the wakee's return to user space.
+const WAKE_SPLIT_EVENTS: &[&str] = &["sched:sched_waking", "rseq:rseq_update"];
+
+/// The events a probe's `--trace` records: only what its split and attribution read, since
+/// every event on the measured CPU's wake path costs time before the thread runs. Left out
+/// of timer, wake and noise: hrtimer_expire_exit and softirq_raise (inside the very
+/// interrupt that wakes the timer thread), ipi_send_* (read by no analysis), and for timer
+/// and noise sched_waking (sched_wakeup says the same, one event later). The timer also
+/// leaves out `TIMER_WAKE_PATH_EVENTS`: its wake-up is known from its hrtimer's expiry, and
+/// a timer interrupt's time shows in irq_latency and wake_to_run (in a spike it is charged
+/// to what it interrupted). Other probes record `DEFAULT_EVENTS`.
+pub fn probe_events(kind: &str) -> Vec<&'static str> {
+    let own: &[&str] = match kind {
+        "timer" => TIMER_SPLIT_EVENTS,
+        "wake" => WAKE_SPLIT_EVENTS,
+        "noise" => &[],
+        _ => return DEFAULT_EVENTS.to_vec(),
+    };
+    let wake_path: &[&str] = if kind == "timer" {
+        &[]
+    } else {
+        TIMER_WAKE_PATH_EVENTS
+    };
+    ATTRIBUTION_EVENTS
+        .iter()
+        .chain(wake_path)
+        .chain(own)
+        .copied()
+        .collect()
+}
 
 /// Events that stand in for a missing one on other kernel versions: (wanted, stand-in).
 /// Kernels before 6.3 have `ipi:ipi_raise` instead of `ipi_send_cpu`/`ipi_send_cpumask`.
@@ -334,6 +405,33 @@ mod tests {
         assert_eq!(cpumask_text(&[0, 1]), "00000003");
         assert_eq!(cpumask_text(&[1, 33]), "00000002,00000002");
         assert_eq!(cpumask_text(&[]), "00000000");
+    }
+
+    #[test]
+    fn probe_events_are_known_and_leave_the_wake_path_extras_out() {
+        for kind in ["timer", "wake", "noise"] {
+            let events = probe_events(kind);
+            assert!(events.iter().all(|e| DEFAULT_EVENTS.contains(e)), "{kind}");
+            for extra in [
+                "timer:hrtimer_expire_exit",
+                "irq:softirq_raise",
+                "ipi:ipi_send_cpu",
+            ] {
+                assert!(!events.contains(&extra), "{kind} records {extra}");
+            }
+        }
+        let timer = probe_events("timer");
+        assert!(timer.contains(&"rseq:rseq_update") && timer.contains(&"sched:sched_switch"));
+        for on_every_wakeup in [
+            "sched:sched_waking",
+            "sched:sched_wakeup",
+            "irq_vectors:local_timer_entry",
+        ] {
+            assert!(!timer.contains(&on_every_wakeup), "{on_every_wakeup}");
+        }
+        assert!(probe_events("noise").contains(&"irq_vectors:local_timer_entry"));
+        assert!(probe_events("wake").contains(&"sched:sched_waking"));
+        assert_eq!(probe_events("net"), DEFAULT_EVENTS.to_vec());
     }
 
     #[test]

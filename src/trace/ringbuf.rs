@@ -142,7 +142,10 @@ pub struct Drained {
     pub read_ns: u64,
 }
 
-/// Opens `per_cpu/cpuN/trace_pipe_raw` of an instance, non-blocking.
+/// Opens `per_cpu/cpuN/trace_pipe_raw` of an instance, non-blocking. The drain never
+/// blocks in read(2) nor polls: the ring buffer wakes a waiting reader with irq_work queued
+/// on the CPU that wrote the event (the measured one), and a reader that only reads on
+/// its own timer never waits, so `buffer_percent` never comes into play.
 pub fn open_pipe(instance: &Path, cpu: usize) -> io::Result<File> {
     std::fs::OpenOptions::new()
         .read(true)

@@ -100,13 +100,16 @@ pub struct SampleSplit {
     pub irq_latency_ns: i64,
     /// hrtimer_expire_entry → switch-in of the measuring thread.
     pub wake_to_run_ns: i64,
-    /// switch-in → rseq_update of the thread (0 when the thread has no rseq events).
+    /// switch-in → rseq_update of the thread (0 and not measured when `no_rseq`: that
+    /// time is then in the remainder).
     pub to_user_ns: i64,
     /// latency − the three parts: latscope's own return path and clock read. May be
     /// negative by the clocks' granularity.
     pub remainder_ns: i64,
-    /// No sched_switch into the thread was traced: the switch-in is the thread's first
-    /// event, at most `switch_in_uncertainty_ns` after the real one.
+    /// No sched_switch into the thread was traced: the switch-in is placed at its lower
+    /// bound, the CPU's previous traced event (so `wake_to_run_ns` is a lower bound and
+    /// `to_user_ns` an upper one); the thread's first event came `switch_in_uncertainty_ns`
+    /// later, and the real switch lies in between.
     pub switch_in_inferred: bool,
     pub switch_in_uncertainty_ns: u64,
     /// No rseq_update was found for this wake-up (`to_user_ns` is 0, its time is in the
@@ -200,15 +203,31 @@ pub struct TimerSplit {
     pub no_rseq_events: bool,
 }
 
+/// Where a wake-up's switch-in was placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SwitchIn {
+    /// The sched_switch into the thread, or (inferred) the thread's first event after it.
+    pub index: usize,
+    /// The switch-in's time: the sched_switch's, or (inferred) the CPU's previous traced
+    /// event not of the thread, the earliest the untraced switch can have happened.
+    pub ts_ns: u64,
+    /// No sched_switch into the thread was traced.
+    pub inferred: bool,
+    /// Inferred: how far the thread's first event lies after `ts_ns` (the switch happened
+    /// somewhere in there); 0 when traced.
+    pub uncertainty_ns: u64,
+}
+
 /// The switch-in of `tid` on `cpu` after event index `from`, before `until_ns`: the
-/// sched_switch into it, else its first event (inferred) with the uncertainty of that.
+/// sched_switch into it, else (inferred) the lower bound: the CPU's last event before the
+/// thread's first one that is not its own.
 pub(crate) fn find_switch_in(
     tl: &Timeline,
     cpu: u32,
     tid: i32,
     from: usize,
     until_ns: u64,
-) -> Option<(usize, bool, u64)> {
+) -> Option<SwitchIn> {
     let list = tl.cpu(cpu);
     for (i, e) in list.iter().enumerate().skip(from) {
         if e.ts_ns > until_ns {
@@ -216,17 +235,24 @@ pub(crate) fn find_switch_in(
         }
         if let EventKind::SchedSwitch { next, .. } = &e.kind {
             if next.pid == tid {
-                return Some((i, false, 0));
+                return Some(SwitchIn {
+                    index: i,
+                    ts_ns: e.ts_ns,
+                    inferred: false,
+                    uncertainty_ns: 0,
+                });
             }
         } else if e.pid == tid {
             // The thread already runs: the switch into it was not traced. It happened after
             // the previous event on this CPU that was not its own.
-            let before = list[..i]
-                .iter()
-                .rev()
-                .find(|p| p.pid != tid)
-                .map_or(0, |p| e.ts_ns - p.ts_ns);
-            return Some((i, true, before));
+            let before = list[..i].iter().rev().find(|p| p.pid != tid);
+            let ts_ns = before.map_or(e.ts_ns, |p| p.ts_ns);
+            return Some(SwitchIn {
+                index: i,
+                ts_ns,
+                inferred: true,
+                uncertainty_ns: e.ts_ns - ts_ns,
+            });
         }
     }
     None
@@ -422,12 +448,12 @@ fn split_one(
         return SampleSplit::unjoined(s, NoExpiry);
     };
     *used_expiry = Some(expiry);
-    let Some((sw, inferred, uncertainty)) = find_switch_in(tl, cpu, tid, expiry + 1, until) else {
+    let Some(sw) = find_switch_in(tl, cpu, tid, expiry + 1, until) else {
         return SampleSplit::unjoined(s, NoSwitchIn);
     };
     let entry_ns = list[expiry].ts_ns;
-    let sw_ns = list[sw].ts_ns;
-    let rseq = find_rseq(tl, cpu, tid, sw, until);
+    let sw_ns = sw.ts_ns;
+    let rseq = find_rseq(tl, cpu, tid, sw.index, until);
     let irq = entry_ns as i64 - deadline as i64;
     let wake_to_run = sw_ns as i64 - entry_ns as i64;
     let to_user = rseq.map_or(0, |r| r as i64 - sw_ns as i64);
@@ -440,8 +466,8 @@ fn split_one(
         wake_to_run_ns: wake_to_run,
         to_user_ns: to_user,
         remainder_ns: s.latency_ns as i64 - irq - wake_to_run - to_user,
-        switch_in_inferred: inferred,
-        switch_in_uncertainty_ns: uncertainty,
+        switch_in_inferred: sw.inferred,
+        switch_in_uncertainty_ns: sw.uncertainty_ns,
         no_rseq: rseq.is_none(),
         expire_entry_ns: Some(entry_ns),
         switch_in_ns: Some(sw_ns),

@@ -42,10 +42,13 @@ pub struct WakeSplit {
     pub to_wakeup_ns: i64,
     /// sched_wakeup → switch-in of the wakee: the switch time.
     pub switch_ns: i64,
-    /// switch-in → rseq_update (0 without rseq events).
+    /// switch-in → rseq_update (0 and not measured when `no_rseq`).
     pub to_user_ns: i64,
     /// response − the parts: the wakee's own return path and clock read.
     pub remainder_ns: i64,
+    /// No sched_switch into the wakee was traced: the switch-in is placed at its lower
+    /// bound, the CPU's previous traced event (`switch_ns` a lower bound, `to_user_ns` an
+    /// upper one), `switch_in_uncertainty_ns` before the wakee's first event.
     pub switch_in_inferred: bool,
     pub switch_in_uncertainty_ns: u64,
     pub no_rseq: bool,
@@ -176,11 +179,11 @@ fn split_one(tl: &Timeline, tid: i32, s: WakeSample, slack_ns: u64) -> WakeSplit
     if lost {
         return WakeSplit::unjoined(s, LostEvents);
     }
-    let Some((sw, inferred, uncertainty)) = find_switch_in(tl, cpu, tid, idx, until) else {
+    let Some(sw) = find_switch_in(tl, cpu, tid, idx, until) else {
         return WakeSplit::unjoined(s, NoSwitchIn);
     };
-    let sw_ns = tl.cpu(cpu)[sw].ts_ns;
-    let rseq = find_rseq(tl, cpu, tid, sw, until);
+    let sw_ns = sw.ts_ns;
+    let rseq = find_rseq(tl, cpu, tid, sw.index, until);
     let response = s.t1_ns.saturating_sub(s.t0_ns) as i64;
     let to_wakeup = wakeup_ns as i64 - s.t0_ns as i64;
     let switch = sw_ns as i64 - wakeup_ns as i64;
@@ -195,8 +198,8 @@ fn split_one(tl: &Timeline, tid: i32, s: WakeSample, slack_ns: u64) -> WakeSplit
         switch_ns: switch,
         to_user_ns: to_user,
         remainder_ns: response - to_wakeup - switch - to_user,
-        switch_in_inferred: inferred,
-        switch_in_uncertainty_ns: uncertainty,
+        switch_in_inferred: sw.inferred,
+        switch_in_uncertainty_ns: sw.uncertainty_ns,
         no_rseq: rseq.is_none(),
         cpu: Some(cpu),
     }

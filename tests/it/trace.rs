@@ -99,6 +99,79 @@ fn injected_stalls_are_attributed_to_the_injector() {
     assert!(!instance_of(std::process::id()).exists());
 }
 
+/// Samples whose switch-in the kernel did not record (this VM's kernel records no
+/// sched_switch out of idle on CPU 1) are counted in the JSON and under the table, the
+/// parts they bound are marked, and no part reads a measured 0.
+fn untraced_switch_ins_are_counted_and_no_part_reads_a_measured_0() {
+    let _lock = latency_lock();
+    let cpu = test_cpu().to_string();
+    let json = tempfile::NamedTempFile::new().unwrap();
+    let out = latscope()
+        .args([
+            "timer", "--trace", "--cpus", &cpu, "-i", "1000", "-l", "1500",
+        ])
+        .args(["--warmup", "0", "--dma-latency", "0", "--export-json"])
+        .arg(json.path())
+        .args(FIFO_50)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
+    let th = &run["scenarios"][0]["trace"]["threads"][0];
+    let joined = th["samples_joined"].as_u64().unwrap();
+    let inferred = th["switch_in_inferred"].as_u64().unwrap();
+    eprintln!("{inferred} of {joined} joined samples had their switch-in inferred");
+    assert!(joined > 0 && inferred <= joined, "{th}");
+    let part = |name: &str| {
+        th["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["metric"] == name)
+            .unwrap()
+            .clone()
+    };
+    let (w2r, to_user) = (part("wake_to_run"), part("to_user"));
+    let note = format!("switch-in not traced for {inferred} of {joined} joined samples");
+    if inferred > 0 {
+        assert_eq!(
+            th["switch_in_placement"],
+            "lower_bound_previous_event_on_cpu"
+        );
+        assert_eq!(w2r["extra"]["bound"], "lower", "{w2r}");
+        assert_eq!(w2r["extra"]["bounded_samples"].as_u64(), Some(inferred));
+        assert_eq!(to_user["extra"]["bound"], "upper", "{to_user}");
+        assert!(th["notes"][0].as_str().unwrap().starts_with(&note), "{th}");
+        assert!(stdout.contains(&note), "{stdout}");
+        assert!(stdout.contains("wake_to_run ≥") && stdout.contains("to_user ≤"));
+    } else {
+        assert!(th["switch_in_placement"].is_null() && !stdout.contains(&note));
+    }
+    // to_user counts only the samples it measured; placed at the lower bound, an inferred
+    // switch-in leaves the thread's own return to user space in it: never a measured 0.
+    let no_rseq = th["no_rseq"].as_u64().unwrap();
+    assert_eq!(
+        to_user["samples"].as_u64(),
+        Some(joined - no_rseq),
+        "{to_user}"
+    );
+    if joined > no_rseq {
+        assert!(to_user["p50_ns"].as_u64().unwrap() > 0, "{to_user}");
+    }
+    let row = stdout
+        .lines()
+        .find(|l| l.contains("to_user"))
+        .unwrap_or_else(|| panic!("no to_user row: {stdout}"));
+    let p50 = row.split('┆').nth(4).map(str::trim);
+    assert!(p50.is_some_and(|c| c != "0.00" && !c.is_empty()), "{row}");
+}
+
 fn noise_with_irq_load_sees_irq_activity() {
     let _lock = latency_lock();
     let cpu = test_cpu().to_string();
@@ -455,6 +528,10 @@ pub fn cases() -> Vec<common::Case> {
             (
                 "noise_with_irq_load_sees_irq_activity",
                 noise_with_irq_load_sees_irq_activity,
+            ),
+            (
+                "untraced_switch_ins_are_counted_and_no_part_reads_a_measured_0",
+                untraced_switch_ins_are_counted_and_no_part_reads_a_measured_0,
             ),
             (
                 "instance_is_gone_after_exit_ctrl_c_and_kill_plus_restore",
