@@ -24,6 +24,7 @@ mod noise;
 mod non_root;
 mod packaging;
 mod remote;
+mod remote_cache;
 mod report_formats;
 mod security;
 mod suite;
@@ -56,6 +57,7 @@ fn main() {
         ("packaging", packaging::cases),
         ("non_root", non_root::cases),
         ("remote", remote::cases),
+        ("remote_cache", remote_cache::cases),
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),
