@@ -159,6 +159,12 @@ fn bring_home(
     } else {
         String::new()
     };
+    if o.not_started {
+        eprintln!(
+            "latscope: {prefix}stopped here before the run on {host} started; nothing ran there"
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
     let mut table = String::new();
     for line in String::from_utf8_lossy(&o.stdout).lines() {
         table.push_str(&prefix);

@@ -52,6 +52,8 @@ pub struct Outcome {
     pub stopped_here: bool,
     /// Why nothing (or not everything) was fetched.
     pub fetch_error: Option<String>,
+    /// A local signal came before the board's run started (during the copy): nothing ran.
+    pub not_started: bool,
     /// The board could not be reached to fetch its files, or its run had not ended: its
     /// scratch directory stays.
     pub kept_on_board: bool,
@@ -92,6 +94,12 @@ fn make_scratch(job: &Job) -> Result<String, String> {
 /// directory is removed on every way out, unless the board could not be reached again to
 /// fetch what it holds (the outcome's `fetch_error` then says where it stays).
 pub fn run(job: &Job, stop: &AtomicBool) -> Result<Outcome, String> {
+    if stop.load(Ordering::SeqCst) {
+        return Ok(Outcome {
+            not_started: true,
+            ..Outcome::default()
+        });
+    }
     let dir = make_scratch(job)?;
     let result = run_in(job, &dir, stop);
     let unreachable = matches!(&result, Ok(o) if o.kept_on_board);

@@ -3,7 +3,8 @@
 //! links planted at the temporary names the old copy used and at the new ones once seen, a
 //! cache directory that is a link, someone else's or writable by others, a same-name
 //! same-size file of another SHA-256, a cache entry that is a link; and the scratch
-//! directory gone after a failed board command, a dropped connection and Ctrl-C.
+//! directory gone after a failed board command, a dropped connection and Ctrl-C (during
+//! the copy: nothing started there; during the run: tests/it/remote.rs).
 
 use crate::common::*;
 use crate::remote::{remote_leftovers, run_remote, text, unavailable, LocalRun, Sshd};
@@ -339,6 +340,44 @@ fn a_dropped_connection_leaves_no_scratch_directory() {
     );
 }
 
+/// Ctrl-C here while latscope is being copied to the board: the copy ends, the run is
+/// never started there (exit 130, said so), and no scratch directory is made.
+fn ctrl_c_during_the_copy_starts_nothing_there() {
+    let sshd = Sshd::start();
+    let dir = make_cache_dir(&sshd);
+    let _lock = latency_lock();
+    let mut run = LocalRun::start(
+        &sshd,
+        &["timer", "-D", "60s", "-q", "--host", "root@127.0.0.1"],
+    );
+    let copying = || {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with(".incoming-"))
+    };
+    let started = std::time::Instant::now();
+    while !copying() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the copy never started"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Command::new("kill")
+        .args(["-INT", &run.pid().to_string()])
+        .status()
+        .unwrap();
+    let (code, stderr) = run.finish(Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("nothing ran there"), "{stderr}");
+    assert!(
+        remote_leftovers(&sshd).is_empty(),
+        "{:?}",
+        remote_leftovers(&sshd)
+    );
+}
+
 pub fn cases() -> Vec<Case> {
     cases_unless(
         unavailable().or_else(|| missing("sha256sum", "coreutils")),
@@ -370,6 +409,10 @@ pub fn cases() -> Vec<Case> {
             (
                 "a_dropped_connection_leaves_no_scratch_directory",
                 a_dropped_connection_leaves_no_scratch_directory,
+            ),
+            (
+                "ctrl_c_during_the_copy_starts_nothing_there",
+                ctrl_c_during_the_copy_starts_nothing_there,
             ),
         ],
     )
