@@ -105,7 +105,7 @@ pub fn run_on_hosts(run: &RunArgs, command_line: &[String], resume: bool) -> any
                     session::run(&job, stop).map_err(|reason| UserError::Unreachable {
                         host: host.clone(),
                         reason,
-                        fix: "check the board's /tmp is writable and ssh works".into(),
+                        fix: "check that the board's $TMPDIR (or /tmp) is writable and that ssh works".into(),
                     })
                 })
             })
@@ -159,6 +159,12 @@ fn bring_home(
     } else {
         String::new()
     };
+    if o.not_started {
+        eprintln!(
+            "latscope: {prefix}stopped here before the run on {host} started; nothing ran there"
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
     let mut table = String::new();
     for line in String::from_utf8_lossy(&o.stdout).lines() {
         table.push_str(&prefix);
@@ -190,7 +196,8 @@ fn bring_home(
         eprintln!("latscope: error: {prefix}{e}");
     }
     let Some(json) = &o.json else {
-        return Ok(EXIT_FAILURE);
+        // The board's own exit code (a usage error there is 2 here too), never 0.
+        return Ok(o.exit.filter(|&c| c != 0).unwrap_or(EXIT_FAILURE));
     };
     let run: Run = match serde_json::from_slice(json) {
         Ok(run) => run,

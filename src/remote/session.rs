@@ -2,7 +2,8 @@
 //! dropped connection is a SIGHUP on the board, whose exit path restores the system and
 //! saves the result marked interrupted; a local Ctrl-C is sent there as SIGINT), its
 //! stderr streamed back as it comes, then the files fetched over a new connection
-//! (retried) and the directory removed.
+//! (retried) and the directory removed, on every way out (a failed command, a dropped
+//! connection, Ctrl-C here) but one: a board that cannot be reached again keeps it.
 
 use super::args::shell_quote;
 use super::ssh::{said, ssh_failed, Ssh};
@@ -51,43 +52,83 @@ pub struct Outcome {
     pub stopped_here: bool,
     /// Why nothing (or not everything) was fetched.
     pub fetch_error: Option<String>,
+    /// A local signal came before the board's run started (during the copy): nothing ran.
+    pub not_started: bool,
+    /// The board could not be reached to fetch its files, or its run had not ended: its
+    /// scratch directory stays.
+    pub kept_on_board: bool,
 }
 
-/// A scratch directory name on the board: this process and the time, so two local runs
-/// never share one (created with `mkdir -m 700`, which fails if it exists).
-fn scratch_dir() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("/tmp/latscope-remote-{}-{nanos:x}", std::process::id())
-}
-
-/// Runs the job; `stop` (the local Ctrl-C flag) cuts the connection, which stops the board's
-/// run as a SIGHUP would.
-pub fn run(job: &Job, stop: &AtomicBool) -> Result<Outcome, String> {
-    let dir = scratch_dir();
-    let setup = match &job.plan {
-        Some(_) => format!("mkdir -m 700 {dir} && cat > {dir}/plan.toml"),
-        None => format!("mkdir -m 700 {dir}"),
+/// Creates the run's scratch directory on the board (`mktemp -d` under the board's
+/// `$TMPDIR` or /tmp: a random name, mode 0700), with the `--plan` file copied into it;
+/// its path. A failed copy removes the directory there and then.
+fn make_scratch(job: &Job) -> Result<String, String> {
+    let plan = if job.plan.is_some() {
+        "cat > \"$d/plan.toml\" || { rm -rf \"$d\"; exit 1; }"
+    } else {
+        ""
     };
+    let setup = format!(
+        "umask 077; d=$(mktemp -d \"${{TMPDIR:-/tmp}}/latscope-remote-{}-XXXXXXXXXX\") || exit 1; echo \"dir $d\"; {plan}",
+        std::process::id()
+    );
     let out = job
         .ssh
         .capture(&setup, job.plan.as_deref())
         .map_err(|e| format!("{}: {e}", job.ssh.program))?;
-    if !out.status.success() {
-        return Err(format!("creating {dir} on the board: {}", said(&out)));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let dir = text
+        .lines()
+        .find_map(|l| l.strip_prefix("dir "))
+        .unwrap_or("");
+    if !out.status.success() || !dir.starts_with('/') {
+        return Err(format!(
+            "creating a scratch directory (mktemp -d) on the board: {}",
+            said(&out)
+        ));
     }
+    Ok(dir.to_string())
+}
+
+/// Runs the job; `stop` (the local Ctrl-C flag) sends the board's run SIGINT. The scratch
+/// directory is removed on every way out, unless the board could not be reached again to
+/// fetch what it holds (the outcome's `fetch_error` then says where it stays).
+pub fn run(job: &Job, stop: &AtomicBool) -> Result<Outcome, String> {
+    if stop.load(Ordering::SeqCst) {
+        return Ok(Outcome {
+            not_started: true,
+            ..Outcome::default()
+        });
+    }
+    let dir = make_scratch(job)?;
+    let result = run_in(job, &dir, stop);
+    let unreachable = matches!(&result, Ok(o) if o.kept_on_board);
+    if !unreachable {
+        if let Err(e) = fetch_one(&job.ssh, &format!("rm -rf {}", shell_quote(&dir))) {
+            eprintln!(
+                "latscope: {}could not remove {dir} on {}: {e}",
+                job.prefix.as_deref().unwrap_or(""),
+                job.ssh.host
+            );
+        }
+    }
+    result
+}
+
+/// The run in the scratch directory `dir`: the command under a terminal, its output
+/// relayed, then its files fetched.
+fn run_in(job: &Job, dir: &str, stop: &AtomicBool) -> Result<Outcome, String> {
+    let q = shell_quote(dir);
     let mut words = vec![shell_quote(&job.binary)];
     words.extend(job.args.iter().map(|a| shell_quote(a)));
-    words.extend(["--export-json".to_string(), format!("{dir}/run.json")]);
+    words.extend(["--export-json".to_string(), format!("{q}/run.json")]);
     if job.raw {
-        words.extend(["--raw".to_string(), format!("{dir}/raw.csv")]);
+        words.extend(["--raw".to_string(), format!("{q}/raw.csv")]);
     }
     if job.plan.is_some() {
-        words.extend(["--plan".to_string(), format!("{dir}/plan.toml")]);
+        words.extend(["--plan".to_string(), format!("{q}/plan.toml")]);
     }
-    let remote = board_script(&words.join(" "), &dir);
+    let remote = board_script(&words.join(" "), &q);
     let mut child = job
         .ssh
         .command(true, &remote)
@@ -107,8 +148,32 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<Outcome, String> {
     let streamer = std::thread::Builder::new()
         .name("latscope-remote-stream".into())
         .stack_size(crate::sys::memlock::HELPER_STACK_BYTES)
-        .spawn(move || relay(stream, prefix.as_deref()))
-        .map_err(|e| format!("starting the output thread: {e}"))?;
+        .spawn(move || relay(stream, prefix.as_deref()));
+    let (status, stopped_here, cut) = watch(job, &mut child, &q, stop);
+    crate::interrupt::unregister_restorer(restorer);
+    match streamer {
+        Ok(streamer) => {
+            let _ = streamer.join();
+        }
+        Err(e) => return Err(format!("starting the output thread: {e}")),
+    }
+    let mut outcome = Outcome {
+        dropped: cut || status.is_none_or(|s| s.code() == Some(255) || s.code().is_none()),
+        stopped_here,
+        ..Outcome::default()
+    };
+    fetch(job, &q, &mut outcome);
+    Ok(outcome)
+}
+
+/// Waits for the board's run to end, sending it SIGINT when `stop` is set; its status (None
+/// when unknown), whether a stop was sent, and whether the connection was cut for it.
+fn watch(
+    job: &Job,
+    child: &mut std::process::Child,
+    q: &str,
+    stop: &AtomicBool,
+) -> (Option<std::process::ExitStatus>, bool, bool) {
     let mut stopped_here = false;
     let mut cut = false;
     let status = loop {
@@ -123,7 +188,7 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<Outcome, String> {
             // cutting ours hangs up its shell, which passes SIGHUP on.
             let told = job
                 .ssh
-                .capture(&format!("kill -INT $(cat {dir}/pid)"), None)
+                .capture(&format!("kill -INT $(cat {q}/pid)"), None)
                 .is_ok_and(|out| out.status.success());
             if !told {
                 let _ = child.kill();
@@ -132,15 +197,7 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<Outcome, String> {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    crate::interrupt::unregister_restorer(restorer);
-    let _ = streamer.join();
-    let mut outcome = Outcome {
-        dropped: cut || status.is_none_or(|s| s.code() == Some(255) || s.code().is_none()),
-        stopped_here,
-        ..Outcome::default()
-    };
-    fetch(job, &dir, &mut outcome);
-    Ok(outcome)
+    (status, stopped_here, cut)
 }
 
 /// The shell command the board runs: latscope in the background with its pid kept, the
@@ -260,24 +317,34 @@ fn fetch_one(ssh: &Ssh, remote: &str) -> Result<std::process::Output, String> {
 /// exit code the shell wrote, the result, the `--raw` CSV and the table it printed.
 const RUN_FILES: [&str; 4] = ["exit", "run.json", "raw.csv", "stdout"];
 
-/// Waits for the board's run to end, fetches its files over one connection and then
-/// removes the directory (only once everything arrived: a failed fetch leaves it there).
-fn fetch(job: &Job, dir: &str, outcome: &mut Outcome) {
+/// Waits for the board's run to end and fetches its files over one connection (the
+/// caller removes the directory, unless the board could not be reached: then it stays,
+/// and `fetch_error` says where).
+fn fetch(job: &Job, q: &str, outcome: &mut Outcome) {
     // Each file as a line `NAME SIZE` and then exactly SIZE bytes (`head -c`: a file
     // replaced meanwhile cannot shift the frames after it).
     let script = format!(
-        "i=0; while [ ! -e {dir}/exit ] && [ $i -lt {END_WAIT_TENTHS} ]; do sleep 0.1; i=$((i+1)); done; \
-         cd {dir} && for f in {}; do if [ -f \"$f\" ]; then s=$(wc -c < \"$f\"); echo \"$f $s\"; head -c \"$s\" \"$f\"; fi; done",
+        "i=0; while [ ! -e {q}/exit ] && [ $i -lt {END_WAIT_TENTHS} ]; do sleep 0.1; i=$((i+1)); done; \
+         cd {q} && for f in {}; do if [ -f \"$f\" ]; then s=$(wc -c < \"$f\"); echo \"$f $s\"; head -c \"$s\" \"$f\"; fi; done",
         RUN_FILES.join(" ")
     );
-    let kept = |e: &str| format!("the result stays on the board in {dir}: {e}");
     let mut files = match fetch_one(&job.ssh, &script).and_then(|out| files_of(&out.stdout)) {
         Ok(files) => files,
         Err(e) => {
-            outcome.fetch_error = Some(kept(&e));
+            outcome.fetch_error = Some(format!("the result stays on the board in {q}: {e}"));
+            outcome.kept_on_board = true;
             return;
         }
     };
+    if !files.contains_key("exit") {
+        // Still running (or killed before it could say how it ended): what it writes
+        // later goes there, so the directory stays.
+        outcome.fetch_error = Some(format!(
+            "the board's run had not ended {} s after its connection did; its result will be in {q} there",
+            END_WAIT_TENTHS / 10
+        ));
+        outcome.kept_on_board = true;
+    }
     outcome.exit = files
         .get("exit")
         .and_then(|b| String::from_utf8_lossy(b).trim().parse().ok());
@@ -286,15 +353,18 @@ fn fetch(job: &Job, dir: &str, outcome: &mut Outcome) {
         outcome.raw = files.remove("raw.csv");
     }
     outcome.stdout = files.remove("stdout").unwrap_or_default();
+    if outcome.kept_on_board {
+        return;
+    }
     if outcome.json.is_none() {
         outcome.fetch_error = Some(format!(
-            "{dir}/run.json was not written (the board's messages above say why)"
+            "the board's run wrote no result (exit code {}; its messages above say why)",
+            outcome
+                .exit
+                .map_or("unknown".to_string(), |c| c.to_string())
         ));
     } else if job.raw && outcome.raw.is_none() {
-        outcome.fetch_error = Some(format!("{dir}/raw.csv was not written"));
-    }
-    if outcome.fetch_error.is_none() {
-        let _ = fetch_one(&job.ssh, &format!("rm -rf {dir}"));
+        outcome.fetch_error = Some("the board's run wrote no --raw file".to_string());
     }
 }
 

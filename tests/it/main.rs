@@ -25,6 +25,7 @@ mod noise;
 mod non_root;
 mod packaging;
 mod remote;
+mod remote_cache;
 mod report_formats;
 mod security;
 mod suite;
@@ -58,6 +59,7 @@ fn main() {
         ("packaging", packaging::cases),
         ("non_root", non_root::cases),
         ("remote", remote::cases),
+        ("remote_cache", remote_cache::cases),
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),

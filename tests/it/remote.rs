@@ -14,15 +14,18 @@ use std::time::{Duration, Instant};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
-/// An sshd for root on 127.0.0.1 only, killed on drop.
-struct Sshd {
+/// An sshd for root on 127.0.0.1 only, killed on drop. Its sessions have a cache
+/// directory (`XDG_CACHE_HOME`) and a `TMPDIR` of their own in its temporary directory, so
+/// tests running at once never share a board's cache or scratch directories, and nothing
+/// outlives the test.
+pub(crate) struct Sshd {
     child: Child,
     dir: tempfile::TempDir,
     port: u16,
 }
 
 impl Sshd {
-    fn start() -> Sshd {
+    pub(crate) fn start() -> Sshd {
         let dir = tempfile::tempdir().expect("temp dir");
         let d = dir.path();
         for key in ["host", "client"] {
@@ -45,11 +48,13 @@ impl Sshd {
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host\n\
                  AuthorizedKeysFile {dir}/authorized_keys\nPermitRootLogin prohibit-password\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-                 StrictModes no\nPidFile {dir}/sshd.pid\n",
+                 StrictModes no\nPidFile {dir}/sshd.pid\n\
+                 SetEnv XDG_CACHE_HOME={dir}/cache TMPDIR={dir}/tmp\n",
                 dir = d.display()
             ),
         )
         .unwrap();
+        std::fs::create_dir(d.join("tmp")).unwrap();
         // The privilege separation directory sshd insists on.
         let _ = std::fs::create_dir_all("/run/sshd");
         let child = Command::new(SSHD)
@@ -70,8 +75,18 @@ impl Sshd {
         Sshd { child, dir, port }
     }
 
+    /// The board's `XDG_CACHE_HOME`: latscope's cache is `latscope` in it.
+    pub(crate) fn cache(&self) -> std::path::PathBuf {
+        self.dir.path().join("cache")
+    }
+
+    /// The board's `TMPDIR`, where its runs have their scratch directories.
+    pub(crate) fn tmp(&self) -> std::path::PathBuf {
+        self.dir.path().join("tmp")
+    }
+
     /// The `--ssh-option`s that reach it.
-    fn options(&self) -> Vec<String> {
+    pub(crate) fn options(&self) -> Vec<String> {
         [
             format!("-p{}", self.port),
             format!("-i{}", self.dir.path().join("client").display()),
@@ -92,7 +107,7 @@ impl Drop for Sshd {
     }
 }
 
-fn unavailable() -> Option<String> {
+pub(crate) fn unavailable() -> Option<String> {
     if latscope::sys::process::effective_uid() != 0 {
         return Some("needs root (an sshd for root@127.0.0.1)".into());
     }
@@ -102,7 +117,7 @@ fn unavailable() -> Option<String> {
     missing("ssh", "openssh-client").or_else(|| missing("ssh-keygen", "openssh-client"))
 }
 
-fn run_remote(sshd: &Sshd, args: &[&str]) -> Output {
+pub(crate) fn run_remote(sshd: &Sshd, args: &[&str]) -> Output {
     latscope()
         .args(args)
         .args(sshd.options())
@@ -110,7 +125,7 @@ fn run_remote(sshd: &Sshd, args: &[&str]) -> Output {
         .expect("latscope runs")
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -151,16 +166,15 @@ fn started_s(run: &Value) -> u64 {
         .as_secs()
 }
 
-/// The board-side scratch directories and processes of remote runs.
-fn remote_leftovers() -> Vec<String> {
-    let mut left: Vec<String> = std::fs::read_dir("/tmp")
+/// The board-side scratch directories and processes of the remote runs through `sshd`.
+pub(crate) fn remote_leftovers(sshd: &Sshd) -> Vec<String> {
+    let mut left: Vec<String> = std::fs::read_dir(sshd.tmp())
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("latscope-remote-"))
         .collect();
     let ps = Command::new("pgrep")
-        .args(["-af", "latscope-remote-"])
+        .args(["-af", &sshd.tmp().to_string_lossy()])
         .output()
         .unwrap();
     left.extend(
@@ -213,25 +227,17 @@ fn a_timer_run_over_ssh_brings_its_result_home() {
         text(&out.stdout).contains("clock-nanosleep"),
         "the board's table"
     );
-    assert!(remote_leftovers().is_empty(), "{:?}", remote_leftovers());
+    assert!(
+        remote_leftovers(&sshd).is_empty(),
+        "{:?}",
+        remote_leftovers(&sshd)
+    );
 }
 
 fn the_cached_binary_is_copied_once() {
     let sshd = Sshd::start();
-    // Every run of these tests holds the lock, so none copies while this one looks.
     let _lock = latency_lock();
-    // This build's cache entry is removed first, so the first run must copy.
-    let size = std::fs::metadata(latscope_path()).unwrap().len();
-    if let Ok(entries) = std::fs::read_dir("/root/.cache/latscope") {
-        for e in entries.flatten() {
-            if e.file_name()
-                .to_string_lossy()
-                .ends_with(&format!("-{size}"))
-            {
-                std::fs::remove_file(e.path()).unwrap();
-            }
-        }
-    }
+    // This sshd's cache starts empty, so the first run must copy.
     let cpu = test_cpu().to_string();
     let args = [
         "timer",
@@ -257,7 +263,9 @@ fn the_cached_binary_is_copied_once() {
         "{}",
         text(&second.stderr)
     );
-    let cached = std::fs::read_dir("/root/.cache/latscope").unwrap().count();
+    let cached = std::fs::read_dir(sshd.cache().join("latscope"))
+        .unwrap()
+        .count();
     assert!(cached <= 3, "{cached} cached binaries (at most 3 kept)");
 }
 
@@ -304,10 +312,10 @@ fn two_hosts_run_at_once_with_a_result_each() {
 
 /// A local latscope run with `--host`, killed if the test ends first (a panic would
 /// otherwise leave it measuring, and isolating, for its whole duration).
-struct LocalRun(Option<Child>);
+pub(crate) struct LocalRun(Option<Child>);
 
 impl LocalRun {
-    fn start(sshd: &Sshd, args: &[&str]) -> LocalRun {
+    pub(crate) fn start(sshd: &Sshd, args: &[&str]) -> LocalRun {
         let child = latscope_command()
             .args(args)
             .args(sshd.options())
@@ -318,20 +326,20 @@ impl LocalRun {
         LocalRun(Some(child))
     }
 
-    fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.0.as_ref().expect("running").id()
     }
 
     /// The `ssh -tt` carrying the board's run, once the run there has started (its
     /// scratch directory has a pid file).
-    fn wait_for_the_board_run(&mut self) -> String {
+    pub(crate) fn wait_for_the_board_run(&mut self, sshd: &Sshd) -> String {
         let started = Instant::now();
         loop {
             let ssh = Command::new("pgrep")
                 .args(["-P", &self.pid().to_string(), "-f", "--", " -tt "])
                 .output()
                 .unwrap();
-            let running = std::fs::read_dir("/tmp").unwrap().flatten().any(|e| {
+            let running = std::fs::read_dir(sshd.tmp()).unwrap().flatten().any(|e| {
                 e.file_name()
                     .to_string_lossy()
                     .starts_with(&format!("latscope-remote-{}-", self.pid()))
@@ -352,7 +360,7 @@ impl LocalRun {
     }
 
     /// Its exit code and stderr, within `limit`.
-    fn finish(&mut self, limit: Duration) -> (Option<i32>, String) {
+    pub(crate) fn finish(&mut self, limit: Duration) -> (Option<i32>, String) {
         let deadline = Instant::now() + limit;
         let child = self.0.as_mut().unwrap();
         while child.try_wait().unwrap().is_none() {
@@ -401,7 +409,7 @@ fn a_dropped_connection_restores_the_board_and_keeps_the_result() {
             &json_arg,
         ],
     );
-    let ssh = run.wait_for_the_board_run();
+    let ssh = run.wait_for_the_board_run(&sshd);
     // The isolation is in place on the "board" (a latscope-PID-rt cpuset).
     let started = Instant::now();
     let shielded = || {
@@ -436,7 +444,11 @@ fn a_dropped_connection_restores_the_board_and_keeps_the_result() {
         changed.is_empty(),
         "the board is not as before: {changed:#?}"
     );
-    assert!(remote_leftovers().is_empty(), "{:?}", remote_leftovers());
+    assert!(
+        remote_leftovers(&sshd).is_empty(),
+        "{:?}",
+        remote_leftovers(&sshd)
+    );
 }
 
 /// Ctrl-C here reaches the board's run as SIGINT (over a second connection): it ends
@@ -460,7 +472,7 @@ fn a_local_ctrl_c_interrupts_the_board_run() {
             &json_arg,
         ],
     );
-    run.wait_for_the_board_run();
+    run.wait_for_the_board_run(&sshd);
     // The board's run warms up for 1 s, then measures; 3 s leave ~2 s of samples.
     std::thread::sleep(Duration::from_secs(3));
     Command::new("kill")
@@ -473,7 +485,11 @@ fn a_local_ctrl_c_interrupts_the_board_run() {
     let result = read_json(&json);
     assert_eq!(result["interrupted_by"], "SIGINT", "{stderr}");
     every_period_accounted(&result, "the interrupted board run");
-    assert!(remote_leftovers().is_empty(), "{:?}", remote_leftovers());
+    assert!(
+        remote_leftovers(&sshd).is_empty(),
+        "{:?}",
+        remote_leftovers(&sshd)
+    );
 }
 
 fn an_unreachable_host_exits_6_naming_it() {
