@@ -329,33 +329,51 @@ impl Run {
 pub const MAX_INPUT_FILE_BYTES: u64 = 256 << 20;
 
 /// Reads an input file once, refusing it from its size (before reading) when it is larger
-/// than `MAX_INPUT_FILE_BYTES` (issue 12, item 12); a pipe is read up to that size.
+/// than `MAX_INPUT_FILE_BYTES` (issue 12, item 12); a pipe is read up to that size, and
+/// `-` is standard input (`latscope report -`).
 pub fn read_input_file(path: &std::path::Path) -> Result<String, crate::error::UserError> {
+    read_bounded_text(path, "a latscope or cyclictest result")
+}
+
+/// Reads a text input (`what` it should be, for messages: "a suite plan") at most
+/// `MAX_INPUT_FILE_BYTES` long, refusing a larger regular file from its size before
+/// reading any of it; `-` reads standard input.
+pub fn read_bounded_text(
+    path: &std::path::Path,
+    what: &str,
+) -> Result<String, crate::error::UserError> {
     use std::io::Read;
     let bad = |reason: String| crate::error::UserError::BadInputFile {
-        path: path.display().to_string(),
+        path: if path.as_os_str() == "-" {
+            "- (standard input)".into()
+        } else {
+            path.display().to_string()
+        },
         reason,
     };
-    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| bad(e.to_string()))?;
     let too_large = |size: String| {
         bad(format!(
-            "{size} is larger than a latscope or cyclictest result can be ({} MiB at most)",
+            "{size} is larger than {what} can be ({} MiB at most)",
             MAX_INPUT_FILE_BYTES >> 20
         ))
     };
-    if meta.is_dir() {
-        return Err(bad("is a directory, not a result file".into()));
-    }
-    if meta.is_file() && meta.len() > MAX_INPUT_FILE_BYTES {
-        return Err(too_large(format!("its size, {} bytes,", meta.len())));
-    }
-    let mut bytes = Vec::with_capacity(if meta.is_file() {
-        meta.len() as usize
+    let (input, capacity): (Box<dyn Read>, u64) = if path.as_os_str() == "-" {
+        (Box::new(std::io::stdin().lock()), 0)
     } else {
-        0
-    });
-    file.take(MAX_INPUT_FILE_BYTES + 1)
+        let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+        let meta = file.metadata().map_err(|e| bad(e.to_string()))?;
+        if meta.is_dir() {
+            return Err(bad(format!("is a directory, not {what}")));
+        }
+        if meta.is_file() && meta.len() > MAX_INPUT_FILE_BYTES {
+            return Err(too_large(format!("its size, {} bytes,", meta.len())));
+        }
+        let capacity = if meta.is_file() { meta.len() } else { 0 };
+        (Box::new(file), capacity)
+    };
+    let mut bytes = Vec::with_capacity(capacity as usize);
+    input
+        .take(MAX_INPUT_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| bad(e.to_string()))?;
     if bytes.len() as u64 > MAX_INPUT_FILE_BYTES {
