@@ -32,7 +32,7 @@ pub fn load_any(path: &Path) -> Result<Run, UserError> {
 /// `load_any` of a text already read from `path` (named in errors).
 pub fn from_text(path: &Path, text: String) -> Result<Run, UserError> {
     let bad = |reason: String| UserError::BadInputFile {
-        path: path.display().to_string(),
+        path: crate::result::input_name(path),
         reason,
     };
     let v = serde_json::from_str::<Value>(&text).map_err(|e| bad(format!("not JSON: {e}")))?;

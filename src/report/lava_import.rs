@@ -23,7 +23,7 @@ pub fn load_result(path: &Path) -> Result<Run, UserError> {
             _ => "lava".into(),
         };
         return from_lava_log(&text, &stem).map_err(|reason| UserError::BadInputFile {
-            path: path.display().to_string(),
+            path: crate::result::input_name(path),
             reason: format!("LAVA job log: {reason}"),
         });
     }

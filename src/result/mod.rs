@@ -304,7 +304,7 @@ impl Run {
             Some(v) if v == SCHEMA_VERSION as u64 => {}
             Some(v) => {
                 return Err(UserError::BadInputFile {
-                    path: path.display().to_string(),
+                    path: input_name(path),
                     reason: format!(
                         "schema_version {v} is not supported (this latscope reads {SCHEMA_VERSION}); re-run with this version"
                     ),
@@ -312,13 +312,13 @@ impl Run {
             }
             None => {
                 return Err(UserError::BadInputFile {
-                    path: path.display().to_string(),
+                    path: input_name(path),
                     reason: "no schema_version: not a latscope result file".into(),
                 })
             }
         }
         serde_json::from_value(value).map_err(|e| UserError::BadInputFile {
-            path: path.display().to_string(),
+            path: input_name(path),
             reason: format!("does not match the latscope result schema: {e}"),
         })
     }
@@ -335,6 +335,15 @@ pub fn read_input_file(path: &std::path::Path) -> Result<String, crate::error::U
     read_bounded_text(path, "a latscope or cyclictest result")
 }
 
+/// An input's name in messages: its path, or `- (standard input)`.
+pub fn input_name(path: &std::path::Path) -> String {
+    if path.as_os_str() == "-" {
+        "- (standard input)".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
 /// Reads a text input (`what` it should be, for messages: "a suite plan") at most
 /// `MAX_INPUT_FILE_BYTES` long, refusing a larger regular file from its size before
 /// reading any of it; `-` reads standard input.
@@ -344,11 +353,7 @@ pub fn read_bounded_text(
 ) -> Result<String, crate::error::UserError> {
     use std::io::Read;
     let bad = |reason: String| crate::error::UserError::BadInputFile {
-        path: if path.as_os_str() == "-" {
-            "- (standard input)".into()
-        } else {
-            path.display().to_string()
-        },
+        path: input_name(path),
         reason,
     };
     let too_large = |size: String| {
@@ -541,6 +546,18 @@ pub fn write_atomically_with(
             fill(&mut out)?;
             out.flush()
         }
+        WriteTarget::InPlace if crate::sys::fifo::is_fifo(path) => {
+            // Waits for a reader and for room, but never past a first signal.
+            let signalled = crate::interrupt::received_signal();
+            let give_up = move || match (signalled, crate::interrupt::received_signal()) {
+                (None, Some(signal)) => Some(signal.to_string()),
+                _ => None,
+            };
+            let fifo = crate::sys::fifo::open_writer(path, &give_up)?;
+            let mut out = std::io::BufWriter::new(fifo);
+            fill(&mut out)?;
+            out.flush()
+        }
         WriteTarget::InPlace => {
             let f = std::fs::OpenOptions::new().write(true).open(path)?;
             let mut out = std::io::BufWriter::new(f);
@@ -579,7 +596,12 @@ fn replace_file(
 pub fn check_writable(path: &std::path::Path) -> std::io::Result<()> {
     match write_target(path)? {
         WriteTarget::Stdout => Ok(()),
-        // A device or FIFO is written in place; opening it is the check.
+        // A FIFO is not opened: that would wait for a reader, and closing it would end
+        // the reader's input before the run wrote anything.
+        WriteTarget::InPlace if crate::sys::fifo::is_fifo(path) => {
+            crate::sys::fifo::may_write(path)
+        }
+        // A device is written in place; opening it is the check.
         WriteTarget::InPlace => std::fs::OpenOptions::new().write(true).open(path).map(drop),
         WriteTarget::Replace => {
             new_temporary_file(&directory_of(path), ".latscope-write-check.").map(drop)
