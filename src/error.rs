@@ -56,7 +56,7 @@ pub fn exit_codes_help() -> String {
 
 #[derive(Debug, Error)]
 pub enum UserError {
-    #[error("invalid {option} '{}': {}", clip(.value), bounded(.reason))]
+    #[error("invalid {option} '{}': {}", clip(.value), reason_quoting(.reason, .value))]
     InvalidValue {
         option: String,
         value: String,
@@ -167,6 +167,16 @@ pub fn bounded(reason: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// A reason that may quote the (long) value again: each whole quote of it clipped, then
+/// the reason bounded.
+fn reason_quoting(reason: &str, value: &str) -> String {
+    if value.len() > QUOTE_MAX_CHARS && reason.contains(value) {
+        bounded(&reason.replace(value, &clip(value))).into_owned()
+    } else {
+        bounded(reason).into_owned()
+    }
+}
+
 /// The usual "this value does not parse" error, shared by the plan and the suite file.
 pub(crate) fn invalid(option: &str, value: &str, reason: impl Into<String>) -> UserError {
     UserError::InvalidValue {
@@ -215,6 +225,8 @@ mod tests {
         let e = invalid("--period", &long, "not a duration").to_string();
         assert!(e.len() < 400, "{}", e.len());
         let e = invalid("--period", &long, format!("'{long}' is no duration")).to_string();
+        assert!(e.len() < 700, "{}", e.len());
+        let e = invalid("--load", &long, format!("kind '{}' unknown", &long[1..])).to_string();
         assert!(e.len() < 1600, "{}", e.len());
     }
 }
