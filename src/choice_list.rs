@@ -26,8 +26,9 @@ pub fn parse_list<T: Choice>(text: &str) -> Result<Vec<T>, String> {
                 .ok_or_else(|| {
                     let names: Vec<&str> = T::CHOICES.iter().map(|c| c.choice_name()).collect();
                     format!(
-                        "unknown {} '{part}'; choose from {} or all",
+                        "unknown {} '{}'; choose from {} or all",
                         T::KIND,
+                        crate::error::clip(part),
                         names.join(", ")
                     )
                 })?;

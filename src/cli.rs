@@ -14,8 +14,7 @@ use std::path::PathBuf;
 nothing dropped), applies load, reports with tables and plots, compares runs and gives \
 CI verdicts.\n\nStart with:  sudo latscope timer\n(1 ms period, SCHED_FIFO 95, every online \
 CPU, 10 s, clock_nanosleep — the cyclictest way).",
-    after_help = "Exit codes: 0 ok, 1 runtime failure, 2 bad input, 3 a --fail-above limit \
-or compare verdict failed, 4 missing permission, 130 interrupted (results up to then saved)."
+    after_help = crate::error::exit_codes_help()
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -280,7 +279,33 @@ pub struct CompareArgs {
     #[arg(long)]
     pub fail_on_regression: bool,
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: CompareOutputArgs,
+}
+
+/// What `latscope compare` writes: the comparison's formats only (HTML, Markdown, CSV),
+/// so its help lists no option it would refuse (issue 22, item 8).
+#[derive(Debug, Args, Clone, Default)]
+pub struct CompareOutputArgs {
+    /// No table on stdout (errors, warnings and verdicts still go to stderr).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Show latencies in ns instead of µs with two decimals.
+    #[arg(long)]
+    pub ns: bool,
+    /// Write the comparison as CSV (`-` = stdout): one row per scenario × CPU ×
+    /// statistic × run, with the change and verdict.
+    #[arg(long = "export-csv", value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Write the comparison tables as Markdown (`-` = stdout).
+    #[arg(long = "export-markdown", value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Write a self-contained HTML comparison with overlaid histograms (`-` = stdout).
+    #[arg(long = "export-html", value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+    /// Fail (exit code 3, one FAIL line per breach) when a statistic of a later run
+    /// exceeds its limit, e.g. `p99=50us,max=100us`.
+    #[arg(long = "fail-above", value_name = "STAT=LIMIT,...")]
+    pub fail_above: Option<String>,
 }
 
 /// Options of `latscope timer`.

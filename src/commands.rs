@@ -85,6 +85,13 @@ pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<
         return Ok(EXIT_OK);
     }
     let opts = &planned.output;
+    // Its --json and --histfile are locked as a run's exports are (written after it).
+    let outputs: Vec<(&str, &std::path::Path)> =
+        [("--json", &opts.json), ("--histfile", &opts.histfile)]
+            .into_iter()
+            .filter_map(|(option, path)| Some((option, path.as_deref()?)))
+            .collect();
+    let _output_locks = crate::report::exports::lock_outputs(&outputs)?;
     for line in &opts.notices {
         eprintln!("{line}");
     }
@@ -512,6 +519,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
     use crate::compare::{parse_rule, rules::rules_text, Rule, DEFAULT_RULE};
     use crate::error::UserError;
     use crate::report::comparison;
+    let output = &crate::plan::output::compare_output(&args.output);
     let rules: Vec<Rule> = if args.rule.is_empty() {
         vec![parse_rule(DEFAULT_RULE).map_err(UserError::Other)?]
     } else {
@@ -526,11 +534,11 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
             })
             .collect::<Result<_, _>>()?
     };
-    let limits = crate::plan::output::limits_from_args(&args.output)?;
-    let exports = crate::plan::output::exports_from_args(&args.output);
+    let limits = crate::plan::output::limits_from_args(output)?;
+    let exports = crate::plan::output::exports_from_args(output);
     let mut renderers = Vec::new();
     for e in &exports {
-        let Some(reporter) = comparison::reporter(e.format, args.output.ns) else {
+        let Some(reporter) = comparison::reporter(e.format, output.ns) else {
             return Err(UserError::InvalidValue {
                 option: e.format.flag().into(),
                 value: e.path.display().to_string(),
@@ -553,11 +561,8 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
     cmp.files = arranged.files.clone();
     cmp.axis = arranged.axis;
     let to_stdout = exports.iter().any(|e| e.to_stdout());
-    if !args.output.quiet {
-        let text = comparison::ComparisonTableReporter {
-            in_ns: args.output.ns,
-        }
-        .render(&cmp)?;
+    if !output.quiet {
+        let text = comparison::ComparisonTableReporter { in_ns: output.ns }.render(&cmp)?;
         if to_stdout {
             std::io::stderr().write_all(&text)?;
         } else {
@@ -579,7 +584,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
         );
     }
     let limit_failed =
-        crate::report::limits::print_verdict(&failures, !limits.is_empty() && !args.output.quiet);
+        crate::report::limits::print_verdict(&failures, !limits.is_empty() && !output.quiet);
     let regressed = cmp.any_regressed();
     if regressed && args.fail_on_regression {
         eprintln!(

@@ -2,7 +2,7 @@
 //! destinations and the `--fail-above` limits. Here, not in report, so reports never read
 //! the command line.
 
-use crate::cli::OutputArgs;
+use crate::cli::{CompareOutputArgs, OutputArgs};
 use crate::error::UserError;
 use crate::report::exports::Export;
 use crate::report::limits::Limit;
@@ -34,5 +34,19 @@ pub fn limits_from_args(out: &OutputArgs) -> Result<Vec<Limit>, UserError> {
             })
         }
         None => Ok(Vec::new()),
+    }
+}
+
+/// `latscope compare`'s output options as the shared ones (no JSON, JUnit, LAVA or
+/// checkpoint: compare has none of those).
+pub fn compare_output(out: &CompareOutputArgs) -> OutputArgs {
+    OutputArgs {
+        quiet: out.quiet,
+        ns: out.ns,
+        export_csv: out.export_csv.clone(),
+        export_markdown: out.export_markdown.clone(),
+        export_html: out.export_html.clone(),
+        fail_above: out.fail_above.clone(),
+        ..OutputArgs::default()
     }
 }

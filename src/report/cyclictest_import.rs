@@ -25,12 +25,16 @@ pub fn is_cyclictest(v: &Value) -> bool {
 /// Loads a latscope result file or a cyclictest --json file, naming the file and what
 /// is wrong when it is neither.
 pub fn load_any(path: &Path) -> Result<Run, UserError> {
+    // Read once, size-checked first (issue 12, item 12).
+    from_text(path, crate::result::read_input_file(path)?)
+}
+
+/// `load_any` of a text already read from `path` (named in errors).
+pub fn from_text(path: &Path, text: String) -> Result<Run, UserError> {
     let bad = |reason: String| UserError::BadInputFile {
-        path: path.display().to_string(),
+        path: crate::result::input_name(path),
         reason,
     };
-    // Read once, size-checked first (issue 12, item 12).
-    let text = crate::result::read_input_file(path)?;
     let v = serde_json::from_str::<Value>(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
     drop(text);
     if is_cyclictest(&v) {
@@ -59,6 +63,64 @@ fn num(v: &Value, key: &str) -> Result<f64, String> {
     v.get(key)
         .and_then(Value::as_f64)
         .ok_or_else(|| format!("thread entry has no numeric '{key}'"))
+}
+
+// Values out of range are errors, never clamped (issue 22, item 8): cyclictest writes
+// `cycles` and `cpu` as whole numbers and its latencies as 0 or more, so anything else
+// is a damaged or edited file, and a guessed value would misreport it: a clamped `cycles`
+// misstates every statistic, a clamped `cpu` aligns the thread with another CPU's in
+// compare, a clamped latency becomes a min or max that was never measured.
+
+/// A thread's `key` quoted for an error (a huge value stays short).
+fn quoted(t: &Value, key: &str) -> String {
+    crate::error::clip(&t[key].to_string()).into_owned()
+}
+
+/// A thread's sample count: a whole number from 0 to 2^64 - 1.
+fn cycles_of(t: &Value) -> Result<u64, String> {
+    num(t, "cycles")?;
+    t["cycles"].as_u64().ok_or_else(|| {
+        format!(
+            "a thread's 'cycles' {} is not a sample count (a whole number from 0 to {})",
+            quoted(t, "cycles"),
+            u64::MAX
+        )
+    })
+}
+
+/// A thread's `min`, `max` or `avg` in ns (`scale` ns a unit): 0 or more, and not past
+/// 2^64 ns.
+fn latency_of(t: &Value, key: &str, scale: u64) -> Result<f64, String> {
+    let ns = num(t, key)? * scale as f64;
+    if !(0.0..u64::MAX as f64).contains(&ns) {
+        return Err(format!(
+            "a thread's '{key}' {} is not a latency: cyclictest writes 0 to {} {}",
+            quoted(t, key),
+            u64::MAX / scale,
+            if scale == 1 { "ns" } else { "µs" }
+        ));
+    }
+    Ok(ns)
+}
+
+/// A thread's CPU: a whole number below the kernel's 8192 CPUs (0 when absent, as
+/// before: cyclictest has always written it).
+fn cpu_of(t: &Value) -> Result<usize, String> {
+    let max = crate::sys::cpu_list::MAX_CPUS;
+    match t.get("cpu") {
+        None => Ok(0),
+        Some(v) => v
+            .as_u64()
+            .filter(|&cpu| cpu < max as u64)
+            .map(|cpu| cpu as usize)
+            .ok_or_else(|| {
+                format!(
+                    "a thread's 'cpu' {} is not a CPU number (0 to {})",
+                    quoted(t, "cpu"),
+                    max - 1
+                )
+            }),
+    }
 }
 
 /// The value of the sample at 1-based `rank` in sorted `[value, count]` buckets.
@@ -129,12 +191,12 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
     )];
     let mut max_cycles = 0;
     for (_, t) in entries {
-        let cycles = num(t, "cycles")? as u64;
+        let cycles = cycles_of(t)?;
         max_cycles = max_cycles.max(cycles);
-        let min_ns = (num(t, "min")? * scale as f64) as u64;
-        let max_ns = (num(t, "max")? * scale as f64) as u64;
-        let mean_ns = num(t, "avg")? * scale as f64;
-        let cpu = t.get("cpu").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let min_ns = latency_of(t, "min", scale)? as u64;
+        let max_ns = latency_of(t, "max", scale)? as u64;
+        let mean_ns = latency_of(t, "avg", scale)?;
+        let cpu = cpu_of(t)?;
         // A thread without cycles keeps cyclictest's initial min (1000000) and max (0);
         // the average may be rounded by up to one unit.
         let (low, high) = (min_ns as f64 - scale as f64, max_ns as f64 + scale as f64);
@@ -330,6 +392,31 @@ mod tests {
         assert_eq!(option_value(&a, "-i", "--interval").as_deref(), Some("500"));
         assert_eq!(option_value(&a, "-p", "--priority").as_deref(), Some("95"));
         assert_eq!(option_value(&a, "-y", "--policy").as_deref(), Some("rr"));
+    }
+
+    #[test]
+    fn values_out_of_range_are_errors_naming_field_and_value() {
+        let thread = |field: &str| {
+            let mut t = serde_json::json!({"cycles": 3, "min": 1, "max": 5, "avg": 2, "cpu": 0});
+            let (k, v) = field.split_once('=').unwrap();
+            t[k] = serde_json::from_str(v).unwrap();
+            serde_json::json!({"rt_test_version:": "2.5", "num_threads": 1, "thread": {"0": t}})
+        };
+        for (field, needle) in [
+            ("cycles=-5", "'cycles' -5 is not a sample count"),
+            ("cycles=1e30", "'cycles' 1e+30 is not a sample count"),
+            ("cycles=2.5", "'cycles' 2.5"),
+            ("cpu=-1", "'cpu' -1 is not a CPU number (0 to 8191)"),
+            ("cpu=8192", "'cpu' 8192"),
+            ("min=-1", "'min' -1 is not a latency"),
+            ("max=1e30", "'max' 1e+30 is not a latency"),
+            ("avg=-0.5", "'avg' -0.5"),
+        ] {
+            let e = from_cyclictest(&thread(field)).unwrap_err();
+            assert!(e.contains(needle), "{field}: {e}");
+        }
+        let ok = from_cyclictest(&thread("cpu=3")).unwrap();
+        assert_eq!(ok.scenarios[0].threads[0].cpu, 3);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The `--export-*` destinations of a command: which format goes to which file (`-` is
-//! stdout), checked before measuring and written after every scenario.
+//! stdout), checked before measuring, locked for the whole run (every output file, so two
+//! runs never write into each other's files) and written after every scenario.
 
 use super::{Format, RenderOptions};
 use crate::error::UserError;
@@ -79,6 +80,99 @@ pub fn write(
         write_bytes(&e.path, &bytes)?;
     }
     Ok(())
+}
+
+/// The lock beside an output file (`DIR/.NAME.lock`), held for the whole run.
+pub fn lock_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.lock"))
+}
+
+/// The held lock of an output file; its lock file is removed when the run ends, so no
+/// `.NAME.lock` stays beside the result (a `kill -9` leaves it: harmless, as the flock
+/// died with the process). A third run that opened the file just before the removal could
+/// lock the unlinked file beside a fourth that creates a new one: a window of
+/// microseconds between runs started on the same path at once, accepted for no litter.
+#[derive(Debug)]
+pub struct OutputLock {
+    path: PathBuf,
+    _lock: crate::sys::filelock::FileLock,
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Whether an output is locked: a file, or nothing yet (followed through a link). `-`,
+/// devices and FIFOs are written in place, and many runs may share them (/dev/null).
+fn is_locked_kind(path: &Path) -> bool {
+    if path.as_os_str() == "-" {
+        return false;
+    }
+    match std::fs::metadata(path) {
+        Ok(m) => m.is_file(),
+        Err(_) => true,
+    }
+}
+
+/// Takes the lock of every output file (`(option, path)`: `--export-json`, the other
+/// exports, `--raw`, the drop-in's `--json`) before anything is measured or written.
+/// Refuses two options naming one file (exit 2), an output another run is writing (exit
+/// 5, the lock is held) and a lock name that is not a regular file (exit 2: opening a
+/// FIFO there would block). Never waits.
+pub fn lock_outputs(outputs: &[(&str, &Path)]) -> anyhow::Result<Vec<OutputLock>> {
+    let mut locks: Vec<(String, PathBuf, OutputLock)> = Vec::new();
+    for &(option, path) in outputs {
+        if !is_locked_kind(path) {
+            continue;
+        }
+        let lock_path = lock_path(path);
+        let same = std::path::absolute(&lock_path).unwrap_or_else(|_| lock_path.clone());
+        if let Some((first, _, _)) = locks.iter().find(|(_, p, _)| *p == same) {
+            return Err(UserError::InvalidValue {
+                option: format!("{first} and {option}"),
+                value: path.display().to_string(),
+                reason: "both would write this file, each over the other; give each its own file"
+                    .into(),
+            }
+            .into());
+        }
+        let lock = take_lock(option, path, &lock_path)?;
+        locks.push((option.to_string(), same, lock));
+    }
+    Ok(locks.into_iter().map(|(_, _, lock)| lock).collect())
+}
+
+/// Takes one output's lock, or says why not.
+fn take_lock(option: &str, path: &Path, lock_path: &Path) -> anyhow::Result<OutputLock> {
+    use crate::sys::filelock::{not_a_regular_file, FileLock};
+    match FileLock::try_exclusive(lock_path) {
+        Ok(Some(lock)) => Ok(OutputLock {
+            path: lock_path.to_path_buf(),
+            _lock: lock,
+        }),
+        Ok(None) => Err(UserError::Busy(format!(
+            "{} is being written by another latscope run (it holds {}); wait for it or choose another {option} path",
+            path.display(),
+            lock_path.display()
+        ))
+        .into()),
+        Err(e) => match not_a_regular_file(&e) {
+            Some(kind) => Err(UserError::Unsafe {
+                what: format!("{} (the lock of {option} {})", lock_path.display(), path.display()),
+                why: format!("{kind} (a lock file is one; opening this could block the run)"),
+                fix: format!("remove it, or choose another {option} path"),
+            }
+            .into()),
+            None => Err(anyhow::Error::new(e)
+                .context(format!("locking {} for {option}", lock_path.display()))),
+        },
+    }
 }
 
 /// Writes bytes atomically to a file, or to stdout for `-`.

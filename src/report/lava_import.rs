@@ -13,20 +13,21 @@ use crate::sysinfo::SystemInfo;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Loads a result file, a cyclictest --json file or a LAVA job log.
+/// Loads a result file, a cyclictest --json file or a LAVA job log (`-`: standard input,
+/// read once).
 pub fn load_result(path: &Path) -> Result<Run, UserError> {
     let text = crate::result::read_input_file(path)?;
     if looks_like_lava_log(&text) {
-        let stem = path
-            .file_stem()
-            .map_or_else(|| "lava".into(), |s| s.to_string_lossy().into_owned());
+        let stem = match path.file_stem() {
+            Some(s) if path.as_os_str() != "-" => s.to_string_lossy().into_owned(),
+            _ => "lava".into(),
+        };
         return from_lava_log(&text, &stem).map_err(|reason| UserError::BadInputFile {
-            path: path.display().to_string(),
+            path: crate::result::input_name(path),
             reason: format!("LAVA job log: {reason}"),
         });
     }
-    drop(text);
-    super::cyclictest_import::load_any(path)
+    super::cyclictest_import::from_text(path, text)
 }
 
 /// Whether a text is a LAVA log (or `--export-lava` lines) rather than JSON. `lava-run`'s

@@ -304,7 +304,7 @@ impl Run {
             Some(v) if v == SCHEMA_VERSION as u64 => {}
             Some(v) => {
                 return Err(UserError::BadInputFile {
-                    path: path.display().to_string(),
+                    path: input_name(path),
                     reason: format!(
                         "schema_version {v} is not supported (this latscope reads {SCHEMA_VERSION}); re-run with this version"
                     ),
@@ -312,13 +312,13 @@ impl Run {
             }
             None => {
                 return Err(UserError::BadInputFile {
-                    path: path.display().to_string(),
+                    path: input_name(path),
                     reason: "no schema_version: not a latscope result file".into(),
                 })
             }
         }
         serde_json::from_value(value).map_err(|e| UserError::BadInputFile {
-            path: path.display().to_string(),
+            path: input_name(path),
             reason: format!("does not match the latscope result schema: {e}"),
         })
     }
@@ -329,33 +329,56 @@ impl Run {
 pub const MAX_INPUT_FILE_BYTES: u64 = 256 << 20;
 
 /// Reads an input file once, refusing it from its size (before reading) when it is larger
-/// than `MAX_INPUT_FILE_BYTES` (issue 12, item 12); a pipe is read up to that size.
+/// than `MAX_INPUT_FILE_BYTES` (issue 12, item 12); a pipe is read up to that size, and
+/// `-` is standard input (`latscope report -`).
 pub fn read_input_file(path: &std::path::Path) -> Result<String, crate::error::UserError> {
+    read_bounded_text(path, "a latscope or cyclictest result")
+}
+
+/// An input's name in messages: its path, or `- (standard input)`.
+pub fn input_name(path: &std::path::Path) -> String {
+    if path.as_os_str() == "-" {
+        "- (standard input)".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Reads a text input (`what` it should be, for messages: "a suite plan") at most
+/// `MAX_INPUT_FILE_BYTES` long, refusing a larger regular file from its size before
+/// reading any of it; `-` reads standard input.
+pub fn read_bounded_text(
+    path: &std::path::Path,
+    what: &str,
+) -> Result<String, crate::error::UserError> {
     use std::io::Read;
     let bad = |reason: String| crate::error::UserError::BadInputFile {
-        path: path.display().to_string(),
+        path: input_name(path),
         reason,
     };
-    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| bad(e.to_string()))?;
     let too_large = |size: String| {
         bad(format!(
-            "{size} is larger than a latscope or cyclictest result can be ({} MiB at most)",
+            "{size} is larger than {what} can be ({} MiB at most)",
             MAX_INPUT_FILE_BYTES >> 20
         ))
     };
-    if meta.is_dir() {
-        return Err(bad("is a directory, not a result file".into()));
-    }
-    if meta.is_file() && meta.len() > MAX_INPUT_FILE_BYTES {
-        return Err(too_large(format!("its size, {} bytes,", meta.len())));
-    }
-    let mut bytes = Vec::with_capacity(if meta.is_file() {
-        meta.len() as usize
+    let (input, capacity): (Box<dyn Read>, u64) = if path.as_os_str() == "-" {
+        (Box::new(std::io::stdin().lock()), 0)
     } else {
-        0
-    });
-    file.take(MAX_INPUT_FILE_BYTES + 1)
+        let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+        let meta = file.metadata().map_err(|e| bad(e.to_string()))?;
+        if meta.is_dir() {
+            return Err(bad(format!("is a directory, not {what}")));
+        }
+        if meta.is_file() && meta.len() > MAX_INPUT_FILE_BYTES {
+            return Err(too_large(format!("its size, {} bytes,", meta.len())));
+        }
+        let capacity = if meta.is_file() { meta.len() } else { 0 };
+        (Box::new(file), capacity)
+    };
+    let mut bytes = Vec::with_capacity(capacity as usize);
+    input
+        .take(MAX_INPUT_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| bad(e.to_string()))?;
     if bytes.len() as u64 > MAX_INPUT_FILE_BYTES {
@@ -523,6 +546,18 @@ pub fn write_atomically_with(
             fill(&mut out)?;
             out.flush()
         }
+        WriteTarget::InPlace if crate::sys::fifo::is_fifo(path) => {
+            // Waits for a reader and for room, but never past a first signal.
+            let signalled = crate::interrupt::received_signal();
+            let give_up = move || match (signalled, crate::interrupt::received_signal()) {
+                (None, Some(signal)) => Some(signal.to_string()),
+                _ => None,
+            };
+            let fifo = crate::sys::fifo::open_writer(path, &give_up)?;
+            let mut out = std::io::BufWriter::new(fifo);
+            fill(&mut out)?;
+            out.flush()
+        }
         WriteTarget::InPlace => {
             let f = std::fs::OpenOptions::new().write(true).open(path)?;
             let mut out = std::io::BufWriter::new(f);
@@ -561,7 +596,12 @@ fn replace_file(
 pub fn check_writable(path: &std::path::Path) -> std::io::Result<()> {
     match write_target(path)? {
         WriteTarget::Stdout => Ok(()),
-        // A device or FIFO is written in place; opening it is the check.
+        // A FIFO is not opened: that would wait for a reader, and closing it would end
+        // the reader's input before the run wrote anything.
+        WriteTarget::InPlace if crate::sys::fifo::is_fifo(path) => {
+            crate::sys::fifo::may_write(path)
+        }
+        // A device is written in place; opening it is the check.
         WriteTarget::InPlace => std::fs::OpenOptions::new().write(true).open(path).map(drop),
         WriteTarget::Replace => {
             new_temporary_file(&directory_of(path), ".latscope-write-check.").map(drop)

@@ -76,8 +76,8 @@ pub fn execute(
     stop: Arc<AtomicBool>,
     previous: Option<Run>,
 ) -> anyhow::Result<RunOutcome> {
-    // Two runs writing the same result file would silently replace each other's work.
-    let _output_lock = lock_output(plan)?;
+    // Two runs writing the same file would silently replace each other's work.
+    let _output_locks = lock_outputs(plan)?;
     let system = SystemInfo::collect();
     let mut run = Run::new(system.clone(), command_line);
     run.suite = plan.suite.clone();
@@ -371,54 +371,23 @@ fn remaining_settings(
     Some(left)
 }
 
-/// The lock beside a result file (`DIR/.NAME.lock`), held for the whole run.
-pub fn output_lock_path(path: &std::path::Path) -> std::path::PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.lock"))
-}
-
-/// The held lock of an `--export-json` file; its lock file is removed when the run ends,
-/// so no `.NAME.lock` stays beside the result (a `kill -9` leaves it: harmless, as the
-/// flock died with the process). A third run that opened the file just before the
-/// removal could lock the unlinked file beside a fourth that creates a new one: a window
-/// of microseconds between runs started on the same path at once, accepted for no litter.
-pub struct OutputLock {
-    path: std::path::PathBuf,
-    _lock: crate::sys::filelock::FileLock,
-}
-
-impl Drop for OutputLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+/// Takes the lock of every file the run writes (`--export-json`, the other exports,
+/// `--raw`); refuses when another run holds one.
+fn lock_outputs(plan: &Plan) -> anyhow::Result<Vec<crate::report::exports::OutputLock>> {
+    let out = &plan.output;
+    let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(path) = &out.export_json {
+        outputs.push(("--export-json", path));
     }
-}
-
-/// Takes the lock of the `--export-json` file; refuses when another run holds it.
-fn lock_output(plan: &Plan) -> anyhow::Result<Option<OutputLock>> {
-    let Some(path) = plan.output.export_json.as_ref() else {
-        return Ok(None);
-    };
-    if path.as_os_str() == "-" {
-        return Ok(None);
+    outputs.extend(
+        out.exports
+            .iter()
+            .map(|e| (e.format.flag(), e.path.as_path())),
+    );
+    if let Some(path) = &out.raw {
+        outputs.push(("--raw", path));
     }
-    let lock_path = output_lock_path(path);
-    match crate::sys::filelock::FileLock::try_exclusive(&lock_path)
-        .with_context(|| format!("locking {}", lock_path.display()))?
-    {
-        Some(lock) => Ok(Some(OutputLock {
-            path: lock_path,
-            _lock: lock,
-        })),
-        None => Err(crate::error::UserError::Busy(format!(
-            "{} is being written by another latscope run (it holds {}); wait for it or choose another --export-json path",
-            path.display(),
-            lock_path.display()
-        ))
-        .into()),
-    }
+    crate::report::exports::lock_outputs(&outputs)
 }
 
 /// A stable hash (FNV-1a, hex) of the plan's scenarios: names and parameters, in order.
@@ -439,23 +408,83 @@ pub fn plan_hash(plan: &Plan) -> String {
 }
 
 /// `--resume`: refuses a result file written by another plan (or by a latscope that did
-/// not record its plan), naming the file.
+/// not record its plan), and one holding a scenario this plan does not have or with other
+/// parameters (the hash alone would keep a forged one, issue 22 item 7), naming the file.
 pub fn check_resumable(
     plan: &Plan,
     previous: &Run,
     path: &std::path::Path,
 ) -> Result<(), crate::error::UserError> {
+    let bad = |reason: String| crate::error::UserError::BadInputFile {
+        path: path.display().to_string(),
+        reason,
+    };
     let want = plan_hash(plan);
     match &previous.plan_hash {
-        Some(h) if *h == want => Ok(()),
-        found => Err(crate::error::UserError::BadInputFile {
-            path: path.display().to_string(),
-            reason: format!(
-                "written by another plan (plan hash {}, this plan's is {want}); --resume continues only the same plan: drop --resume or choose another --export-json",
-                found.as_deref().unwrap_or("absent")
-            ),
-        }),
+        Some(h) if *h == want => {}
+        found => return Err(bad(format!(
+            "written by another plan (plan hash {}, this plan's is {want}); --resume continues only the same plan: drop --resume or choose another --export-json",
+            found.as_deref().unwrap_or("absent")
+        ))),
     }
+    let mut complete = std::collections::BTreeSet::new();
+    for s in &previous.scenarios {
+        if let Some(why) = foreign_scenario(plan, s, &mut complete) {
+            return Err(bad(format!(
+                "its scenario '{}' {why}; --resume keeps only this plan's scenarios as they were measured: drop --resume or choose another --export-json",
+                crate::error::clip(&s.name)
+            )));
+        }
+    }
+    if let Some(c) = &previous.checkpoint {
+        if !plan
+            .scenarios
+            .iter()
+            .any(|sp| scenario_name(sp) == c.scenario)
+        {
+            return Err(bad(format!(
+                "its checkpoint is of scenario '{}', which is not in this plan; drop --resume or choose another --export-json",
+                crate::error::clip(&c.scenario)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Why a scenario of a file to resume does not belong to `plan` (None: it does): its
+/// name (without ` (interrupted part N)`) is no scenario of the plan, its parameters
+/// differ from that scenario's, or a complete one is there twice (`complete` collects
+/// the complete ones' names).
+fn foreign_scenario(
+    plan: &Plan,
+    s: &Scenario,
+    complete: &mut std::collections::BTreeSet<String>,
+) -> Option<String> {
+    let base = match s.name.find(PART_MARK) {
+        Some(i) if s.interrupted => &s.name[..i],
+        _ => s.name.as_str(),
+    };
+    let Some(sp) = plan.scenarios.iter().find(|sp| scenario_name(sp) == base) else {
+        return Some("is not in this plan".into());
+    };
+    let want = params_of(sp);
+    let p = &s.params;
+    let same = s.probe == sp.probe.kind()
+        && p.method == want.method
+        && p.period_ns == want.period_ns
+        && p.policy == want.policy
+        && p.priority == want.priority
+        && p.deadline_ns == want.deadline_ns
+        && p.cpus == want.cpus
+        && p.loads == want.loads
+        && p.isolate == want.isolate;
+    if !same {
+        return Some("has parameters other than this plan's scenario of that name".into());
+    }
+    if !s.interrupted && !complete.insert(s.name.clone()) {
+        return Some("is there twice".into());
+    }
+    None
 }
 
 /// Rewrites the JSON result every `--checkpoint` while a scenario runs, with what its

@@ -155,12 +155,10 @@ pub fn load_spec(args: &SuiteArgs) -> Result<(String, SuiteSpec), UserError> {
                 })?
                 .to_string(),
         ),
+        // Size-checked before reading, as result files are (issue 22, item 4).
         (None, Some(path)) => (
             path.display().to_string(),
-            std::fs::read_to_string(path).map_err(|e| UserError::BadInputFile {
-                path: path.display().to_string(),
-                reason: e.to_string(),
-            })?,
+            crate::result::read_bounded_text(path, "a suite plan")?,
         ),
         (None, None) => (
             "preset quick".into(),
@@ -174,7 +172,7 @@ pub fn load_spec(args: &SuiteArgs) -> Result<(String, SuiteSpec), UserError> {
     };
     let spec: SuiteSpec = toml::from_str(&text).map_err(|e| UserError::BadInputFile {
         path: origin.clone(),
-        reason: format!("not a valid suite plan: {e}"),
+        reason: format!("not a valid suite plan: {}", toml_error(&text, &e)),
     })?;
     if spec.matrix.is_empty() {
         return Err(UserError::BadInputFile {
@@ -183,4 +181,61 @@ pub fn load_spec(args: &SuiteArgs) -> Result<(String, SuiteSpec), UserError> {
         });
     }
     Ok((origin, spec))
+}
+
+/// A TOML error in one line that quotes little of the plan: the parser's message with
+/// each `quoted` part clipped, and where it is with a short excerpt of that line (the
+/// toml crate's own text quotes the whole line, 100 MB for a line of NUL bytes).
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    use crate::error::clip;
+    let message: String = e
+        .message()
+        .trim()
+        .split('`')
+        .map(clip)
+        .collect::<Vec<_>>()
+        .join("`");
+    let Some(span) = e.span() else {
+        return message;
+    };
+    let at = span.start.min(text.len());
+    let at = (0..=at)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[..at].matches('\n').count() + 1;
+    let column = text[line_start..at].chars().count() + 1;
+    let rest = text[at..].split('\n').next().unwrap_or("");
+    format!(
+        "{message} (line {line}, column {column}, at `{}`)",
+        clip(rest)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_errors_quote_a_bounded_part_of_the_plan() {
+        let key = "x".repeat(5 << 20);
+        let text = format!("[[matrix]]\nprobe = \"timer\"\n{key} = 1\n");
+        let e = toml::from_str::<SuiteSpec>(&text).unwrap_err();
+        let shown = toml_error(&text, &e);
+        assert!(
+            shown.len() < 1000,
+            "{} bytes: {}",
+            shown.len(),
+            &shown[..300]
+        );
+        assert!(shown.contains("line 3, column 1"), "{shown}");
+        let nul = "\0".repeat(10 << 20);
+        let e = toml::from_str::<SuiteSpec>(&nul).unwrap_err();
+        let shown = toml_error(&nul, &e);
+        assert!(
+            shown.len() < 1000 && shown.contains("line 1, column 1"),
+            "{shown}"
+        );
+    }
 }

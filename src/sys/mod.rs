@@ -7,6 +7,7 @@ pub mod clock;
 pub mod cpu_list;
 pub mod cpuset;
 pub mod dma_latency;
+pub mod fifo;
 pub mod filelock;
 pub mod flat_vec;
 pub mod futex;

@@ -178,6 +178,122 @@ fn raw_buffer_too_large_is_refused_but_the_first_bound_sizes_it() {
     assert!(null.file_type().is_char_device(), "/dev/null was replaced");
 }
 
+/// Issue 22 item 8: `--help` lists every exit code of src/error.rs with its meaning.
+fn help_lists_every_exit_code() {
+    let out = latscope().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for (code, meaning) in latscope::error::EXIT_CODES {
+        let meaning = meaning.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            help.contains(&format!("{code} {meaning}")),
+            "{code} {meaning}: {help}"
+        );
+    }
+    for code in [5, 6] {
+        assert!(help.contains(&format!(", {code} ")), "{code}: {help}");
+    }
+}
+
+/// Issue 22 item 8: `compare --help` lists only the exports compare writes, and the
+/// others are unknown options (no longer listed, then refused).
+fn compare_help_lists_only_what_it_writes() {
+    let out = latscope().args(["compare", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for has in [
+        "--export-html",
+        "--export-markdown",
+        "--export-csv",
+        "--fail-above",
+    ] {
+        assert!(help.contains(has), "{has}: {help}");
+    }
+    // As options (the text after the list names --export-lava's lines).
+    for lacks in [
+        "--export-junit",
+        "--export-json",
+        "--export-lava",
+        "--checkpoint",
+    ] {
+        assert!(!help.contains(&format!("{lacks} <")), "{lacks}: {help}");
+    }
+    let run = fixture("run.json");
+    let run = run.to_str().unwrap();
+    let out = latscope()
+        .args(["compare", run, run, "--export-junit", "/tmp/x.xml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("unexpected argument '--export-junit'"),
+        "{stderr}"
+    );
+}
+
+/// Issue 22 item 8: `latscope report -` reads the result from standard input.
+fn report_dash_reads_standard_input() {
+    let out = latscope()
+        .args(["report", "-", "--format", "csv"])
+        .write_stdin(std::fs::read(fixture("run.json")).unwrap())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_file = latscope()
+        .args([
+            "report",
+            fixture("run.json").to_str().unwrap(),
+            "--format",
+            "csv",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(stdout, String::from_utf8_lossy(&from_file.stdout));
+    let out = latscope()
+        .args(["report", "-"])
+        .write_stdin("no result")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("- (standard input)") && stderr.contains("not JSON"),
+        "{stderr}"
+    );
+}
+
+/// Issue 22 item 3: two options of one run naming one file are refused before measuring.
+fn two_outputs_naming_one_file_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = dir.path().join("same.out");
+    let same = same.to_str().unwrap();
+    fails_with(
+        &[
+            "timer",
+            "-D",
+            "30s",
+            "--export-csv",
+            same,
+            "--export-html",
+            same,
+        ],
+        2,
+        &["--export-csv and --export-html", same, "its own file"],
+    );
+    fails_with(
+        &["timer", "-D", "30s", "--export-json", same, "--raw", same],
+        2,
+        &["--export-json and --raw"],
+    );
+}
+
 /// Why RT throttling cannot be switched off for a moment here (None: it can).
 fn rt_runtime_unchangeable() -> Option<String> {
     let path = "/proc/sys/kernel/sched_rt_runtime_us";
@@ -221,6 +337,19 @@ pub fn cases() -> Vec<common::Case> {
         common::case(
             "raw_buffer_too_large_is_refused_but_the_first_bound_sizes_it",
             raw_buffer_too_large_is_refused_but_the_first_bound_sizes_it,
+        ),
+        common::case("help_lists_every_exit_code", help_lists_every_exit_code),
+        common::case(
+            "compare_help_lists_only_what_it_writes",
+            compare_help_lists_only_what_it_writes,
+        ),
+        common::case(
+            "report_dash_reads_standard_input",
+            report_dash_reads_standard_input,
+        ),
+        common::case(
+            "two_outputs_naming_one_file_are_refused",
+            two_outputs_naming_one_file_are_refused,
         ),
     ]
 }

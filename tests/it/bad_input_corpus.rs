@@ -1,7 +1,8 @@
-//! Hostile and absurd inputs of issue 12 (items 8, 10, 11, 12, 15): each is refused with
-//! the documented exit code and a one-line error naming the option or file, quickly and
-//! without a panic or a huge allocation; property tests run the parsers of CPU lists,
-//! durations, sizes and load specs on arbitrary text.
+//! Hostile and absurd inputs of issue 12 (items 8, 10, 11, 12, 15) and issue 22 (items 4,
+//! 8: plan files, cyclictest values): each is refused with the documented exit code and a
+//! one-line error naming the option or file, quickly, of bounded size and without a panic
+//! or a huge allocation; property tests run the parsers of CPU lists, durations, sizes and
+//! load specs on arbitrary text.
 
 use crate::common;
 use common::*;
@@ -260,6 +261,93 @@ fn serial_loads_on_what_is_no_terminal_or_at_odd_rates_are_refused_before_runnin
     }
 }
 
+/// Issue 22 item 4: a 1 GiB plan (sparse) is refused from its size, before reading it.
+fn item22_04_a_huge_plan_file_is_refused_from_its_size_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.toml");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let p = big.to_str().unwrap();
+    refused(
+        &["suite", "--plan", p],
+        2,
+        &[p, "larger than a suite plan can be"],
+        Duration::from_secs(1),
+    );
+}
+
+/// Issue 22 item 4: a 100 MB line of NUL bytes and a 50 MB string value (as a value, a
+/// list item and a key) give errors of bounded size that still say where and what.
+fn item22_04_huge_lines_and_values_in_a_plan_give_short_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let nul = dir.path().join("nul.toml");
+    std::fs::write(&nul, vec![0u8; 100 << 20]).unwrap();
+    let x = "x".repeat(50 << 20);
+    let plans = [
+        (nul, vec!["line 1, column 1", "bytes in all"]),
+        (
+            cyclictest_file(
+                dir.path(),
+                "value.toml",
+                &format!("[[matrix]]\nprobe = \"{x}\"\n"),
+            ),
+            vec!["probe", "choose from", "52428800 bytes in all"],
+        ),
+        (
+            cyclictest_file(
+                dir.path(),
+                "item.toml",
+                &format!("[[matrix]]\nmethods = [\"{x}\"]\n"),
+            ),
+            vec!["methods", "52428800 bytes in all"],
+        ),
+        (
+            cyclictest_file(dir.path(), "key.toml", &format!("[[matrix]]\n{x} = 1\n")),
+            vec!["unknown field", "line 2, column 1"],
+        ),
+    ];
+    for (plan, needles) in plans {
+        let p = plan.to_str().unwrap();
+        let mut needles = needles;
+        needles.push(p);
+        let stderr = refused(
+            &["suite", "--plan", p],
+            2,
+            &needles,
+            Duration::from_secs(10),
+        );
+        assert!(stderr.len() < 2000, "{p}: {} bytes of error", stderr.len());
+    }
+}
+
+/// Issue 22 item 8: cyclictest values out of range are errors naming the field and the
+/// value, never clamped (`cycles: -5` once became 0 samples beside a histogram of 200).
+fn item22_08_cyclictest_values_out_of_range_are_refused_not_clamped() {
+    let dir = tempfile::tempdir().unwrap();
+    let thread = |field: &str| {
+        let mut t = serde_json::json!({"cycles": 200, "min": 1, "max": 5, "avg": 2, "cpu": 0, "histogram": {"2": 200}});
+        let (k, v) = field.split_once('=').unwrap();
+        t[k] = serde_json::from_str(v).unwrap();
+        format!(
+            r#"{{{CYCLICTEST_HEAD}, "cmdline:": "cyclictest -i 1000", "thread": {{"0": {t}}}}}"#
+        )
+    };
+    for (field, why) in [
+        ("cycles=-5", "'cycles' -5 is not a sample count"),
+        ("cycles=1e30", "'cycles' 1e+30 is not a sample count"),
+        ("cpu=-1", "'cpu' -1 is not a CPU number"),
+        ("min=-3", "'min' -3 is not a latency"),
+        ("max=1e30", "'max' 1e+30 is not a latency"),
+    ] {
+        let path = cyclictest_file(dir.path(), "values.json", &thread(field));
+        let p = path.to_str().unwrap();
+        refused(&["report", p], 2, &[p, why], QUICK);
+        refused(&["compare", p, p], 2, &[p, why], QUICK);
+    }
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     common::test_cases![
@@ -270,5 +358,8 @@ pub fn cases() -> Vec<common::Case> {
         item_12_a_huge_input_file_is_refused_from_its_size_before_reading,
         item_15_negative_values_name_the_option,
         serial_loads_on_what_is_no_terminal_or_at_odd_rates_are_refused_before_running,
+        item22_04_a_huge_plan_file_is_refused_from_its_size_before_reading,
+        item22_04_huge_lines_and_values_in_a_plan_give_short_errors,
+        item22_08_cyclictest_values_out_of_range_are_refused_not_clamped,
     ]
 }

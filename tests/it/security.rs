@@ -1,6 +1,8 @@
 //! The security holes of issue 12: a root run must not write through symlinks another user
 //! planted in the output directory (item 1), and the reflector must not echo forged or
-//! looping datagrams (item 2).
+//! looping datagrams (item 2). Issue 22: a FIFO at a lock's name is refused at once and a
+//! wait for a FIFO's reader ends at the first SIGTERM (item 2), two runs never share an
+//! output file (item 3), `--resume` refuses a forged scenario (item 7).
 
 use crate::common;
 use common::*;
@@ -424,6 +426,261 @@ fn item_02_a_flood_from_one_source_is_rate_limited() {
     );
 }
 
+/// Makes a named pipe at `path`.
+fn mkfifo(path: &Path) {
+    assert!(std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap()
+        .success());
+}
+
+/// Waits for `child` at most `limit`; kills it (and fails) when it is still running.
+fn exit_within(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> (std::process::Output, std::time::Duration) {
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{what}: still running after {limit:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let took = start.elapsed();
+    (child.wait_with_output().unwrap(), took)
+}
+
+/// Waits until `path` exists (a run took its locks, wrote its result).
+fn wait_for(path: &Path, limit: std::time::Duration) {
+    let start = std::time::Instant::now();
+    while !path.exists() {
+        assert!(start.elapsed() < limit, "{} never appeared", path.display());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Issue 22 item 2: a FIFO at the lock's name of any output is refused with one line
+/// within 1 s; nothing is opened there, nothing measured.
+fn item22_02_a_fifo_at_a_lock_name_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, name) in [
+        ("--export-json", "out.json"),
+        ("--export-csv", "out.csv"),
+        ("--raw", "raw.csv"),
+    ] {
+        let lock = dir.path().join(format!(".{name}.lock"));
+        mkfifo(&lock);
+        let child = latscope_command()
+            .args(["timer", "-D", "1", "-q", flag])
+            .arg(dir.path().join(name))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (out, took) = exit_within(child, std::time::Duration::from_secs(5), flag);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{flag}: {stderr}");
+        for needle in ["named pipe (FIFO)", &lock.display().to_string(), flag] {
+            assert!(stderr.contains(needle), "{flag}: no '{needle}': {stderr}");
+        }
+        assert!(took < std::time::Duration::from_secs(1), "{flag}: {took:?}");
+        std::fs::remove_file(&lock).unwrap();
+    }
+}
+
+/// Issue 22 item 2: a run waiting for a reader of its FIFO export (at the end, after the
+/// JSON is written) answers the first SIGTERM within 1 s, naming the pipe and the signal.
+fn item22_02_sigterm_ends_the_wait_for_a_fifo_reader_within_1s() {
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("table.csv");
+    mkfifo(&fifo);
+    let json = dir.path().join("run.json");
+    let cpu = test_cpu().to_string();
+    let mut child = latscope_command()
+        .args(["timer", "-D", "500ms", "--warmup", "0", "-q", "-a", &cpu])
+        .arg("--export-json")
+        .arg(&json)
+        .arg("--export-csv")
+        .arg(&fifo)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The JSON is written first; the CSV then waits for a reader that never comes.
+    wait_for(&json, std::time::Duration::from_secs(30));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "it did not wait");
+    let pid = child.id().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    let (out, took) = exit_within(child, std::time::Duration::from_secs(5), "SIGTERM");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "{took:?}: {stderr}"
+    );
+    assert!(
+        stderr.contains("no reader opened the named pipe before SIGTERM")
+            && stderr.contains("table.csv"),
+        "{stderr}"
+    );
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(run["scenarios"][0]["threads"][0]["samples"].as_u64() > Some(0));
+}
+
+/// Issue 22 item 3: while a run writes its files, a second run naming any of them (every
+/// `--export-*`, `--raw`, the drop-in's `--json`) is refused with exit 5 before measuring,
+/// and the first run's files hold the first run's results.
+fn item22_03_a_second_run_sharing_any_output_file_is_refused() {
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let cpu = test_cpu().to_string();
+    let outputs = [
+        ("--export-json", "a.json"),
+        ("--export-csv", "same.csv"),
+        ("--export-html", "same.html"),
+        ("--export-markdown", "same.md"),
+        ("--export-junit", "same.xml"),
+        ("--export-lava", "same.lava"),
+        ("--raw", "same.raw"),
+    ];
+    let mut first = latscope_command();
+    first.args(["timer", "-D", "3s", "--warmup", "0", "-q", "-a", &cpu]);
+    for (flag, name) in outputs {
+        first.arg(flag).arg(dir.path().join(name));
+    }
+    let first = first
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(
+        &dir.path().join(".same.raw.lock"),
+        std::time::Duration::from_secs(20),
+    );
+    let mut second: Vec<Vec<String>> = outputs
+        .iter()
+        .map(|(flag, name)| {
+            let path = dir.path().join(name).display().to_string();
+            vec![
+                "timer".into(),
+                "-D".into(),
+                "1".into(),
+                "-q".into(),
+                flag.to_string(),
+                path,
+            ]
+        })
+        .collect();
+    let json = dir.path().join("a.json").display().to_string();
+    second.push(vec![
+        "cyclictest".into(),
+        "-l".into(),
+        "10".into(),
+        format!("--json={json}"),
+    ]);
+    for args in &second {
+        let out = latscope().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("is being written by another latscope run"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let (out, _) = exit_within(first, std::time::Duration::from_secs(30), "the first run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(dir.path().join("same.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "the first run's one row: {csv}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.json")).unwrap()).unwrap();
+    assert_eq!(
+        run["scenarios"][0]["params"]["duration_ns"],
+        3_000_000_000u64
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".lock"))
+        .collect();
+    assert!(left.is_empty(), "lock files left: {left:?}");
+}
+
+/// Issue 22 item 7: `--resume` refuses a file whose plan hash matches but which holds a
+/// scenario the plan does not have, or one of the plan's with other parameters; the file
+/// as written resumes.
+fn item22_07_resume_refuses_a_forged_scenario() {
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "[[matrix]]\nmethods = [\"clock-nanosleep\"]\nperiods = [\"1ms\"]\n",
+    )
+    .unwrap();
+    let json = dir.path().join("run.json");
+    let cpu = test_cpu().to_string();
+    let suite = |resume: bool| {
+        let mut cmd = latscope();
+        cmd.args(["suite", "--plan"]).arg(&plan);
+        cmd.args([
+            "--samples",
+            "100",
+            "--warmup",
+            "0",
+            "-q",
+            "--cpus",
+            &cpu,
+            "--export-json",
+        ]);
+        cmd.arg(&json);
+        if resume {
+            cmd.arg("--resume");
+        }
+        cmd.output().unwrap()
+    };
+    assert_success(suite(false));
+    let honest = std::fs::read_to_string(&json).unwrap();
+    let mut forged_name: serde_json::Value = serde_json::from_str(&honest).unwrap();
+    let mut copy = forged_name["scenarios"][0].clone();
+    copy["name"] = "timer forged 1ms".into();
+    forged_name["scenarios"].as_array_mut().unwrap().push(copy);
+    let mut forged_params: serde_json::Value = serde_json::from_str(&honest).unwrap();
+    forged_params["scenarios"][0]["params"]["period_ns"] = 2_000_000.into();
+    for (forged, needle) in [
+        (forged_name, "'timer forged 1ms' is not in this plan"),
+        (forged_params, "has parameters other than this plan's"),
+    ] {
+        std::fs::write(&json, forged.to_string()).unwrap();
+        let out = suite(true);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(needle) && stderr.contains("--resume"),
+            "{stderr}"
+        );
+    }
+    std::fs::write(&json, &honest).unwrap();
+    assert_success(suite(true));
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     common::test_cases![
@@ -434,5 +691,9 @@ pub fn cases() -> Vec<common::Case> {
         item_02_forged_datagrams_do_not_start_an_echo_loop,
         item_02_local_source_on_the_reflectors_port_is_not_answered,
         item_02_a_flood_from_one_source_is_rate_limited,
+        item22_02_a_fifo_at_a_lock_name_is_refused_at_once,
+        item22_02_sigterm_ends_the_wait_for_a_fifo_reader_within_1s,
+        item22_03_a_second_run_sharing_any_output_file_is_refused,
+        item22_07_resume_refuses_a_forged_scenario,
     ]
 }
