@@ -32,6 +32,23 @@ pub fn load_result(path: &Path) -> Result<Run, UserError> {
     super::cyclictest_import::load_any(path)
 }
 
+/// The code of the warnings a LAVA log's reading leaves (a sighting that disagrees, a
+/// measurement that cannot be read).
+pub const UNREADABLE_CODE: &str = "lava_unreadable_case";
+
+/// Prints, on stderr, what reading each LAVA log left unread or in doubt, for commands
+/// that show no input's warnings of their own (`compare`, a report of several files):
+/// a statistic a verdict cannot judge is never left unsaid.
+pub fn print_reading_warnings(runs: &[Run], paths: &[std::path::PathBuf]) {
+    for (run, path) in runs.iter().zip(paths) {
+        for w in &run.warnings {
+            if w.code == WarningCode::Other(UNREADABLE_CODE.into()) {
+                eprintln!("warning: {}: {}", path.display(), w.message);
+            }
+        }
+    }
+}
+
 /// Whether a text is a LAVA log (or `--export-lava` lines) rather than JSON. `lava-run`'s
 /// own stdout is a log too: one `{"dt": ..., "lvl": ...}` object a line.
 pub fn looks_like_lava_log(text: &str) -> bool {
@@ -182,7 +199,7 @@ fn choose(
     }
     if chosen.seen != Sighting::Results && seen.iter().any(|c| c.seen == Sighting::Results) {
         notes.push(format!(
-            "LAVA case {name}: taken from the {} (LAVA's results entry has none)",
+            "LAVA case {name}: taken from the {} (LAVA's results entry has no readable one)",
             chosen.seen.describe()
         ));
     }
@@ -298,7 +315,7 @@ pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
     }
     let mut warnings: Vec<Warning> = notes
         .into_iter()
-        .map(|n| Warning::new(WarningCode::Other("lava_unreadable_case".into()), n))
+        .map(|n| Warning::new(WarningCode::Other(UNREADABLE_CODE.into()), n))
         .collect();
     if failed > 0 {
         warnings.push(Warning::new(

@@ -311,6 +311,30 @@ fn a_lava_job_log_is_read_as_a_result() {
     assert!(text.contains("lava_job_output.yaml: lava_job_output, 6.1.0-56-amd64 PREEMPT_DYNAMIC (voluntary), 2026-11-25T20:34:10Z"), "{text}");
     let max = text.lines().find(|l| l.contains("┆ max ")).expect(&text);
     assert!(max.contains("30.00") && max.contains("23547.61"), "{text}");
+    // A measurement that cannot be read is said on stderr, not skipped by the verdicts.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.log");
+    let log = std::fs::read_to_string(fixture("lava_job_output.yaml")).unwrap();
+    std::fs::write(
+        &bad,
+        log.replace(
+            "\"measurement\": ! \"23547.61\"",
+            "\"measurement\": ! \"23547.61 us\"",
+        ),
+    )
+    .unwrap();
+    let out = latscope()
+        .arg("compare")
+        .arg(fixture("lava_job_output.yaml"))
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bad.log: LAVA case timer_clock-nanosleep_1ms_cpu1_max: the results entry has a measurement that cannot be read (\"23547.61 us\" us)")
+            && stderr.contains("cpu1_max: taken from the received signal"),
+        "{stderr}"
+    );
     let p999_absent = !text
         .lines()
         .filter(|l| l.contains('┆'))
