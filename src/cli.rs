@@ -212,7 +212,7 @@ latscope report run.json --fail-above p99=50us,max=100us --export-junit junit.xm
 latscope report cyclictest.json                 # cyclictest --json output works too\n  \
 latscope report wake.json --iterations 1-20     # the wake probe's first iterations\n  \
 latscope report jan.json feb.json mar.json --by date -f html -o trend.html   # trend chart\n  \
-latscope report lava-job.yaml                   # a LAVA job log with --export-lava lines"
+latscope report lava-job.yaml                   # a LAVA job log with --export-lava's cases"
 )]
 pub struct ReportArgs {
     /// A result file written by --export-json (or by `cyclictest --json`).
@@ -261,7 +261,7 @@ base.json new.json\n  latscope compare base.json new.json --fail-on-regression -
 'max:20%:10us'\n  latscope compare latscope.json cyclictest.json --export-html cmp.html\n  \
 latscope compare a.json b.json c.json --by host --export-html boards.html   # one column per board\n  \
 latscope compare vanilla.json rt.json                # two rt-cost suite runs: the % change table\n\n\
-Files may also be LAVA job logs holding the lava-test-case lines of --export-lava."
+Files may also be LAVA job logs holding the test sets and cases of --export-lava."
 )]
 pub struct CompareArgs {
     /// Two or more result files (latscope --export-json or cyclictest --json); the first
@@ -616,7 +616,8 @@ pub struct OutputArgs {
     /// Write JUnit XML for CI (`-` = stdout): one test case per scenario × CPU.
     #[arg(long = "export-junit", value_name = "FILE")]
     pub export_junit: Option<PathBuf>,
-    /// Write `lava-test-case` lines for LAVA (`-` = stdout).
+    /// Write a LAVA test script (`-` = stdout): a test set per scenario, a `lava-test-case`
+    /// per CPU and statistic with its measurement, the kernel's preemption model echoed.
     #[arg(long = "export-lava", value_name = "FILE")]
     pub export_lava: Option<PathBuf>,
     /// Fail (exit code 3, one FAIL line per breach) when a statistic of any scenario and

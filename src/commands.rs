@@ -487,6 +487,7 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|p| crate::report::lava_import::load_result(p))
         .collect::<Result<_, _>>()?;
+    crate::report::lava_import::print_reading_warnings(&loaded, &paths);
     let by = Some(args.by.unwrap_or(crate::compare::multi::Axis::File));
     let arranged = crate::compare::multi::arrange(loaded, crate::compare::run_labels(&paths), by);
     let rules = vec![parse_rule(DEFAULT_RULE).map_err(UserError::Other)?];
@@ -554,6 +555,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|p| crate::report::lava_import::load_result(p))
         .collect::<Result<_, _>>()?;
+    crate::report::lava_import::print_reading_warnings(&loaded, &args.inputs);
     let arranged =
         crate::compare::multi::arrange(loaded, crate::compare::run_labels(&args.inputs), args.by);
     let (runs, labels) = (&arranged.runs, arranged.columns.clone());

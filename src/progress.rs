@@ -1,6 +1,9 @@
 //! The live progress line on a terminal: a thread that reads the measuring threads'
 //! atomics four times a second and redraws one indicatif line. Measuring threads never
 //! touch it. Knows nothing of probes (they call it; it reads `stats` atomics only).
+//! Only a terminal that redraws a line in place gets it (a pseudo-terminal or a virtual
+//! console): a serial console (a LAVA board's, `/dev/ttyS0`, `/dev/console`) logs every
+//! redraw with its escape codes, so there the line stays off.
 
 use crate::stats::LiveStats;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -25,7 +28,7 @@ impl Progress {
         total_ns: Option<u64>,
     ) -> Self {
         let done = Arc::new(AtomicBool::new(false));
-        if !show {
+        if !show || !stderr_redraws_in_place() {
             return Self { done, thread: None };
         }
         let label = label.to_string();
@@ -84,8 +87,56 @@ impl Progress {
     }
 }
 
+/// Whether stderr is a terminal that redraws a line in place: a pseudo-terminal
+/// (`/dev/pts/N`: ssh, terminal emulators, `script`) or a virtual console (`/dev/ttyN`),
+/// and `TERM` is not `dumb`. Not a pipe or file, not a serial line (`/dev/ttyS0`,
+/// `ttyAMA0`, `hvc0`, `ttyUSB0`, ...) nor `/dev/console`, where a board farm logs
+/// every redraw.
+pub fn stderr_redraws_in_place() -> bool {
+    if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
+        return false;
+    }
+    std::fs::read_link("/proc/self/fd/2")
+        .is_ok_and(|dev| redrawing_terminal(&dev.to_string_lossy()))
+}
+
+/// Whether a terminal device path is a pseudo-terminal or a virtual console.
+fn redrawing_terminal(dev: &str) -> bool {
+    if dev.starts_with("/dev/pts/") {
+        return true;
+    }
+    dev.strip_prefix("/dev/tty")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
 impl Drop for Progress {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redrawing_terminal;
+
+    #[test]
+    fn serial_consoles_get_no_progress_line() {
+        for dev in ["/dev/pts/0", "/dev/pts/17", "/dev/tty1", "/dev/tty63"] {
+            assert!(redrawing_terminal(dev), "{dev}");
+        }
+        for dev in [
+            "/dev/ttyS0",
+            "/dev/ttyAMA0",
+            "/dev/ttymxc1",
+            "/dev/hvc0",
+            "/dev/ttyUSB0",
+            "/dev/console",
+            "/dev/tty",
+            "/dev/null",
+            "pipe:[1234]",
+            "/tmp/log",
+        ] {
+            assert!(!redrawing_terminal(dev), "{dev}");
+        }
     }
 }

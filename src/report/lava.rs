@@ -1,7 +1,11 @@
-//! `--export-lava`: `lava-test-case` lines for LAVA board farms (run them with `sh` inside
-//! a LAVA test, see contrib/lava/latscope.yaml). One line per scenario × CPU × key
-//! statistic, in µs; a line fails when a `--fail-above` limit on that statistic fails.
+//! `--export-lava`: a shell script of LAVA test sets and cases for board farms (run it
+//! with `sh` inside a LAVA test, see contrib/lava/latscope.yaml). A test set per scenario
+//! (`timer_clock-nanosleep_1ms`), in it a case per CPU × key statistic (`cpu1_max`) with
+//! its measurement in µs; a case fails when a `--fail-above` limit on that statistic
+//! fails. Names carry no data: the kernel and its preemption model are lines of the log
+//! (`echo`), which lava_log.rs reads back.
 
+use super::lava_log::{KERNEL_LINE, MODEL_LINE};
 use super::limits::{thread_failures, Limit};
 use super::Reporter;
 use crate::result::{metric_label, Run};
@@ -37,7 +41,17 @@ pub fn lava_name(text: &str) -> String {
 
 impl Reporter for LavaReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
-        let mut out = String::from("#!/bin/sh\n# latscope results as LAVA test cases\n");
+        let mut out = String::from(
+            "#!/bin/sh\n# latscope results as LAVA test cases: a test set per scenario, a case per CPU and statistic\n",
+        );
+        for (line, value) in [
+            (KERNEL_LINE, &run.system.kernel_release),
+            (MODEL_LINE, &run.system.preemption_model),
+        ] {
+            let text = format!("{line}{value}");
+            let quoted = shlex::try_quote(&text).map_err(|e| anyhow::anyhow!("{e}: {text:?}"))?;
+            let _ = writeln!(out, "echo {quoted}");
+        }
         let mut stats = DEFAULT_STATS.to_vec();
         for l in &self.limits {
             if !stats.contains(&l.stat) {
@@ -45,9 +59,10 @@ impl Reporter for LavaReporter {
             }
         }
         for sc in &run.scenarios {
+            let _ = writeln!(out, "lava-test-set start {}", lava_name(&sc.name));
             for th in &sc.threads {
                 let failures = thread_failures(sc, th, &self.limits);
-                let base = metric_label(&format!("{} cpu{}", sc.name, th.cpu), &th.metric);
+                let base = metric_label(&format!("cpu{}", th.cpu), &th.metric);
                 for &stat in &stats {
                     if super::stat_unknown(th, stat) {
                         continue;
@@ -67,6 +82,7 @@ impl Reporter for LavaReporter {
                     );
                 }
             }
+            out.push_str("lava-test-set stop\n");
         }
         Ok(out.into_bytes())
     }

@@ -1,15 +1,18 @@
 //! Reads a LAVA job's output as a result, so `report` and `compare` take board-farm runs
-//! directly: the `lava-test-case` lines `--export-lava` writes, as they appear in a LAVA
-//! job log (`<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=... MEASUREMENT=... UNITS=us>`, the
-//! `lvl: results` entries of `lava-run`'s output.yaml, or the lines themselves). The
-//! result JSON attached to a job is an ordinary result file and is read as one.
-//! Case names carry the scenario, CPU, metric and statistic (report/lava.rs); only the
-//! statistics present are known, the others are marked unknown and never judged.
+//! directly: the test sets and cases `--export-lava` writes, as a LAVA job log holds them
+//! (lava_log.rs reads every sighting of a case). Per statistic, LAVA's own results entry
+//! wins; sightings that disagree with it, and measurements that cannot be read, become
+//! warnings of the result. The result JSON attached to a job is an ordinary result file
+//! and is read as one. Set and case name carry the scenario, CPU, metric and statistic
+//! (report/lava.rs); only the statistics present are known, the others are marked
+//! unknown and never judged.
 
+use super::lava_log::{read_log, LavaCase, Sighting};
 use crate::error::UserError;
 use crate::result::{Run, Scenario, ScenarioParams, ThreadResult, UNKNOWN_STATS_KEY};
 use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
+use crate::warning::{Warning, WarningCode};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -30,6 +33,23 @@ pub fn load_result(path: &Path) -> Result<Run, UserError> {
     super::cyclictest_import::from_text(path, text)
 }
 
+/// The code of the warnings a LAVA log's reading leaves (a sighting that disagrees, a
+/// measurement that cannot be read).
+pub const UNREADABLE_CODE: &str = "lava_unreadable_case";
+
+/// Prints, on stderr, what reading each LAVA log left unread or in doubt, for commands
+/// that show no input's warnings of their own (`compare`, a report of several files):
+/// a statistic a verdict cannot judge is never left unsaid.
+pub fn print_reading_warnings(runs: &[Run], paths: &[std::path::PathBuf]) {
+    for (run, path) in runs.iter().zip(paths) {
+        for w in &run.warnings {
+            if w.code == WarningCode::Other(UNREADABLE_CODE.into()) {
+                eprintln!("warning: {}: {}", path.display(), w.message);
+            }
+        }
+    }
+}
+
 /// Whether a text is a LAVA log (or `--export-lava` lines) rather than JSON. `lava-run`'s
 /// own stdout is a log too: one `{"dt": ..., "lvl": ...}` object a line.
 pub fn looks_like_lava_log(text: &str) -> bool {
@@ -38,99 +58,6 @@ pub fn looks_like_lava_log(text: &str) -> bool {
         && (text.contains("lava-test-case ")
             || text.contains("TEST_CASE_ID=")
             || text.contains("\"lvl\": \"results\""))
-}
-
-/// One test case as LAVA recorded it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LavaCase {
-    pub name: String,
-    pub result: String,
-    pub measurement: Option<f64>,
-    pub units: Option<String>,
-}
-
-/// `KEY=VALUE` words of a LAVA signal (`<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=x RESULT=pass>`).
-fn signal_case(line: &str) -> Option<LavaCase> {
-    let start = line.find("TEST_CASE_ID=")?;
-    let rest = &line[start..];
-    let end = rest.find('>').unwrap_or(rest.len());
-    let mut fields = BTreeMap::new();
-    for word in rest[..end].split_whitespace() {
-        if let Some((k, v)) = word.split_once('=') {
-            fields.insert(k, v.trim_matches(|c| c == '"' || c == '\''));
-        }
-    }
-    Some(LavaCase {
-        name: fields.get("TEST_CASE_ID")?.to_string(),
-        result: fields.get("RESULT").unwrap_or(&"unknown").to_string(),
-        measurement: fields.get("MEASUREMENT").and_then(|m| m.parse().ok()),
-        units: fields.get("UNITS").map(|u| u.to_string()),
-    })
-}
-
-/// A `lava-test-case NAME --result R [--measurement M --units U]` command line.
-fn command_case(line: &str) -> Option<LavaCase> {
-    let start = line.find("lava-test-case ")?;
-    let words = shlex::split(line[start..].trim_end_matches(['"', '\'', '}', ',']))?;
-    let name = words.get(1)?.clone();
-    if name.starts_with('-') || name.contains('$') {
-        return None;
-    }
-    let opt = |flag: &str| {
-        words
-            .iter()
-            .position(|w| w == flag)
-            .and_then(|i| words.get(i + 1))
-            .cloned()
-    };
-    Some(LavaCase {
-        name,
-        result: opt("--result")?,
-        measurement: opt("--measurement").and_then(|m| m.parse().ok()),
-        units: opt("--units"),
-    })
-}
-
-/// The text after `"key": ` in a JSON-like line, unquoted, up to its end.
-fn json_field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    let pat = format!("\"{key}\": ");
-    let rest = &line[line.find(&pat)? + pat.len()..];
-    if let Some(quoted) = rest.strip_prefix('"') {
-        Some(&quoted[..quoted.find('"')?])
-    } else {
-        let end = rest.find([',', '}']).unwrap_or(rest.len());
-        Some(rest[..end].trim())
-    }
-}
-
-/// A `lvl: results` entry of lava-run's output.yaml.
-fn results_entry(line: &str) -> Option<LavaCase> {
-    if !line.contains("\"lvl\": \"results\"") {
-        return None;
-    }
-    Some(LavaCase {
-        name: json_field(line, "case")?.to_string(),
-        result: json_field(line, "result").unwrap_or("unknown").to_string(),
-        measurement: json_field(line, "measurement").and_then(|m| m.parse().ok()),
-        units: json_field(line, "units").map(str::to_string),
-    })
-}
-
-/// Every test case in a log, each name once (the first seen: a signal and its results
-/// entry say the same).
-pub fn lava_cases(text: &str) -> Vec<LavaCase> {
-    let mut out: Vec<LavaCase> = Vec::new();
-    for line in text.lines() {
-        let case = results_entry(line)
-            .or_else(|| signal_case(line))
-            .or_else(|| command_case(line));
-        if let Some(c) = case {
-            if !out.iter().any(|o| o.name == c.name) {
-                out.push(c);
-            }
-        }
-    }
-    out
 }
 
 /// What a case name (`timer_clock-nanosleep_1ms_cpu0_round_trip_p99.9`) says: scenario
@@ -156,17 +83,37 @@ pub fn parse_case_name(name: &str) -> Option<(String, usize, String, Stat)> {
     Some((words[..cpu_at].join(" "), cpu, metric, stat))
 }
 
-/// A measurement in its units as ns (or a count).
-fn value_ns(stat: Stat, measurement: f64, units: Option<&str>) -> f64 {
-    if stat.is_count() {
-        return measurement;
+/// A measurement as written, in its units, as ns (or a count), exactly where the text
+/// has no more decimals than a nanosecond (`185.95` µs is 185 950 ns, not 185 950.000…03).
+/// None when the text is no number or the units are unknown.
+pub fn measurement_ns(stat: Stat, text: &str, units: Option<&str>) -> Option<f64> {
+    let digits: u32 = if stat.is_count() {
+        0
+    } else {
+        match units.unwrap_or("us") {
+            "ns" => 0,
+            "us" | "µs" => 3,
+            "ms" => 6,
+            "s" => 9,
+            _ => return None,
+        }
+    };
+    let text = text.trim();
+    let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+    let decimal = |t: &str| !t.is_empty() && t.len() <= 15 && t.bytes().all(|b| b.is_ascii_digit());
+    if decimal(int) && (frac.is_empty() || decimal(frac)) && frac.len() <= digits as usize {
+        let scale = 10u64.pow(digits);
+        let int: u64 = int.parse().ok()?;
+        let frac_ns: u64 = if frac.is_empty() {
+            0
+        } else {
+            frac.parse::<u64>().ok()? * 10u64.pow(digits - frac.len() as u32)
+        };
+        let ns = int.checked_mul(scale)?.checked_add(frac_ns)?;
+        return (ns < 1 << 53).then_some(ns as f64);
     }
-    match units.unwrap_or("us") {
-        "ns" => measurement,
-        "ms" => measurement * 1e6,
-        "s" => measurement * 1e9,
-        _ => measurement * 1e3,
-    }
+    let v: f64 = text.parse().ok()?;
+    (v.is_finite() && v >= 0.0).then(|| (v * 10f64.powi(digits as i32)).round())
 }
 
 fn set_stat(s: &mut Summary, stat: Stat, v: f64) {
@@ -186,43 +133,6 @@ fn set_stat(s: &mut Summary, stat: Stat, v: f64) {
         Stat::Overruns => s.overruns = n,
         Stat::Missed => s.missed = n,
     }
-}
-
-/// The kernel release and preemption model of the board's boot line (`Linux version
-/// 6.1.0-rt-amd64 (...) #1 SMP PREEMPT_RT ...`), if the log has it.
-fn kernel_of(text: &str) -> (String, String) {
-    for line in text.lines() {
-        if let Some(i) = line.find("Linux version ") {
-            let rest = &line[i + "Linux version ".len()..];
-            let release = rest.split_whitespace().next().unwrap_or("").to_string();
-            // LAVA's own lines name the pattern it waits for (`'Linux version [0-9]'`).
-            if !release.starts_with(|c: char| c.is_ascii_digit()) {
-                continue;
-            }
-            let model = if rest.contains("PREEMPT_RT") {
-                "PREEMPT_RT"
-            } else if rest.contains("PREEMPT_DYNAMIC") {
-                "PREEMPT_DYNAMIC"
-            } else if rest.contains("PREEMPT") {
-                "PREEMPT"
-            } else {
-                "unknown"
-            };
-            return (release, model.to_string());
-        }
-    }
-    (String::new(), "unknown".into())
-}
-
-/// When the job started: the first `"dt": "2026-11-23T21:00:00..."` stamp of output.yaml.
-fn first_stamp(text: &str) -> String {
-    text.lines()
-        .find_map(|l| json_field(l, "dt"))
-        .map(|dt| {
-            let secs = dt.get(..19).unwrap_or(dt);
-            format!("{secs}Z")
-        })
-        .unwrap_or_default()
 }
 
 /// Words of a scenario name as a timer/wake/net/noise scenario's probe, method and
@@ -246,78 +156,152 @@ fn params_of(name: &str) -> (String, ScenarioParams) {
     (probe, params)
 }
 
+/// The value a statistic takes from its sightings: the most trusted one that can be read
+/// (LAVA's results entry first), and the result it was reported with; notes (warnings)
+/// for every sighting that cannot be read or disagrees.
+fn choose(
+    stat: Stat,
+    name: &str,
+    seen: &[&LavaCase],
+    notes: &mut Vec<String>,
+) -> Option<(f64, String)> {
+    let mut seen = seen.to_vec();
+    seen.sort_by_key(|c| c.seen);
+    let mut values = Vec::new();
+    for c in &seen {
+        let Some(text) = &c.measurement else { continue };
+        match measurement_ns(stat, text, c.units.as_deref()) {
+            Some(v) => values.push((v, *c)),
+            None => notes.push(format!(
+                "LAVA case {name}: the {} has a measurement that cannot be read ({text:?} {})",
+                c.seen.describe(),
+                c.units.as_deref().unwrap_or("")
+            )),
+        }
+    }
+    let Some(&(value, chosen)) = values.first() else {
+        notes.push(format!(
+            "LAVA case {name}: no readable measurement in {} sighting(s): {stat} is unknown",
+            seen.len()
+        ));
+        return None;
+    };
+    for (v, c) in &values[1..] {
+        if *v != value {
+            notes.push(format!(
+                "LAVA case {name}: the {} says {} but the {} says {}; the {} is taken",
+                chosen.seen.describe(),
+                chosen.measurement.as_deref().unwrap_or(""),
+                c.seen.describe(),
+                c.measurement.as_deref().unwrap_or(""),
+                chosen.seen.describe()
+            ));
+        }
+    }
+    if chosen.seen != Sighting::Results && seen.iter().any(|c| c.seen == Sighting::Results) {
+        notes.push(format!(
+            "LAVA case {name}: taken from the {} (LAVA's results entry has no readable one)",
+            chosen.seen.describe()
+        ));
+    }
+    Some((value, chosen.result.clone()))
+}
+
+/// Every case name once, in the order first seen, with all its sightings.
+fn grouped(cases: &[LavaCase]) -> Vec<(String, Vec<&LavaCase>)> {
+    let mut out: Vec<(String, Vec<&LavaCase>)> = Vec::new();
+    for case in cases {
+        let name = case.full_name();
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, seen)) => seen.push(case),
+            None => out.push((name, vec![case])),
+        }
+    }
+    out
+}
+
+/// The scenario of that name, added when new.
+fn scenario_named<'a>(scenarios: &'a mut Vec<Scenario>, name: &str) -> &'a mut Scenario {
+    if let Some(i) = scenarios.iter().position(|s| s.name == name) {
+        return &mut scenarios[i];
+    }
+    let (probe, params) = params_of(name);
+    scenarios.push(Scenario {
+        name: name.to_string(),
+        probe,
+        params,
+        interrupted: false,
+        started_at: String::new(),
+        elapsed_ns: 0,
+        threads: Vec::new(),
+        loads: Vec::new(),
+        isolation: None,
+        warnings: Vec::new(),
+        time: None,
+        trace: None,
+        broke: None,
+    });
+    scenarios.last_mut().expect("just pushed")
+}
+
+/// The thread of that CPU and metric, added when new.
+fn thread_of<'a>(sc: &'a mut Scenario, cpu: usize, metric: &str) -> &'a mut ThreadResult {
+    if let Some(i) = sc
+        .threads
+        .iter()
+        .position(|t| t.cpu == cpu && t.metric == metric)
+    {
+        return &mut sc.threads[i];
+    }
+    sc.threads.push(ThreadResult {
+        cpu,
+        method: sc.params.method.clone(),
+        metric: metric.to_string(),
+        summary: Summary::default(),
+        histogram: Vec::new(),
+        per_second_max_ns: Vec::new(),
+        extra: BTreeMap::new(),
+    });
+    if !sc.params.cpus.contains(&cpu) {
+        sc.params.cpus.push(cpu);
+    }
+    sc.threads.last_mut().expect("just pushed")
+}
+
 /// A Run from a LAVA log's latscope cases (`source` names the host when the log does
 /// not).
 pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
+    let log = read_log(text);
     let mut scenarios: Vec<Scenario> = Vec::new();
     let mut known: BTreeMap<(String, usize, String), Vec<Stat>> = BTreeMap::new();
+    let mut notes = Vec::new();
     let mut failed = 0usize;
-    for case in lava_cases(text) {
-        let Some((name, cpu, metric, stat)) = parse_case_name(&case.name) else {
+    let mut latscope_cases = 0usize;
+    for (full, seen) in grouped(&log.cases) {
+        let Some((name, cpu, metric, stat)) = parse_case_name(&full) else {
             continue;
         };
-        let Some(m) = case.measurement.filter(|m| m.is_finite()) else {
+        latscope_cases += 1;
+        let Some((value, result)) = choose(stat, &full, &seen, &mut notes) else {
             continue;
         };
-        if case.result == "fail" {
+        if result == "fail" {
             failed += 1;
         }
-        let sc = match scenarios.iter().position(|s| s.name == name) {
-            Some(i) => &mut scenarios[i],
-            None => {
-                let (probe, params) = params_of(&name);
-                scenarios.push(Scenario {
-                    name: name.clone(),
-                    probe,
-                    params,
-                    interrupted: false,
-                    started_at: String::new(),
-                    elapsed_ns: 0,
-                    threads: Vec::new(),
-                    loads: Vec::new(),
-                    isolation: None,
-                    warnings: Vec::new(),
-                    time: None,
-                    trace: None,
-                    broke: None,
-                });
-                scenarios.last_mut().expect("just pushed")
-            }
-        };
-        let th = match sc
-            .threads
-            .iter()
-            .position(|t| t.cpu == cpu && t.metric == metric)
-        {
-            Some(i) => &mut sc.threads[i],
-            None => {
-                sc.threads.push(ThreadResult {
-                    cpu,
-                    method: sc.params.method.clone(),
-                    metric: metric.clone(),
-                    summary: Summary::default(),
-                    histogram: Vec::new(),
-                    per_second_max_ns: Vec::new(),
-                    extra: BTreeMap::new(),
-                });
-                if !sc.params.cpus.contains(&cpu) {
-                    sc.params.cpus.push(cpu);
-                }
-                sc.threads.last_mut().expect("just pushed")
-            }
-        };
-        set_stat(
-            &mut th.summary,
-            stat,
-            value_ns(stat, m, case.units.as_deref()),
-        );
+        let th = thread_of(scenario_named(&mut scenarios, &name), cpu, &metric);
+        set_stat(&mut th.summary, stat, value);
         known.entry((name, cpu, metric)).or_default().push(stat);
     }
     if scenarios.is_empty() {
-        return Err(
-            "no latscope test case with a measurement (names like timer_clock-nanosleep_1ms_cpu0_max, written by --export-lava)"
-                .into(),
-        );
+        let why = if latscope_cases > 0 {
+            format!(
+                "{latscope_cases} latscope test case(s) but no readable measurement ({})",
+                notes.first().map_or("", String::as_str)
+            )
+        } else {
+            "no latscope test case with a measurement (test sets like timer_clock-nanosleep_1ms with cases like cpu0_max, written by --export-lava)".into()
+        };
+        return Err(why);
     }
     for sc in &mut scenarios {
         for th in &mut sc.threads {
@@ -330,12 +314,13 @@ pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
             th.extra.insert(UNKNOWN_STATS_KEY.into(), unknown.into());
         }
     }
-    let (kernel_release, preemption_model) = kernel_of(text);
-    let started = first_stamp(text);
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<Warning> = notes
+        .into_iter()
+        .map(|n| Warning::new(WarningCode::Other(UNREADABLE_CODE.into()), n))
+        .collect();
     if failed > 0 {
-        warnings.push(crate::warning::Warning::new(
-            crate::warning::WarningCode::Other("lava_failed_cases".into()),
+        warnings.push(Warning::new(
+            WarningCode::Other("lava_failed_cases".into()),
             format!("{failed} LAVA test case(s) failed (a --fail-above limit on the board)"),
         ));
     }
@@ -344,16 +329,20 @@ pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
         tool: "latscope (LAVA job log)".into(),
         tool_version: String::new(),
         command_line: Vec::new(),
-        started_at: started.clone(),
-        finished_at: started,
+        started_at: log.started_at.clone(),
+        finished_at: log.started_at,
         interrupted: false,
         interrupted_by: None,
         plan_hash: None,
         checkpoint: None,
         system: SystemInfo {
             hostname: source.to_string(),
-            kernel_release,
-            preemption_model,
+            kernel_release: log.kernel_release,
+            preemption_model: if log.preemption_model.is_empty() {
+                "unknown".into()
+            } else {
+                log.preemption_model
+            },
             ..SystemInfo::default()
         },
         warnings,
@@ -374,32 +363,112 @@ mod tests {
         #[test]
         fn any_log_text_is_read_or_refused(
             text in prop_oneof![
-                "(lava-test-case |TEST_CASE_ID=|\"lvl\": \"results\"|\"case\": \"|\"dt\": \"|cpu[0-9]|_|max|p99.9|--measurement |--result |MEASUREMENT=|Linux version |[a-z0-9 .\"'>=-]){0,40}",
+                "(lava-test-case |lava-test-set start |TEST_CASE_ID=|<LAVA_SIGNAL_TESTSET START |Received signal: <TESTCASE> |\\{\"dt\": \"|\"lvl\": \"results\"|\"case\": \"|! \"|cpu[0-9]|_|max|p99.9|--measurement |--result |MEASUREMENT=|Linux version |[a-z0-9 .\"'>=}{-]){0,40}",
                 any::<String>(),
             ]
         ) {
-            let _ = lava_cases(&text);
+            let _ = read_log(&text);
             let _ = from_lava_log(&text, "x");
+        }
+
+        /// A measurement `--export-lava` writes (µs, two decimals) is read to the ns.
+        #[test]
+        fn two_decimal_microseconds_are_exact_nanoseconds(ns in 0u64..10_000_000_000_000) {
+            let ten = ns / 10 * 10;
+            let text = format!("{}.{:02}", ten / 1000, ten % 1000 / 10);
+            prop_assert_eq!(measurement_ns(Stat::Max, &text, Some("us")), Some(ten as f64));
         }
     }
 
     #[test]
-    fn lava_runs_own_stdout_is_a_log_and_its_prompt_pattern_no_kernel() {
-        let text = concat!(
-            r#"{"dt": "2026-11-24T19:43:36.1", "lvl": "debug", "msg": "Setting prompt string to ['Linux version [0-9]']"}"#,
-            "\n",
-            r#"{"dt": "2026-11-24T19:43:40.2", "lvl": "target", "msg": "[    0.000000] Linux version 6.1.0-56-rt-amd64 (debian-kernel@lists.debian.org) #1 SMP PREEMPT_RT Debian"}"#,
-            "\n",
-            r#"{"dt": "2026-11-24T19:43:50.3", "lvl": "results", "msg": {"case": "timer_clock-nanosleep_1ms_cpu1_max", "definition": "0_latscope", "measurement": 4845.6, "result": "pass", "units": "us"}}"#,
-            "\n",
-        );
-        assert!(looks_like_lava_log(text));
+    fn measurements_are_read_exactly_or_not_at_all() {
         assert_eq!(
-            kernel_of(text),
-            ("6.1.0-56-rt-amd64".to_string(), "PREEMPT_RT".to_string())
+            measurement_ns(Stat::Avg, "185.95", Some("us")),
+            Some(185_950.0)
         );
-        let run = from_lava_log(text, "job").expect("read");
-        assert_eq!(run.scenarios[0].threads[0].summary.max_ns, 4_845_600);
+        assert_eq!(measurement_ns(Stat::Max, "1638.4", None), Some(1_638_400.0));
+        assert_eq!(
+            measurement_ns(Stat::Max, "2", Some("ms")),
+            Some(2_000_000.0)
+        );
+        assert_eq!(
+            measurement_ns(Stat::Overruns, "47.0", Some("count")),
+            Some(47.0)
+        );
+        assert_eq!(
+            measurement_ns(Stat::Max, "1e3", Some("us")),
+            Some(1_000_000.0)
+        );
+        assert_eq!(measurement_ns(Stat::Max, "0.0004", Some("us")), Some(0.0));
+        for bad in ["65.01\"}", "", "-", "nan", "inf", "-3"] {
+            assert_eq!(measurement_ns(Stat::Max, bad, Some("us")), None, "{bad}");
+        }
+        assert_eq!(measurement_ns(Stat::Max, "5", Some("furlongs")), None);
+    }
+
+    /// The three sightings of lava-run 2023.01 in both orders it logged them: every
+    /// statistic read, from the results entry.
+    #[test]
+    fn every_statistic_is_read_whatever_the_order_of_its_sightings() {
+        let signal = r#"{"dt": "2026-11-25T19:51:19.5", "lvl": "debug", "msg": "Received signal: <TESTCASE> TEST_CASE_ID=cpu1_STAT RESULT=pass UNITS=us MEASUREMENT=VALUE"}"#;
+        let results = r#"{"dt": "2026-11-25T19:51:19.6", "lvl": "results", "msg": {"case": "cpu1_STAT", "definition": "0_latscope", "measurement": ! "VALUE", "result": "pass", "set": "timer_clock-nanosleep_1ms", "units": "us"}}"#;
+        let echo = r#"{"dt": "2026-11-25T19:51:19.7", "lvl": "target", "msg": "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=cpu1_STAT RESULT=pass UNITS=us MEASUREMENT=VALUE>"}"#;
+        let stats = [
+            ("min", "65.01"),
+            ("avg", "185.95"),
+            ("p99.9", "4007.93"),
+            ("max", "7051.15"),
+        ];
+        let mut log = String::from("<LAVA_SIGNAL_TESTSET START timer_clock-nanosleep_1ms>\nReceived signal: <TESTSET> START timer_clock-nanosleep_1ms\n");
+        for (i, (stat, value)) in stats.iter().enumerate() {
+            let mut lines = [signal, results, echo];
+            lines.rotate_left(i % 3);
+            for l in lines {
+                log += &l.replace("STAT", stat).replace("VALUE", value);
+                log += "\n";
+            }
+        }
+        let run = from_lava_log(&log, "job").expect("read");
+        assert!(run.warnings.is_empty(), "{:?}", run.warnings);
+        let s = &run.scenarios[0].threads[0].summary;
+        assert_eq!(run.scenarios[0].name, "timer clock-nanosleep 1ms");
+        assert_eq!(
+            (s.min_ns, s.mean_ns, s.p999_ns, s.max_ns),
+            (65_010, 185_950.0, 4_007_930, 7_051_150)
+        );
+    }
+
+    #[test]
+    fn disagreeing_and_unreadable_sightings_are_warnings_and_results_win() {
+        let log = concat!(
+            "{\"dt\": \"2026-03-01T10:00:00\", \"lvl\": \"target\", \"msg\": \"<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=timer_x_cpu1_max RESULT=pass MEASUREMENT=42.50 UNITS=us>\"}\n",
+            "{\"dt\": \"2026-03-01T10:00:01\", \"lvl\": \"results\", \"msg\": {\"case\": \"timer_x_cpu1_max\", \"definition\": \"0_latscope\", \"measurement\": ! \"43.5\", \"result\": \"fail\", \"units\": \"us\"}}\n",
+            "Received signal: <TESTCASE> TEST_CASE_ID=timer_x_cpu1_min RESULT=pass UNITS=us MEASUREMENT=3.25\"}\n",
+            "lava-test-case timer_x_cpu1_avg --result pass --measurement 3.5 --units us\n",
+            "lava-test-case timer_x_cpu1_p99 --result pass\n",
+        );
+        let run = from_lava_log(log, "board").unwrap();
+        let th = &run.scenarios[0].threads[0];
+        assert_eq!(th.summary.max_ns, 43_500, "LAVA's results entry wins");
+        assert_eq!(th.summary.mean_ns, 3_500.0);
+        assert!(crate::result::stat_unknown(th, Stat::Min));
+        assert!(crate::result::stat_unknown(th, Stat::P99));
+        let text: Vec<String> = run.warnings.iter().map(|w| w.message.clone()).collect();
+        assert_eq!(text.len(), 5, "{text:#?}");
+        assert!(
+            text[0].contains("says 43.5 but the target's signal echo says 42.50"),
+            "{text:#?}"
+        );
+        assert!(text[1].contains("3.25\\\"}"), "{text:#?}");
+        assert!(
+            text[2].contains("timer_x_cpu1_min: no readable measurement"),
+            "{text:#?}"
+        );
+        assert!(
+            text[3].contains("timer_x_cpu1_p99: no readable measurement"),
+            "{text:#?}"
+        );
+        assert!(text[4].contains("1 LAVA test case(s) failed"), "{text:#?}");
     }
 
     #[test]
@@ -422,21 +491,15 @@ mod tests {
     }
 
     #[test]
-    fn every_form_of_a_case_line_is_read() {
+    fn a_plain_export_script_is_read_with_its_sets() {
         let log = concat!(
-            "- {\"dt\": \"2026-03-01T10:00:00.123\", \"lvl\": \"target\", \"msg\": \"<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=timer_clock-nanosleep_1ms_cpu1_max RESULT=pass MEASUREMENT=42.50 UNITS=us>\"}\n",
-            "- {\"dt\": \"2026-03-01T10:00:01\", \"lvl\": \"results\", \"msg\": {\"case\": \"timer_clock-nanosleep_1ms_cpu1_avg\", \"definition\": \"0_latscope\", \"result\": \"pass\", \"measurement\": \"3.25\", \"units\": \"us\"}}\n",
-            "lava-test-case timer_clock-nanosleep_1ms_cpu1_overruns --result fail --measurement 2 --units count\n",
+            "lava-test-set start timer_clock-nanosleep_1ms\n",
+            "lava-test-case cpu1_overruns --result fail --measurement 2 --units count\n",
+            "lava-test-set stop\n",
         );
         let run = from_lava_log(log, "board").unwrap();
-        assert_eq!(run.started_at, "2026-03-01T10:00:00Z");
-        let th = &run.scenarios[0].threads[0];
         assert_eq!(run.scenarios[0].params.period_ns, 1_000_000);
-        assert_eq!(th.summary.max_ns, 42_500);
-        assert_eq!(th.summary.mean_ns, 3_250.0);
-        assert_eq!(th.summary.overruns, 2);
-        assert!(crate::result::stat_unknown(th, Stat::P99));
-        assert!(!crate::result::stat_unknown(th, Stat::Max));
-        assert_eq!(run.warnings.len(), 1);
+        assert_eq!(run.scenarios[0].threads[0].summary.overruns, 2);
+        assert_eq!(run.system.preemption_model, "unknown");
     }
 }

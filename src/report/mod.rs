@@ -14,6 +14,7 @@ pub mod json;
 pub mod junit;
 pub mod lava;
 pub mod lava_import;
+pub mod lava_log;
 pub mod limits;
 pub mod loads;
 pub mod markdown;

@@ -263,7 +263,21 @@ fn date_axis_orders_the_columns_and_draws_a_trend_chart() {
     assert!(html.contains("date of the run"));
 }
 
+/// A job log recorded from real lava-run (tests/fixtures/lava_job_output.md): every
+/// statistic `report` reads is the measurement LAVA recorded (its results.tsv rows).
 fn a_lava_job_log_is_read_as_a_result() {
+    let log = crate::lava::report_json(&fixture("lava_job_output.yaml"));
+    let tsv = std::fs::read_to_string(fixture("lava_job_results.tsv")).unwrap();
+    let recorded = crate::lava::read_results(&tsv);
+    crate::lava::log_reads_what_lava_recorded("fixture", &log, &recorded["6.1.0-56-amd64"]);
+    assert_eq!(log.system.kernel_release, "6.1.0-56-amd64");
+    assert_eq!(log.system.preemption_model, "PREEMPT_DYNAMIC (voluntary)");
+    assert_eq!(log.started_at, "2026-11-25T20:34:10Z");
+    let warnings: Vec<&str> = log.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(
+        warnings,
+        ["2 LAVA test case(s) failed (a --fail-above limit on the board)"]
+    );
     let out = latscope()
         .arg("report")
         .arg(fixture("lava_job_output.yaml"))
@@ -276,7 +290,7 @@ fn a_lava_job_log_is_read_as_a_result() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        text.contains("260.00"),
+        text.contains("23547.61"),
         "the max from the LAVA log:\n{text}"
     );
     // Beside the JSON of other boards, aligned by scenario name: one table, the LAVA
@@ -294,10 +308,37 @@ fn a_lava_job_log_is_read_as_a_result() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("lava_job_output.yaml: lava_job_output, 6.12.0-rt5-amd64 PREEMPT_RT, 2026-04-01T09:00:00Z"), "{text}");
+    assert!(text.contains("lava_job_output.yaml: lava_job_output, 6.1.0-56-amd64 PREEMPT_DYNAMIC (voluntary), 2026-11-25T20:34:10Z"), "{text}");
     let max = text.lines().find(|l| l.contains("┆ max ")).expect(&text);
-    assert!(max.contains("30.00") && max.contains("260.00"), "{text}");
-    let p999_absent = !text.contains("p99.9 ");
+    assert!(max.contains("30.00") && max.contains("23547.61"), "{text}");
+    // A measurement that cannot be read is said on stderr, not skipped by the verdicts.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.log");
+    let log = std::fs::read_to_string(fixture("lava_job_output.yaml")).unwrap();
+    std::fs::write(
+        &bad,
+        log.replace(
+            "\"measurement\": ! \"23547.61\"",
+            "\"measurement\": ! \"23547.61 us\"",
+        ),
+    )
+    .unwrap();
+    let out = latscope()
+        .arg("compare")
+        .arg(fixture("lava_job_output.yaml"))
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bad.log: LAVA case timer_clock-nanosleep_1ms_cpu1_max: the results entry has a measurement that cannot be read (\"23547.61 us\" us)")
+            && stderr.contains("cpu1_max: taken from the received signal"),
+        "{stderr}"
+    );
+    let p999_absent = !text
+        .lines()
+        .filter(|l| l.contains('┆'))
+        .any(|l| l.contains("p99.9 "));
     assert!(
         p999_absent,
         "the many-results table shows min, avg, p99, max"

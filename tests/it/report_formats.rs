@@ -53,16 +53,22 @@ fn markdown_snapshot() {
 
 fn lava_snapshot() {
     let lava = render(Format::Lava, "max=500us");
-    assert!(lava
-        .lines()
-        .skip(2)
-        .all(|l| l.starts_with("lava-test-case ")
-            && (l.contains(" --result pass ") || l.contains(" --result fail "))
-            && l.contains(" --measurement ")
-            && l.contains(" --units ")));
+    let cases = lava.lines().filter(|l| l.starts_with("lava-test-case "));
+    assert!(cases.clone().count() > 0);
+    assert!(cases.clone().all(|l| (l.contains(" --result pass ")
+        || l.contains(" --result fail "))
+        && l.contains(" --measurement ")
+        && l.contains(" --units ")));
+    // A test set per scenario, case names without data (the kernel is echoed).
     assert!(lava.contains(
-        "timer_clock-nanosleep_1ms_cpu0_max --result fail --measurement 700.00 --units us"
+        "lava-test-set start timer_clock-nanosleep_1ms\nlava-test-case cpu0_min --result pass"
     ));
+    assert!(lava.contains("lava-test-case cpu0_max --result fail --measurement 700.00 --units us"));
+    assert!(lava.contains("\necho 'latscope preemption model: "));
+    assert_eq!(
+        lava.matches("lava-test-set start ").count(),
+        lava.matches("lava-test-set stop\n").count()
+    );
     assert_snapshot("lava_snapshot", lava);
 }
 

@@ -3,14 +3,18 @@
 # lava-dispatcher) boots Debian's stock and PREEMPT_RT kernels under QEMU (TCG) with a
 # ramdisk (build-ramdisk.sh), transfers LAVA's overlay into it over QEMU's user network,
 # runs the test definition contrib/lava/latscope.yaml (inline, from this working tree) and
-# collects the LAVA results: one test case per latscope statistic with its measurement,
-# the verdicts of the limits, and the kernel's preemption model as latscope saw it.
+# collects the LAVA results: a test set per scenario with a case per statistic and its
+# measurement, the verdicts of the limits, the kernel's preemption model as a line of the
+# log, and the JSON, HTML and JUnit files uploaded to a local Artifactorial-style store
+# (artefact-store.py, which also serves LAVA's overlay) as test references.
 #
 # Usage (as root): contrib/lava/local/run.sh [OUT_DIR]
-#   OUT_DIR      where each kernel's job output goes (default ./target/lava), with
-#                results.tsv: kernel, case, result, measurement, units
+#   OUT_DIR      where each kernel's job output goes (default ./target/lava): KERNEL.log
+#                (lava-run's log), artefacts/KERNEL/ (the uploaded files) and results.tsv:
+#                kernel, definition/[set/]case, result, measurement, units, reference
 #   KERNELS      Debian kernel flavours (default "amd64 rt-amd64")
 #   DURATION     how long latscope measures on the guest (default 3s)
+#   FAIL_ABOVE   the definition's limits (default max=1s)
 #   LATSCOPE     the binary to put on the guest (default: cargo build --release)
 #   LAVA_CACHE   downloaded kernels (default ~/.cache/latscope-lava)
 # Needs: apt-get install lava-dispatcher qemu-system-x86 busybox-static cpio
@@ -21,6 +25,7 @@ repo=$(cd "$here/../../.." && pwd)
 out=$(realpath -m "${1:-target/lava}")
 kernels=${KERNELS:-amd64 rt-amd64}
 duration=${DURATION:-3s}
+fail_above=${FAIL_ABOVE:-max=1s}
 cache=${LAVA_CACHE:-$HOME/.cache/latscope-lava}
 
 need() {
@@ -41,6 +46,10 @@ file -L /bin/busybox 2>/dev/null | grep -q static \
 
 if [ -z "${LATSCOPE:-}" ]; then
   if [ -f "$repo/Cargo.toml" ]; then
+    command -v cargo >/dev/null || {
+      echo "run.sh: cargo not found (under sudo, rustup's is not on PATH): build as yourself first and give the binary, sudo LATSCOPE=\$PWD/target/release/latscope $0" >&2
+      exit 2
+    }
     (cd "$repo" && cargo build --release --locked -q)
     LATSCOPE=${CARGO_TARGET_DIR:-$repo/target}/release/latscope
   else
@@ -49,7 +58,7 @@ if [ -z "${LATSCOPE:-}" ]; then
   fi
 fi
 mkdir -p "$out" "$cache"
-rm -f "$out/results.tsv"
+rm -rf "$out/results.tsv" "$out/artefacts"
 
 # The kernel packages the flavours' meta-packages point at, unpacked once.
 roots=()
@@ -78,17 +87,20 @@ cleanup() {
 trap cleanup EXIT
 "$here/build-ramdisk.sh" "$work/ramdisk.cpio.gz" "$LATSCOPE" "${roots[@]}"
 
-# LAVA serves its overlay from /var/lib/lava/dispatcher (tmp/JOB/...); the guest reaches
-# this machine's loopback as 10.0.2.2 through QEMU's user network.
+# LAVA serves its overlay from /var/lib/lava/dispatcher (tmp/JOB/...), and the jobs upload
+# their files to /artefacts/KERNEL/ of the same server; the guest reaches this machine's
+# loopback as 10.0.2.2 through QEMU's user network.
 mkdir -p /var/lib/lava/dispatcher/tmp
 port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$py" -m http.server "$port" --bind 127.0.0.1 --directory /var/lib/lava/dispatcher \
-  >"$work/http.log" 2>&1 &
+"$py" "$here/artefact-store.py" "$port" /var/lib/lava/dispatcher "$out/artefacts" \
+  "http://10.0.2.2:$port" >"$work/http.log" 2>&1 &
 http_pid=$!
 printf 'dispatcher_http_ip: "10.0.2.2:%s"\n' "$port" >"$work/dispatcher.yaml"
 
-# The job: the test definition inline (so this working tree's, not a commit's).
-"$py" - "$definition" "$duration" >"$work/job.yaml" <<'PY'
+# A kernel's job: the test definition inline (so this working tree's, not a commit's).
+write_job() {
+"$py" - "$definition" "$duration" "http://10.0.2.2:$port/artefacts/$1/" "$fail_above" \
+  >"$work/job-$1.yaml" <<'PY'
 import sys, yaml
 definition = yaml.safe_load(open(sys.argv[1]))
 job = {
@@ -108,11 +120,13 @@ job = {
             "from": "inline", "name": "latscope", "path": "inline/latscope.yaml",
             "repository": definition,
             "parameters": {"DURATION": sys.argv[2], "CPUS": "1", "SKIP_INSTALL": "true",
-                           "FAIL_ABOVE": "max=1s"}}]}},
+                           "FAIL_ABOVE": sys.argv[4], "ARTIFACTORIAL_URL": sys.argv[3],
+                           "ARTIFACTORIAL_TOKEN": "local"}}]}},
     ],
 }
 print(yaml.safe_dump(job, sort_keys=False))
 PY
+}
 
 status=0
 job_id=$(( ($$ % 10000) * 10 ))
@@ -153,10 +167,11 @@ timeouts:
   connections: {}
 DEV
   rm -rf "$out/$kernel"
+  write_job "$kernel"
   started=$(date +%s.%N)
   rc=0
   lava-run --job-id "$job_id" --output-dir "$out/$kernel" --device "$work/device-$kernel.yaml" \
-    --dispatcher "$work/dispatcher.yaml" "$work/job.yaml" >"$out/$kernel.log" 2>&1 || rc=$?
+    --dispatcher "$work/dispatcher.yaml" "$work/job-$kernel.yaml" >"$out/$kernel.log" 2>&1 || rc=$?
   took=$("$py" -c "import time; print(f'{time.time() - $started:.1f}')")
   rm -rf "/var/lib/lava/dispatcher/tmp/$job_id"
   # Every result LAVA recorded (its own and the definition's), as tab-separated rows.
@@ -173,8 +188,9 @@ for line in open(sys.argv[1], errors="replace"):
     if not isinstance(entry, dict) or entry.get("lvl") != "results":
         continue
     r = entry["msg"]
-    print("\t".join([sys.argv[2], f'{r.get("definition")}/{r.get("case")}', str(r.get("result")),
-                     str(r.get("measurement", "")), str(r.get("units", ""))]))
+    path = "/".join(str(r[k]) for k in ("definition", "set", "case") if k in r)
+    print("\t".join([sys.argv[2], path, str(r.get("result")), str(r.get("measurement", "")),
+                     str(r.get("units", "")), str(r.get("reference", ""))]))
 PY
   echo "$kernel: lava-run exit $rc in $took s; log $out/$kernel.log"
   [ "$rc" = 0 ] || status=1
