@@ -545,6 +545,14 @@ pub struct CommonArgs {
     /// idle states, as cyclictest does by default). [default: leave the system as it is]
     #[arg(long = "dma-latency", value_name = "US", allow_negative_numbers = true)]
     pub dma_latency: Option<i32>,
+    /// The timer slack (PR_SET_TIMERSLACK) of every thread latscope starts for a
+    /// scenario (units: ns, us, ms; bare numbers are ns). The kernel delays a SCHED_OTHER
+    /// thread's timer wake-ups by up to its slack to batch them (50us unless the process
+    /// changed it); RT threads ignore it. The default of 1ns measures the scheduler and
+    /// timer alone; `--timer-slack 50us` shows what an application that never sets its
+    /// slack sees at SCHED_OTHER. [default: 1ns]
+    #[arg(long = "timer-slack", value_name = "DURATION")]
+    pub timer_slack: Option<String>,
     /// Write every sample in order to this CSV file (preallocated, for per-iteration listings).
     #[arg(long, value_name = "FILE")]
     pub raw: Option<PathBuf>,

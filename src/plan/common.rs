@@ -83,6 +83,14 @@ impl CpuList {
     }
 }
 
+/// The timer slack latscope's threads run with unless `--timer-slack` says otherwise:
+/// the smallest, so a SCHED_OTHER scenario measures the scheduler and the timer, not the
+/// kernel's deliberate batching of wake-ups (README, "Timer slack").
+pub const DEFAULT_TIMER_SLACK_NS: u64 = 1;
+/// The largest `--timer-slack`: 1 s (the kernel takes any value; beyond a period it only
+/// measures the slack itself).
+pub const MAX_TIMER_SLACK_NS: u64 = 1_000_000_000;
+
 /// The options every probe shares, checked as typed.
 #[derive(Debug, Clone)]
 pub struct CommonRequest {
@@ -95,6 +103,9 @@ pub struct CommonRequest {
     pub duration_ns: Option<u64>,
     pub warmup_ns: u64,
     pub dma_latency_us: Option<i32>,
+    /// `--timer-slack` (DEFAULT_TIMER_SLACK_NS when not given); None: leave the inherited
+    /// slack (only `latscope cyclictest` asks for that).
+    pub timer_slack_ns: Option<u64>,
     /// `--raw FILE`: every sample is kept in order.
     pub raw: Option<PathBuf>,
     pub force: bool,
@@ -156,6 +167,10 @@ pub fn check_common(args: &CommonArgs) -> Result<CommonRequest, UserError> {
             ));
         }
     }
+    let timer_slack_ns = match &args.timer_slack {
+        Some(text) => duration_in_range("--timer-slack", text, 1, 1, MAX_TIMER_SLACK_NS)?,
+        None => DEFAULT_TIMER_SLACK_NS,
+    };
     let loads = crate::load::parse_specs(&args.loads)?;
     Ok(CommonRequest {
         cpus,
@@ -165,6 +180,7 @@ pub fn check_common(args: &CommonArgs) -> Result<CommonRequest, UserError> {
         duration_ns,
         warmup_ns,
         dma_latency_us: args.dma_latency,
+        timer_slack_ns: Some(timer_slack_ns),
         raw: args.raw.clone(),
         force: args.force,
         isolate,
@@ -402,6 +418,7 @@ pub fn resolve_common(
         samples: request.samples,
         duration_ns: request.run_bound_ns(),
         keep_raw: request.raw.is_some(),
+        timer_slack_ns: request.timer_slack_ns,
     };
     Ok(CommonPlan {
         settings,
@@ -775,6 +792,7 @@ mod tests {
             samples: None,
             duration_ns: Some(1),
             keep_raw: false,
+            timer_slack_ns: Some(1),
         };
         let mut warnings = Vec::new();
         assert!(check_busy_safety(&settings, false, &machine(1), &mut warnings).is_err());

@@ -398,6 +398,8 @@ pub fn resolve(
         duration_ns,
         warmup_ns: 0,
         dma_latency_us: out.dma_latency_us,
+        // cyclictest never sets the timer slack: its threads keep the inherited one.
+        timer_slack_ns: None,
         raw: None,
         force: false,
         isolate: None,

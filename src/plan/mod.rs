@@ -17,7 +17,7 @@ pub mod suite;
 pub mod timer;
 pub mod wake;
 
-pub use common::DEFAULT_RT_PRIORITY;
+pub use common::{DEFAULT_RT_PRIORITY, DEFAULT_TIMER_SLACK_NS};
 pub use load::load_plan;
 pub use net::{net_plan, serve_plan};
 pub use noise::noise_plan;
