@@ -546,6 +546,9 @@ fn check_suite(
     if common_args.cpus.is_none() {
         common_args.cpus = spec.cpus.clone();
     }
+    if common_args.timer_slack.is_none() {
+        common_args.timer_slack = spec.timer_slack.clone();
+    }
     if common_args.samples.is_none() && common_args.duration.is_none() {
         common_args.samples = spec.samples;
         common_args.duration = spec.duration.clone();
