@@ -783,6 +783,34 @@ mod tests {
     }
 
     #[test]
+    fn timer_slack_defaults_to_1ns_and_names_its_range() {
+        let args = CommonArgs {
+            warmup: "1s".into(),
+            ..CommonArgs::default()
+        };
+        assert_eq!(check_common(&args).unwrap().timer_slack_ns, Some(1));
+        let with = |text: &str| {
+            check_common(&CommonArgs {
+                timer_slack: Some(text.into()),
+                ..args.clone()
+            })
+        };
+        assert_eq!(with("50us").unwrap().timer_slack_ns, Some(50_000));
+        assert_eq!(
+            with("200").unwrap().timer_slack_ns,
+            Some(200),
+            "bare numbers are ns"
+        );
+        for bad in ["0", "2s", "soon"] {
+            let error = with(bad).expect_err(bad).to_string();
+            assert!(
+                error.contains("--timer-slack") && error.contains(bad),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
     fn busy_safety_needs_a_second_cpu_and_throttling() {
         let settings = CommonSettings {
             cpus: vec![0],
