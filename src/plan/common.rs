@@ -83,14 +83,6 @@ impl CpuList {
     }
 }
 
-/// The timer slack latscope's threads run with unless `--timer-slack` says otherwise:
-/// the smallest, so a SCHED_OTHER scenario measures the scheduler and the timer, not the
-/// kernel's deliberate batching of wake-ups (README, "Timer slack").
-pub const DEFAULT_TIMER_SLACK_NS: u64 = 1;
-/// The largest `--timer-slack`: 1 s (the kernel takes any value; beyond a period it only
-/// measures the slack itself).
-pub const MAX_TIMER_SLACK_NS: u64 = 1_000_000_000;
-
 /// The options every probe shares, checked as typed.
 #[derive(Debug, Clone)]
 pub struct CommonRequest {
@@ -167,10 +159,6 @@ pub fn check_common(args: &CommonArgs) -> Result<CommonRequest, UserError> {
             ));
         }
     }
-    let timer_slack_ns = match &args.timer_slack {
-        Some(text) => duration_in_range("--timer-slack", text, 1, 1, MAX_TIMER_SLACK_NS)?,
-        None => DEFAULT_TIMER_SLACK_NS,
-    };
     let loads = crate::load::parse_specs(&args.loads)?;
     Ok(CommonRequest {
         cpus,
@@ -180,7 +168,7 @@ pub fn check_common(args: &CommonArgs) -> Result<CommonRequest, UserError> {
         duration_ns,
         warmup_ns,
         dma_latency_us: args.dma_latency,
-        timer_slack_ns: Some(timer_slack_ns),
+        timer_slack_ns: Some(super::timer_slack::check(args.timer_slack.as_deref())?),
         raw: args.raw.clone(),
         force: args.force,
         isolate,
@@ -780,34 +768,6 @@ mod tests {
         assert!(parse_policy_spec("policies", "fifo:x").is_err());
         assert!(parse_policy_spec("policies", "deadline").is_err());
         assert!(parse_policy_spec("policies", "fifo:100").is_err());
-    }
-
-    #[test]
-    fn timer_slack_defaults_to_1ns_and_names_its_range() {
-        let args = CommonArgs {
-            warmup: "1s".into(),
-            ..CommonArgs::default()
-        };
-        assert_eq!(check_common(&args).unwrap().timer_slack_ns, Some(1));
-        let with = |text: &str| {
-            check_common(&CommonArgs {
-                timer_slack: Some(text.into()),
-                ..args.clone()
-            })
-        };
-        assert_eq!(with("50us").unwrap().timer_slack_ns, Some(50_000));
-        assert_eq!(
-            with("200").unwrap().timer_slack_ns,
-            Some(200),
-            "bare numbers are ns"
-        );
-        for bad in ["0", "2s", "soon"] {
-            let error = with(bad).expect_err(bad).to_string();
-            assert!(
-                error.contains("--timer-slack") && error.contains(bad),
-                "{error}"
-            );
-        }
     }
 
     #[test]

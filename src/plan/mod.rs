@@ -15,14 +15,16 @@ pub mod noise;
 pub mod output;
 pub mod suite;
 pub mod timer;
+pub mod timer_slack;
 pub mod wake;
 
-pub use common::{DEFAULT_RT_PRIORITY, DEFAULT_TIMER_SLACK_NS};
+pub use common::DEFAULT_RT_PRIORITY;
 pub use load::load_plan;
 pub use net::{net_plan, serve_plan};
 pub use noise::noise_plan;
 pub use suite::suite_plan;
 pub use timer::timer_plan;
+pub use timer_slack::DEFAULT_TIMER_SLACK_NS;
 pub use wake::wake_plan;
 
 use crate::load::LoadSpec;
