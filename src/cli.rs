@@ -53,8 +53,8 @@ pub enum Command {
     /// instance, io load scratch directories and a serial load's terminal settings.
     Restore(RestoreArgs),
     /// A drop-in for cyclictest: takes cyclictest's options with their meanings
-    /// (`latscope cyclictest -m -S -p95 -i1000 -h400 -q`) and prints its output formats,
-    /// with latscope's own figures as `# latscope:` comment lines.
+    /// (`latscope cyclictest -m -S -p95 -i1000 -h400 -q`) and prints its output formats on
+    /// stdout; latscope's own figures go to stderr as `# latscope:` lines.
     Cyclictest(CyclictestArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) for every
     /// subcommand and option, generated from this command line.
@@ -120,7 +120,8 @@ pub struct CyclictestArgs {
 /// `latscope cyclictest --help`: cyclictest's options and what latscope does with each.
 pub const CYCLICTEST_HELP: &str = "\
 latscope cyclictest: cyclictest's options (rt-tests 2.4) with cyclictest's meanings, on
-latscope's timer probe; output in cyclictest's layouts, then `# latscope:` comment lines.
+latscope's timer probe, threads set up as cyclictest's (timer slack left as inherited);
+stdout in cyclictest's layouts only, latscope's own `# latscope:` lines on stderr first.
 
 -a [CPUSET] --affinity     thread N on CPU N, or round-robin over CPUSET (1, 0-3,6, all)
 -A USEC  --aligned=USEC    align thread wake-ups, thread N offset by N x USEC
@@ -571,6 +572,14 @@ pub struct CommonArgs {
     /// idle states, as cyclictest does by default). [default: leave the system as it is]
     #[arg(long = "dma-latency", value_name = "US", allow_negative_numbers = true)]
     pub dma_latency: Option<i32>,
+    /// The timer slack (PR_SET_TIMERSLACK) of every thread latscope starts for a
+    /// scenario (units: ns, us, ms; bare numbers are ns). The kernel delays a SCHED_OTHER
+    /// thread's timer wake-ups by up to its slack to batch them (50us unless the process
+    /// changed it); RT threads ignore it. The default of 1ns measures the scheduler and
+    /// timer alone; `--timer-slack 50us` shows what an application that never sets its
+    /// slack sees at SCHED_OTHER. [default: 1ns]
+    #[arg(long = "timer-slack", value_name = "DURATION")]
+    pub timer_slack: Option<String>,
     /// Write every sample in order to this CSV file (preallocated, for per-iteration listings).
     #[arg(long, value_name = "FILE")]
     pub raw: Option<PathBuf>,

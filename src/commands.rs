@@ -78,7 +78,9 @@ fn manpage(args: &crate::cli::ManpageArgs) -> anyhow::Result<i32> {
 /// `latscope cyclictest ARGS`: cyclictest's options, cyclictest's output. Exits 0 after
 /// a signal or a `-b` break, as cyclictest does (the output says which).
 pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<i32> {
-    use crate::report::cyclictest_format::{HistogramReporter, JsonReporter, StdoutReporter};
+    use crate::report::cyclictest_format::{
+        latscope_lines, HistogramReporter, JsonReporter, StdoutReporter,
+    };
     let planned = crate::plan::cyclictest::cyclictest_plan(args)?;
     if planned.help {
         print!("{}", crate::cli::CYCLICTEST_HELP);
@@ -142,10 +144,15 @@ pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<
         loadavg,
     }
     .render(run)?;
+    // latscope's own lines on stderr and before cyclictest's: parsers read stdout, often
+    // its last line, and on a console (both streams on one tty) the `T:` lines stay last.
     // After SIGHUP or SIGPIPE the terminal may be gone; the files are written.
+    let mut stderr = std::io::stderr();
+    let _ = stderr.write_all(latscope_lines(run, opts).as_bytes());
+    let _ = stderr.write_all(crate::report::table::warning_lines(run).as_bytes());
+    let _ = stderr.flush();
     let _ = stdout.write_all(&text);
     let _ = stdout.flush();
-    let _ = std::io::stderr().write_all(crate::report::table::warning_lines(run).as_bytes());
     Ok(EXIT_OK)
 }
 

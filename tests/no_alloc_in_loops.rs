@@ -185,6 +185,7 @@ fn net_allocations() -> u64 {
             cpu,
             policy: Policy::Other,
             priority: 0,
+            timer_slack_ns: None,
         },
     )
     .unwrap();

@@ -95,6 +95,9 @@ pub struct CommonRequest {
     pub duration_ns: Option<u64>,
     pub warmup_ns: u64,
     pub dma_latency_us: Option<i32>,
+    /// `--timer-slack` (DEFAULT_TIMER_SLACK_NS when not given); None: leave the inherited
+    /// slack (only `latscope cyclictest` asks for that).
+    pub timer_slack_ns: Option<u64>,
     /// `--raw FILE`: every sample is kept in order.
     pub raw: Option<PathBuf>,
     pub force: bool,
@@ -165,6 +168,7 @@ pub fn check_common(args: &CommonArgs) -> Result<CommonRequest, UserError> {
         duration_ns,
         warmup_ns,
         dma_latency_us: args.dma_latency,
+        timer_slack_ns: Some(super::timer_slack::check(args.timer_slack.as_deref())?),
         raw: args.raw.clone(),
         force: args.force,
         isolate,
@@ -402,6 +406,7 @@ pub fn resolve_common(
         samples: request.samples,
         duration_ns: request.run_bound_ns(),
         keep_raw: request.raw.is_some(),
+        timer_slack_ns: request.timer_slack_ns,
     };
     Ok(CommonPlan {
         settings,
@@ -775,6 +780,7 @@ mod tests {
             samples: None,
             duration_ns: Some(1),
             keep_raw: false,
+            timer_slack_ns: Some(1),
         };
         let mut warnings = Vec::new();
         assert!(check_busy_safety(&settings, false, &machine(1), &mut warnings).is_err());

@@ -15,6 +15,7 @@ pub mod noise;
 pub mod output;
 pub mod suite;
 pub mod timer;
+pub mod timer_slack;
 pub mod wake;
 
 pub use common::DEFAULT_RT_PRIORITY;
@@ -23,6 +24,7 @@ pub use net::{net_plan, serve_plan};
 pub use noise::noise_plan;
 pub use suite::suite_plan;
 pub use timer::timer_plan;
+pub use timer_slack::DEFAULT_TIMER_SLACK_NS;
 pub use wake::wake_plan;
 
 use crate::load::LoadSpec;

@@ -219,6 +219,7 @@ pub fn serve_plan(args: &NetArgs, addr: &str) -> Result<ServePlan, UserError> {
                 cpu,
                 policy: settings.policy,
                 priority: settings.priority,
+                timer_slack_ns: settings.timer_slack_ns,
             });
             (placement, common.warnings)
         }

@@ -543,9 +543,8 @@ fn check_suite(
     args: &CommonArgs,
 ) -> Result<SuiteRequest, UserError> {
     let mut common_args = args.clone();
-    if common_args.cpus.is_none() {
-        common_args.cpus = spec.cpus.clone();
-    }
+    common_args.cpus = common_args.cpus.or_else(|| spec.cpus.clone());
+    common_args.timer_slack = common_args.timer_slack.or_else(|| spec.timer_slack.clone());
     if common_args.samples.is_none() && common_args.duration.is_none() {
         common_args.samples = spec.samples;
         common_args.duration = spec.duration.clone();

@@ -13,6 +13,10 @@ pub struct ThreadPlacement {
     pub cpu: usize,
     pub policy: Policy,
     pub priority: i32,
+    /// The timer slack to set (PR_SET_TIMERSLACK), ns; None leaves the slack the thread
+    /// inherits (the kernel's 50 µs default unless the parent changed it), as
+    /// cyclictest does.
+    pub timer_slack_ns: Option<u64>,
 }
 
 /// Stack size of measuring threads: small, because mlockall(MCL_FUTURE) makes every
@@ -241,8 +245,10 @@ pub fn place_current_thread(p: &ThreadPlacement) -> anyhow::Result<()> {
             p.policy, p.priority, p.cpu
         )
     })?;
-    // Timer slack only affects SCHED_OTHER; 1 ns keeps its wake-ups as precise as RT's.
-    sched::set_timer_slack_ns(1);
+    // Timer slack only delays SCHED_OTHER wake-ups (the kernel ignores it for RT).
+    if let Some(ns) = p.timer_slack_ns {
+        sched::set_timer_slack_ns(ns);
+    }
     Ok(())
 }
 
@@ -262,6 +268,7 @@ mod tests {
                 cpu,
                 policy: Policy::Other,
                 priority: 0,
+                timer_slack_ns: None,
             };
             count
         ]

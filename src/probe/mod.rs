@@ -31,6 +31,9 @@ pub struct CommonSettings {
     pub duration_ns: Option<u64>,
     /// Keep every sample in order for `--raw`.
     pub keep_raw: bool,
+    /// The timer slack every thread of the scenario sets (`--timer-slack`), ns; None
+    /// leaves the inherited slack (`latscope cyclictest`, as cyclictest).
+    pub timer_slack_ns: Option<u64>,
 }
 
 impl CommonSettings {
@@ -74,6 +77,7 @@ pub fn placements(settings: &CommonSettings) -> Vec<ThreadPlacement> {
             cpu,
             policy: settings.policy,
             priority: settings.priority,
+            timer_slack_ns: settings.timer_slack_ns,
         })
         .collect()
 }

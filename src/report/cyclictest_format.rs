@@ -1,8 +1,9 @@
 //! `latscope cyclictest`'s output in cyclictest 2.4's layouts, so scripts that parse
 //! cyclictest read it unchanged: the `T:` summary lines, the `-v` value lines, the `-h`
 //! histogram dump with its trailer, the `-b` break lines, `--spike` lines and the
-//! `--json` file. latscope's own figures (missed periods, overruns, percentiles) follow
-//! as `# latscope:` comment lines, which cyclictest parsers skip.
+//! `--json` file. latscope's own figures (missed periods, overruns, percentiles) are
+//! `# latscope:` lines for stderr (`latscope_lines`): stdout is cyclictest's alone, so a
+//! parser that takes its last line or every line gets cyclictest's.
 
 use super::Reporter;
 use crate::result::timer_extra as extra_keys;
@@ -239,7 +240,7 @@ impl Reporter for HistogramReporter<'_> {
 }
 
 /// Everything cyclictest prints on stdout after its run (except a `--histfile`
-/// histogram), then latscope's comment lines.
+/// histogram), and nothing else.
 pub struct StdoutReporter<'a> {
     pub opts: &'a CyclictestOutput,
     /// The `-v`/`--spike` samples: (thread index, series), in thread order.
@@ -296,7 +297,6 @@ impl Reporter for StdoutReporter<'_> {
                 let _ = writeln!(s, "# Break value: {}", broke.latency_ns / unit);
             }
         }
-        s.push_str(&latscope_lines(run, opts));
         Ok(s.into_bytes())
     }
 }
@@ -341,9 +341,9 @@ fn spike_lines(s: &mut String, raw: &[RawSeries], trigger: u64, nodes: usize, un
     let _ = writeln!(s, "spikes = {}\n", spikes.len());
 }
 
-/// latscope's figures under cyclictest's: one `# latscope:` line per thread, then how
-/// this run differs from cyclictest's.
-fn latscope_lines(run: &Run, opts: &CyclictestOutput) -> String {
+/// latscope's figures beside cyclictest's, for stderr: one `# latscope:` line per
+/// thread, then how this run differs from cyclictest's.
+pub fn latscope_lines(run: &Run, opts: &CyclictestOutput) -> String {
     let mut s = String::new();
     let Some(scenario) = run.scenarios.first() else {
         return s;

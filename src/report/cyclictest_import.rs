@@ -5,6 +5,7 @@
 //! unknown and never judged.
 
 use crate::error::UserError;
+use crate::result::timer_extra::PERIOD_NS;
 use crate::result::{Run, Scenario, ScenarioParams, ThreadResult};
 use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
@@ -174,7 +175,7 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         .unwrap_or(0);
     let policy = option_value(&args, "-y", "--policy")
         .unwrap_or_else(|| if priority > 0 { "fifo" } else { "other" }.to_string());
-    let period_ns = interval_us * 1000;
+    let distance_us = distance_of(&args);
     let threads_obj = v
         .get("thread")
         .and_then(Value::as_object)
@@ -189,10 +190,12 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         WarningCode::ImportedCyclictest,
         format!("imported from cyclictest --json ({cmdline})"),
     )];
-    let mut max_cycles = 0;
-    for (_, t) in entries {
+    let mut periods_ns = Vec::new();
+    for (index, t) in entries {
         let cycles = cycles_of(t)?;
-        max_cycles = max_cycles.max(cycles);
+        // Thread N sleeps -i + N × -d (cyclictest's "I:"); the keys are 0, 1, ...
+        let period_us = interval_us.saturating_add(index.min(4096).saturating_mul(distance_us));
+        periods_ns.push(period_us.min(MAX_INTERVAL_US) * 1000);
         let min_ns = latency_of(t, "min", scale)? as u64;
         let max_ns = latency_of(t, "max", scale)? as u64;
         let mean_ns = latency_of(t, "avg", scale)?;
@@ -229,6 +232,10 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         }
         histogram.sort_unstable();
         let mut extra = BTreeMap::new();
+        extra.insert(
+            PERIOD_NS.into(),
+            Value::from(periods_ns[periods_ns.len() - 1]),
+        );
         let mut summary = Summary {
             samples: cycles,
             min_ns,
@@ -335,36 +342,16 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let mut cpus: Vec<usize> = threads.iter().map(|t| t.cpu).collect();
-    cpus.sort_unstable();
-    cpus.dedup();
-    let scenario = Scenario {
-        name: format!(
-            "timer {METHOD} {}",
-            crate::units::human_ns(period_ns).replace(' ', "")
-        ),
-        probe: "timer".into(),
-        params: ScenarioParams {
-            method: METHOD.into(),
-            period_ns,
+    let scenarios = scenarios_by_interval(
+        threads,
+        &periods_ns,
+        Meta {
             policy,
             priority,
-            deadline_ns: period_ns,
-            samples: max_cycles,
-            cpus,
-            ..ScenarioParams::default()
+            started: started.clone(),
+            warnings,
         },
-        interrupted: false,
-        started_at: started.clone(),
-        elapsed_ns: max_cycles.saturating_mul(period_ns),
-        threads,
-        loads: Vec::new(),
-        isolation: None,
-        warnings,
-        time: None,
-        trace: None,
-        broke: None,
-    };
+    );
     let mut run = Run::new(system, args.iter().map(|s| s.to_string()).collect());
     run.tool = "cyclictest".into();
     run.tool_version = v
@@ -378,8 +365,90 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    run.scenarios = vec![scenario];
+    run.scenarios = scenarios;
     Ok(run)
+}
+
+/// cyclictest's distance between the threads' intervals (`-d`, µs): 500 by default, 0
+/// when a histogram (`-h`, `-H`) was asked for, as cyclictest applies it.
+fn distance_of(args: &[&str]) -> u64 {
+    let histogram = option_value(args, "-h", "--histogram").is_some()
+        || option_value(args, "-H", "--histofall").is_some();
+    if histogram {
+        return 0;
+    }
+    option_value(args, "-d", "--distance")
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(500)
+}
+
+/// What every scenario of one imported file shares.
+struct Meta {
+    policy: String,
+    priority: i32,
+    started: String,
+    /// The import's warnings: all go to the first scenario (the one of thread 0).
+    warnings: Vec<Warning>,
+}
+
+/// One scenario per interval (`-d` gives each thread its own), in thread order, so each
+/// thread is shown and aligned at its own interval.
+fn scenarios_by_interval(
+    threads: Vec<ThreadResult>,
+    periods_ns: &[u64],
+    meta: Meta,
+) -> Vec<Scenario> {
+    let mut groups: Vec<(u64, Vec<ThreadResult>)> = Vec::new();
+    for (thread, &period_ns) in threads.into_iter().zip(periods_ns) {
+        match groups.iter_mut().find(|g| g.0 == period_ns) {
+            Some(group) => group.1.push(thread),
+            None => groups.push((period_ns, vec![thread])),
+        }
+    }
+    let imported: Vec<Warning> = meta
+        .warnings
+        .iter()
+        .filter(|w| w.code == WarningCode::ImportedCyclictest)
+        .cloned()
+        .collect();
+    let mut warnings = Some(meta.warnings);
+    groups
+        .into_iter()
+        .map(|(period_ns, threads)| {
+            let max_cycles = threads.iter().map(|t| t.summary.samples).max().unwrap_or(0);
+            let mut cpus: Vec<usize> = threads.iter().map(|t| t.cpu).collect();
+            cpus.sort_unstable();
+            cpus.dedup();
+            let warnings = warnings.take().unwrap_or_else(|| imported.clone());
+            Scenario {
+                name: format!(
+                    "timer {METHOD} {}",
+                    crate::units::human_ns(period_ns).replace(' ', "")
+                ),
+                probe: "timer".into(),
+                params: ScenarioParams {
+                    method: METHOD.into(),
+                    period_ns,
+                    policy: meta.policy.clone(),
+                    priority: meta.priority,
+                    deadline_ns: period_ns,
+                    samples: max_cycles,
+                    cpus,
+                    ..ScenarioParams::default()
+                },
+                interrupted: false,
+                started_at: meta.started.clone(),
+                elapsed_ns: max_cycles.saturating_mul(period_ns),
+                threads,
+                loads: Vec::new(),
+                isolation: None,
+                warnings,
+                time: None,
+                trace: None,
+                broke: None,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -417,6 +486,15 @@ mod tests {
         }
         let ok = from_cyclictest(&thread("cpu=3")).unwrap();
         assert_eq!(ok.scenarios[0].threads[0].cpu, 3);
+    }
+
+    #[test]
+    fn distance_as_cyclictest_applies_it() {
+        assert_eq!(distance_of(&["cyclictest", "-t2"]), 500);
+        assert_eq!(distance_of(&["cyclictest", "-t2", "-d", "200"]), 200);
+        assert_eq!(distance_of(&["cyclictest", "--distance=0", "-t2"]), 0);
+        assert_eq!(distance_of(&["cyclictest", "-t2", "-d200", "-h", "400"]), 0);
+        assert_eq!(distance_of(&["cyclictest", "-S", "--histofall=50"]), 0);
     }
 
     #[test]

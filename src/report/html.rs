@@ -129,6 +129,14 @@ fn params_list(sc: &Scenario) -> String {
     if let Some(d) = p.dma_latency_us {
         items.push(("cpu_dma_latency".into(), format!("{d} µs")));
     }
+    if let Some(ns) = p.timer_slack_ns {
+        let how = if p.timer_slack_inherited {
+            " (inherited, as cyclictest)"
+        } else {
+            ""
+        };
+        items.push(("timer slack".into(), format!("{}{how}", human_ns(ns))));
+    }
     items.push((
         "loads".into(),
         if p.loads.is_empty() {

@@ -178,6 +178,14 @@ pub struct ScenarioParams {
     /// Isolated CPUs (empty: none).
     #[serde(default)]
     pub isolate: Vec<usize>,
+    /// The timer slack the scenario's threads ran with, ns: `--timer-slack`, or for
+    /// `latscope cyclictest` the slack they inherited (see `timer_slack_inherited`).
+    /// Absent in files written before it existed and in imported ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_slack_ns: Option<u64>,
+    /// latscope left the inherited slack alone (`latscope cyclictest`, as cyclictest).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timer_slack_inherited: bool,
     #[serde(default)]
     pub extra: BTreeMap<String, serde_json::Value>,
 }

@@ -42,6 +42,13 @@ pub fn scenario_name(sp: &ScenarioPlan) -> String {
             crate::units::format_cpu_list(&sp.isolate)
         ));
     }
+    if let Some(ns) = sp
+        .settings
+        .timer_slack_ns
+        .filter(|&ns| ns != crate::plan::DEFAULT_TIMER_SLACK_NS)
+    {
+        name.push_str(&format!(" slack={}", crate::units::compact_ns(ns)));
+    }
     if sp.settings.policy != crate::sys::sched::Policy::Fifo
         || sp.settings.priority != crate::plan::DEFAULT_RT_PRIORITY
     {
@@ -64,6 +71,13 @@ fn params_of(sp: &ScenarioPlan) -> ScenarioParams {
         dma_latency_us: sp.dma_latency_us,
         loads: sp.load_texts(),
         isolate: sp.isolate.clone(),
+        // Unset, the measuring threads inherit this (the runner's) thread's slack.
+        timer_slack_ns: Some(
+            sp.settings
+                .timer_slack_ns
+                .unwrap_or_else(crate::sys::sched::timer_slack_ns),
+        ),
+        timer_slack_inherited: sp.settings.timer_slack_ns.is_none(),
         extra: sp.probe.extra_params(),
     }
 }

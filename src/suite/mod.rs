@@ -26,6 +26,9 @@ pub struct SuiteSpec {
     pub duration: Option<String>,
     /// Measured CPUs (`1`, `0-3`); default: the last online CPU.
     pub cpus: Option<String>,
+    /// The timer slack of every scenario's threads (`50us`; as `--timer-slack`, which
+    /// wins when given); default 1ns.
+    pub timer_slack: Option<String>,
     /// The study table's shape: `wake-competitors`, `rt-cost`, `irq-response` (default:
     /// one row per scenario × CPU).
     pub study: Option<String>,

@@ -108,11 +108,68 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     );
 }
 
+/// A `cyclictest -t 2` file (tests/fixtures/cyclictest_t2_distance.json, recorded with
+/// rt-tests 2.4: `cyclictest -m -q -t 2 -a 1 -l 1000 -p 95 --json=FILE`): cyclictest's
+/// default `-d 500` runs thread 1 at 1.5 ms, so `report` and `compare` show each thread
+/// at its own interval (and both threads, though they share CPU 1).
+fn import_labels_each_thread_with_its_own_interval() {
+    let path = common::fixture("cyclictest_t2_distance.json");
+    let run = latscope::report::cyclictest_import::load_any(&path).unwrap();
+    let threads: Vec<(u64, usize, u64)> = run
+        .scenarios
+        .iter()
+        .flat_map(|sc| {
+            sc.threads
+                .iter()
+                .map(move |t| (sc.params.period_ns, t.cpu, t.summary.samples))
+        })
+        .collect();
+    assert_eq!(
+        threads,
+        vec![(1_000_000, 1, 1000), (1_500_000, 1, 671)],
+        "the recorded T: lines: I:1000 C:1000 and I:1500 C:671"
+    );
+    let second = &run.scenarios[1];
+    assert_eq!(second.elapsed_ns, 671 * 1_500_000);
+    assert_eq!(second.threads[0].extra["period_ns"], 1_500_000);
+    let report = common::assert_success(
+        common::latscope_command()
+            .arg("report")
+            .arg(&path)
+            .output()
+            .unwrap(),
+    );
+    let text = String::from_utf8_lossy(&report.stdout);
+    for name in ["(cyclictest) 1.00ms", "(cyclictest) 1.50ms"] {
+        assert!(text.contains(name), "{name}: {text}");
+    }
+    let compare = common::assert_success(
+        common::latscope_command()
+            .arg("compare")
+            .args([&path, &path])
+            .output()
+            .unwrap(),
+    );
+    let text = String::from_utf8_lossy(&compare.stdout);
+    for label in [
+        "timer clock-nanosleep 1.00ms cpu1",
+        "timer clock-nanosleep 1.50ms cpu1",
+    ] {
+        assert!(text.contains(label), "{label}: {text}");
+    }
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
-    vec![case(
-        "compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu",
-        compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu,
-    )
-    .unless(missing("cyclictest", "rt-tests"))]
+    vec![
+        case(
+            "import_labels_each_thread_with_its_own_interval",
+            import_labels_each_thread_with_its_own_interval,
+        ),
+        case(
+            "compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu",
+            compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu,
+        )
+        .unless(missing("cyclictest", "rt-tests")),
+    ]
 }

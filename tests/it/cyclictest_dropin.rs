@@ -141,6 +141,12 @@ fn json_keys(v: &Value) -> (BTreeSet<String>, BTreeSet<String>, Vec<BTreeSet<Str
 /// Runs cyclictest and `latscope cyclictest` with `args` ({json} replaced by each one's
 /// file in `dir`); returns (cyclictest stdout, latscope stdout).
 fn both(args: &[String], dir: &Path) -> (String, String) {
+    let (ct, ls, _) = both_with_stderr(args, dir);
+    (ct, ls)
+}
+
+/// `both`, also returning latscope's stderr (its `# latscope:` lines).
+fn both_with_stderr(args: &[String], dir: &Path) -> (String, String, String) {
     let with_json = |name: &str| -> Vec<String> {
         args.iter()
             .map(|a| a.replace("{json}", &dir.join(name).display().to_string()))
@@ -168,6 +174,7 @@ fn both(args: &[String], dir: &Path) -> (String, String) {
     (
         String::from_utf8(ct.stdout).unwrap(),
         String::from_utf8(ls.stdout).unwrap(),
+        String::from_utf8(ls.stderr).unwrap(),
     )
 }
 
@@ -333,12 +340,16 @@ fn legacy_n_and_policy_other_p0() {
 
     let dir = tempfile::tempdir().unwrap();
     let args = words(&format!("-q -l 100 --policy=other -p0 -a {cpu}"));
-    let (ct, ls) = both(&args, dir.path());
+    let (ct, ls, ls_err) = both_with_stderr(&args, dir.path());
     assert_eq!(summary_lines(&ct)[0].priority, 2, "cyclictest 2.4's FIFO 2");
     assert_eq!(summary_lines(&ls)[0].priority, 0);
     assert!(
-        ls.contains("# latscope: --policy other -p 0 runs SCHED_OTHER"),
-        "{ls}"
+        ls_err.contains("# latscope: --policy other -p 0 runs SCHED_OTHER"),
+        "{ls_err}"
+    );
+    assert!(
+        !ls.contains("# latscope"),
+        "stdout is cyclictest's alone: {ls}"
     );
 }
 

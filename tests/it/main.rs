@@ -11,7 +11,9 @@ mod bad_input;
 mod bad_input_corpus;
 mod compare_many;
 mod cyclictest_compare;
+mod cyclictest_consumers;
 mod cyclictest_dropin;
+mod cyclictest_parity;
 mod exit_items;
 mod exit_paths;
 mod html_browser;
@@ -45,7 +47,9 @@ fn main() {
         ("bad_input_corpus", bad_input_corpus::cases),
         ("compare_many", compare_many::cases),
         ("cyclictest_compare", cyclictest_compare::cases),
+        ("cyclictest_consumers", cyclictest_consumers::cases),
         ("cyclictest_dropin", cyclictest_dropin::cases),
+        ("cyclictest_parity", cyclictest_parity::cases),
         ("exit_items", exit_items::cases),
         ("exit_paths", exit_paths::cases),
         ("html_browser", html_browser::cases),

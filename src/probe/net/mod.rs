@@ -387,6 +387,7 @@ impl Probe for NetProbe {
             cpu,
             policy: settings.policy,
             priority: settings.priority,
+            timer_slack_ns: settings.timer_slack_ns,
         };
         let reflector = match self.target {
             Some(_) => None,

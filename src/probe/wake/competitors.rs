@@ -1,6 +1,8 @@
 //! Competing threads for `latscope wake --competitors N`: SCHED_OTHER threads pinned to
 //! the wakee's CPU, each looping nanosleep(1 µs) as in the study, so the wakee has to
-//! win its CPU back from them. They stop and are joined when the guard drops, on every
+//! win its CPU back from them. They take the scenario's `--timer-slack` (default 1 ns,
+//! so a 1 µs sleep is 1 µs; at the kernel's 50 µs default each would sleep ~51 µs and
+//! compete 50 times less often). They stop and are joined when the guard drops, on every
 //! exit path of a scenario.
 
 use crate::sys::{affinity, clock, sched, sched::Policy};
@@ -22,8 +24,9 @@ pub struct Competitors {
 }
 
 impl Competitors {
-    /// Starts `count` competitors on `cpu` and waits until each has placed itself.
-    pub fn start(cpu: usize, count: usize) -> anyhow::Result<Self> {
+    /// Starts `count` competitors on `cpu` and waits until each has placed itself;
+    /// `timer_slack_ns` as the measuring threads (None: the inherited slack).
+    pub fn start(cpu: usize, count: usize, timer_slack_ns: Option<u64>) -> anyhow::Result<Self> {
         let mut me = Self {
             stop: Arc::new(AtomicBool::new(false)),
             loops: Arc::new(AtomicU64::new(0)),
@@ -49,8 +52,9 @@ impl Competitors {
                     if !ok {
                         return;
                     }
-                    // A 1 ns slack so the 1 µs sleeps are 1 µs, not the 50 µs default.
-                    sched::set_timer_slack_ns(1);
+                    if let Some(ns) = timer_slack_ns {
+                        sched::set_timer_slack_ns(ns);
+                    }
                     let mut local: u64 = 0;
                     while !stop.load(Ordering::Relaxed) {
                         clock::sleep_for_ns(COMPETITOR_SLEEP_NS);
@@ -112,12 +116,12 @@ mod tests {
     #[test]
     fn competitors_run_and_leave_nothing_behind() {
         let cpu = crate::sys::affinity::online_cpus()[0];
-        let competitors = Competitors::start(cpu, 3).unwrap();
+        let competitors = Competitors::start(cpu, 3, Some(1)).unwrap();
         assert_eq!(competitor_threads_of_this_process(), 3);
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(competitors.stop() > 0, "competitors looped");
         assert_eq!(competitor_threads_of_this_process(), 0);
-        drop(Competitors::start(cpu, 2).unwrap());
+        drop(Competitors::start(cpu, 2, None).unwrap());
         assert_eq!(competitor_threads_of_this_process(), 0);
     }
 }

@@ -56,6 +56,7 @@ impl WakeProbe {
             cpu,
             policy: settings.policy,
             priority: settings.priority,
+            timer_slack_ns: settings.timer_slack_ns,
         };
         [place(self.waker_cpu), place(self.wakee_cpu)]
     }
@@ -228,7 +229,8 @@ impl Probe for WakeProbe {
     }
 
     fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput> {
-        let competitors = Competitors::start(self.wakee_cpu, self.competitors)?;
+        let competitors =
+            Competitors::start(self.wakee_cpu, self.competitors, settings.timer_slack_ns)?;
         let measured = self.run_mechanism(settings, ctx);
         let competitor_loops = competitors.stop();
         let (calls, wc, responses, ec, raw, [waker_tid, wakee_tid]) = measured?;
