@@ -4,6 +4,15 @@
 //! `.cargo_vcs_info.json` that `cargo package` puts in a .crate, `git` in this checkout
 //! (with `-dirty` when tracked files differ from it), else `unknown`. Kept cheap: three
 //! quick git calls, rerun only when HEAD, the branch, the index or the sources change.
+//!
+//! It also links the `latscope` binary lean (bench/README.md, "Peak memory"): the functions a
+//! measuring run executes first in the program text (contrib/lean/hot-functions.txt, LLD's
+//! `--symbol-ordering-file`) and relative relocations packed (`-z pack-relative-relocs`), so a
+//! run keeps far less of the binary resident. Only where rustc links with its own LLD
+//! (x86-64 Linux glibc, Rust >= 1.90) and the user chose no other linker; elsewhere the
+//! binary links as before. A name of the list that the build lacks is skipped without a
+//! warning, so a stale list never fails a build (contrib/lean-build.sh --check says how much
+//! of it still matches).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,6 +37,103 @@ fn main() {
     println!("cargo:rustc-env=LATSCOPE_GIT_COMMIT={commit}");
     println!("cargo:rustc-env=LATSCOPE_COMMIT_DATE={date}");
     println!("cargo:rustc-env=LATSCOPE_VERSION={version} (commit {commit})");
+    link_lean(&manifest_dir);
+}
+
+/// The committed function order, unless `LATSCOPE_SYMBOL_ORDER` names another file (the
+/// static build of contrib/lean-build.sh) or is empty (off).
+const ORDER_FILE: &str = "contrib/lean/hot-functions.txt";
+
+/// Adds the lean layout's link arguments for the binary when the linker is rustc's LLD.
+fn link_lean(manifest_dir: &Path) {
+    println!("cargo:rerun-if-env-changed=LATSCOPE_SYMBOL_ORDER");
+    if !links_with_rust_lld() {
+        return;
+    }
+    let order = match std::env::var_os("LATSCOPE_SYMBOL_ORDER") {
+        Some(path) if path.is_empty() => None,
+        Some(path) => Some(PathBuf::from(path)),
+        None => Some(manifest_dir.join(ORDER_FILE)),
+    };
+    // Its folder is watched, so a list written after a build (contrib/lean-build.sh) counts;
+    // a missing one (a packaged crate without contrib/) links in the default order.
+    if let Some(folder) = order.as_ref().and_then(|path| path.parent()) {
+        if folder.is_dir() {
+            println!("cargo:rerun-if-changed={}", folder.display());
+        }
+    }
+    if let Some(order) = order.filter(|path| path.is_file()) {
+        // -Xlinker pairs: a path is never split at commas, as -Wl,... would split it.
+        for arg in [
+            "--no-warn-symbol-ordering".to_owned(),
+            format!("--symbol-ordering-file={}", order.display()),
+        ] {
+            println!("cargo:rustc-link-arg-bins=-Xlinker");
+            println!("cargo:rustc-link-arg-bins={arg}");
+        }
+    }
+    // DT_RELR needs glibc 2.36 where the binary runs; a binary linked against this
+    // machine's glibc runs on it or a newer one. Not for static builds (glibc relocates a
+    // static-pie itself; left as it was).
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    if !flags.contains("crt-static") && glibc_version().is_some_and(|version| version >= (2, 36)) {
+        for arg in ["-z", "pack-relative-relocs"] {
+            println!("cargo:rustc-link-arg-bins=-Xlinker");
+            println!("cargo:rustc-link-arg-bins={arg}");
+        }
+    }
+}
+
+/// True where rustc links with its self-contained LLD: x86-64 Linux glibc (built here, not
+/// cross-compiled), Rust >= 1.90 whose sysroot has it, and no linker choice in RUSTFLAGS.
+fn links_with_rust_lld() -> bool {
+    let target = std::env::var("TARGET").unwrap_or_default();
+    let host = std::env::var("HOST").unwrap_or_default();
+    if target != "x86_64-unknown-linux-gnu" || host != target {
+        return false;
+    }
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let chosen = [
+        "linker-features",
+        "link-self-contained",
+        "linker-flavor",
+        "fuse-ld",
+    ];
+    if chosen.iter().any(|flag| flags.contains(flag)) {
+        return false;
+    }
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let run = |args: &[&str]| -> Option<String> {
+        let output = Command::new(&rustc).args(args).output().ok()?;
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    };
+    let minor = run(&["-vV"]).and_then(|text| {
+        let release = text
+            .lines()
+            .find_map(|line| line.strip_prefix("release: "))?;
+        let mut parts = release.split('.');
+        let major: u32 = parts.next()?.parse().ok()?;
+        let minor: u32 = parts.next()?.parse().ok()?;
+        (major == 1).then_some(minor)
+    });
+    let lld = run(&["--print", "sysroot"]).map(|sysroot| {
+        Path::new(sysroot.trim()).join("lib/rustlib/x86_64-unknown-linux-gnu/bin/gcc-ld/ld.lld")
+    });
+    minor.is_some_and(|minor| minor >= 90) && lld.is_some_and(|path| path.exists())
+}
+
+/// This machine's glibc version from `getconf GNU_LIBC_VERSION` ("glibc 2.36").
+fn glibc_version() -> Option<(u32, u32)> {
+    let output = Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+        .ok()?;
+    let text = String::from_utf8(output.stdout).ok()?;
+    let (major, minor) = text.trim().strip_prefix("glibc ")?.split_once('.')?;
+    Some((major.parse().ok()?, minor.split('.').next()?.parse().ok()?))
 }
 
 /// What git says about the checkout being built.
