@@ -12,6 +12,7 @@ pub mod filelock;
 pub mod flat_vec;
 pub mod futex;
 pub mod irq;
+pub mod math_symbols;
 pub mod memlock;
 pub mod memory;
 pub mod mount;
