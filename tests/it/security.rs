@@ -49,10 +49,6 @@ fn is_root() -> bool {
 /// the root-only file untouched and the results are written as regular files.
 fn item_01_planted_temp_symlinks_do_not_redirect_root_writes() {
     let _lock = latency_lock();
-    if !is_root() {
-        eprintln!("SKIPPED: needs root (the attack is on root-owned files)");
-        return;
-    }
     let base = tempfile::tempdir().unwrap();
     let secret = root_only_file(base.path());
     let dir = attacker_directory(base.path());
@@ -322,10 +318,6 @@ fn request() -> Vec<u8> {
 /// reflector gets one reply there, which that reflector ignores: no ping-pong.
 fn item_02_forged_datagrams_do_not_start_an_echo_loop() {
     let _lock = latency_lock();
-    if !is_root() || !have("python3") {
-        eprintln!("SKIPPED: needs root and python3 (raw socket to forge the source)");
-        return;
-    }
     let a = start_reflector("127.0.0.1:0");
     let b = start_reflector("127.0.0.1:0");
     send_forged(a.addr, a.addr, &request());
@@ -350,10 +342,7 @@ fn item_02_local_source_on_the_reflectors_port_is_not_answered() {
     let _lock = latency_lock();
     let r = start_reflector("127.0.0.1:0");
     let same_port = std::net::SocketAddr::new([127, 0, 0, 2].into(), r.addr.port());
-    let Ok(twin) = std::net::UdpSocket::bind(same_port) else {
-        eprintln!("SKIPPED: cannot bind {same_port}");
-        return;
-    };
+    let twin = std::net::UdpSocket::bind(same_port).expect("127.0.0.2 binds (checked in cases)");
     twin.send_to(&request(), r.addr).unwrap();
     let plain = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     plain
@@ -382,10 +371,7 @@ fn non_loopback_address() -> Option<std::net::IpAddr> {
 /// the sustained rate's worth of replies; the rest is counted as rate-limited.
 fn item_02_a_flood_from_one_source_is_rate_limited() {
     let _lock = latency_lock();
-    let Some(ip) = non_loopback_address() else {
-        eprintln!("SKIPPED: no non-loopback address to flood from");
-        return;
-    };
+    let ip = non_loopback_address().expect("checked in cases");
     let r = start_reflector("0.0.0.0:0");
     let target = std::net::SocketAddr::new(ip, r.addr.port());
     let flooder = std::net::UdpSocket::bind((ip, 0)).unwrap();
@@ -683,17 +669,45 @@ fn item22_07_resume_refuses_a_forged_scenario() {
 
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
-    common::test_cases![
-        item_01_planted_temp_symlinks_do_not_redirect_root_writes,
+    let root = (!is_root()).then(|| "needs root (the attack is on root-owned files)".to_string());
+    let forge = (!is_root() || !have("python3"))
+        .then(|| "needs root and python3 (raw socket to forge the source)".to_string());
+    let twin = std::net::UdpSocket::bind("127.0.0.2:0")
+        .err()
+        .map(|e| format!("cannot bind 127.0.0.2: {e}"));
+    let flood = non_loopback_address()
+        .is_none()
+        .then(|| "no non-loopback address to flood from".to_string());
+    let mut cases = vec![
+        common::case(
+            "item_01_planted_temp_symlinks_do_not_redirect_root_writes",
+            item_01_planted_temp_symlinks_do_not_redirect_root_writes,
+        )
+        .unless(root),
+        common::case(
+            "item_02_forged_datagrams_do_not_start_an_echo_loop",
+            item_02_forged_datagrams_do_not_start_an_echo_loop,
+        )
+        .unless(forge),
+        common::case(
+            "item_02_local_source_on_the_reflectors_port_is_not_answered",
+            item_02_local_source_on_the_reflectors_port_is_not_answered,
+        )
+        .unless(twin),
+        common::case(
+            "item_02_a_flood_from_one_source_is_rate_limited",
+            item_02_a_flood_from_one_source_is_rate_limited,
+        )
+        .unless(flood),
+    ];
+    cases.extend(common::test_cases![
         item_01_symlink_final_path_is_refused,
         item_01_devices_are_still_written_in_place,
         item_01_force_writes_through_a_symlinked_final_path,
-        item_02_forged_datagrams_do_not_start_an_echo_loop,
-        item_02_local_source_on_the_reflectors_port_is_not_answered,
-        item_02_a_flood_from_one_source_is_rate_limited,
         item22_02_a_fifo_at_a_lock_name_is_refused_at_once,
         item22_02_sigterm_ends_the_wait_for_a_fifo_reader_within_1s,
         item22_03_a_second_run_sharing_any_output_file_is_refused,
         item22_07_resume_refuses_a_forged_scenario,
-    ]
+    ]);
+    cases
 }
