@@ -103,7 +103,7 @@ pub struct ManpageArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// Options of `latscope cyclictest`: cyclictest's own, read by plan::cyclictest_args.
+/// Options of `latscope cyclictest`: cyclictest's own, read by cyclictest::args.
 #[derive(Debug, Args)]
 #[command(disable_help_flag = true, after_help = CYCLICTEST_HELP)]
 pub struct CyclictestArgs {

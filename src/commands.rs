@@ -78,10 +78,10 @@ fn manpage(args: &crate::cli::ManpageArgs) -> anyhow::Result<i32> {
 /// `latscope cyclictest ARGS`: cyclictest's options, cyclictest's output. Exits 0 after
 /// a signal or a `-b` break, as cyclictest does (the output says which).
 pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<i32> {
-    use crate::report::cyclictest_format::{
+    use crate::cyclictest::format::{
         latscope_lines, HistogramReporter, JsonReporter, StdoutReporter,
     };
-    let planned = crate::plan::cyclictest::cyclictest_plan(args)?;
+    let planned = crate::cyclictest::plan::cyclictest_plan(args)?;
     if planned.help {
         print!("{}", crate::cli::CYCLICTEST_HELP);
         return Ok(EXIT_OK);
@@ -93,7 +93,7 @@ pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<
             .into_iter()
             .filter_map(|(option, path)| Some((option, path.as_deref()?)))
             .collect();
-    let _output_locks = crate::report::exports::lock_outputs(&outputs)?;
+    let _output_locks = crate::output::exports::lock_outputs(&outputs)?;
     for line in &opts.notices {
         eprintln!("{line}");
     }
@@ -133,10 +133,10 @@ pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<
     if let Some(path) = &opts.json {
         let cmdline = command_line.join(" ");
         let bytes = JsonReporter { opts, cmdline }.render(run)?;
-        crate::report::exports::write_bytes(path, &bytes)?;
+        crate::output::exports::write_bytes(path, &bytes)?;
     }
     if let Some(path) = &opts.histfile {
-        crate::report::exports::write_bytes(path, &HistogramReporter(opts).render(run)?)?;
+        crate::output::exports::write_bytes(path, &HistogramReporter(opts).render(run)?)?;
     }
     let text = StdoutReporter {
         opts,
@@ -161,12 +161,12 @@ fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Resu
         print!("{}", suite_list_text()?);
         return Ok(EXIT_OK);
     }
-    let (plan, _spec, size) = crate::plan::suite_plan(&args)?;
+    let (plan, _spec, size) = crate::suite::plan::suite_plan(&args)?;
     if !plan.output.quiet {
         eprintln!(
             "latscope suite: {} scenario(s), about {} (estimated)",
             plan.scenarios.len(),
-            crate::plan::suite::human_estimate(size.estimated_ns)
+            crate::suite::plan::human_estimate(size.estimated_ns)
         );
     }
     let previous = match (&args.resume, &plan.output.export_json) {
@@ -186,7 +186,7 @@ fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Resu
 /// `latscope suite --list`: every preset with its study, its scenarios and its runtime
 /// at full scale and at `--samples 1000` (estimated, on this machine's CPU count).
 fn suite_list_text() -> Result<String, crate::error::UserError> {
-    use crate::plan::suite::{human_estimate, suite_size};
+    use crate::suite::plan::{human_estimate, suite_size};
     let mut rows = Vec::new();
     for name in crate::suite::presets::NAMES {
         let spec: crate::suite::SuiteSpec =
@@ -358,9 +358,9 @@ pub fn run_plan(
         .filter(|e| e.to_stdout())
         .cloned()
         .collect();
-    crate::report::exports::write(&stdout_exports, run, &opts, true)?;
-    let failed = crate::report::limits::print_verdict(
-        &crate::report::limits::check_run(run, &plan.output.limits),
+    crate::output::exports::write(&stdout_exports, run, &opts, true)?;
+    let failed = crate::result::limits::print_verdict(
+        &crate::result::limits::check_run(run, &plan.output.limits),
         !plan.output.limits.is_empty() && !plan.output.quiet,
     );
     let broke = run.scenarios.iter().any(|s| s.broke.is_some());
@@ -429,7 +429,7 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         }
         return report_many(args);
     }
-    let run = crate::report::lava_import::load_result(&args.input)?;
+    let run = crate::import::lava::load_result(&args.input)?;
     if let Some(range) = iterations {
         let text = crate::report::iterations::listing(&run, range, args.output.ns)?;
         match &args.out_file {
@@ -442,21 +442,21 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
     let exports = crate::plan::output::exports_from_args(&args.output);
     let target = args.out_file.clone().unwrap_or_else(|| "-".into());
     let mut all = exports.clone();
-    all.push(crate::report::exports::Export {
+    all.push(crate::output::exports::Export {
         format: args.format,
         path: target.clone(),
     });
-    crate::report::exports::check(&all)?;
+    crate::output::exports::check(&all)?;
     let opts = crate::report::RenderOptions {
         in_ns: args.output.ns,
         limits: limits.clone(),
     };
-    crate::report::exports::write(&all, &run, &opts, true)?;
+    crate::output::exports::write(&all, &run, &opts, true)?;
     if args.format == crate::report::Format::Table {
         eprint!("{}", crate::report::table::warning_lines(&run));
     }
-    let failed = crate::report::limits::print_verdict(
-        &crate::report::limits::check_run(&run, &limits),
+    let failed = crate::result::limits::print_verdict(
+        &crate::result::limits::check_run(&run, &limits),
         !limits.is_empty() && !args.output.quiet,
     );
     Ok(if failed { EXIT_THRESHOLD } else { EXIT_OK })
@@ -466,18 +466,18 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
 /// column per host, kernel, date or file) in the comparison's formats; exit 3 when a
 /// `--fail-above` limit fails in any of them.
 fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
+    use crate::compare::view;
     use crate::compare::{parse_rule, DEFAULT_RULE};
     use crate::error::UserError;
-    use crate::report::comparison;
     let limits = crate::plan::output::limits_from_args(&args.output)?;
     let mut all = crate::plan::output::exports_from_args(&args.output);
-    all.push(crate::report::exports::Export {
+    all.push(crate::output::exports::Export {
         format: args.format,
         path: args.out_file.clone().unwrap_or_else(|| "-".into()),
     });
     let mut renderers = Vec::new();
     for e in &all {
-        let Some(reporter) = comparison::reporter(e.format, args.output.ns) else {
+        let Some(reporter) = view::reporter(e.format, args.output.ns) else {
             return Err(UserError::InvalidValue {
                 option: e.format.flag().into(),
                 value: e.path.display().to_string(),
@@ -487,14 +487,14 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         };
         renderers.push((reporter, &e.path));
     }
-    crate::report::exports::check(&all)?;
+    crate::output::exports::check(&all)?;
     let mut paths = vec![args.input.clone()];
     paths.extend(args.more_inputs.iter().cloned());
     let loaded: Vec<Run> = paths
         .iter()
-        .map(|p| crate::report::lava_import::load_result(p))
+        .map(|p| crate::import::lava::load_result(p))
         .collect::<Result<_, _>>()?;
-    crate::report::lava_import::print_reading_warnings(&loaded, &paths);
+    crate::import::lava::print_reading_warnings(&loaded, &paths);
     let by = Some(args.by.unwrap_or(crate::compare::multi::Axis::File));
     let arranged = crate::compare::multi::arrange(loaded, crate::compare::run_labels(&paths), by);
     let rules = vec![parse_rule(DEFAULT_RULE).map_err(UserError::Other)?];
@@ -502,12 +502,12 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
     cmp.files = arranged.files.clone();
     cmp.axis = arranged.axis;
     for (reporter, path) in renderers {
-        crate::report::exports::write_bytes(path, &reporter.render(&cmp)?)?;
+        crate::output::exports::write_bytes(path, &reporter.render(&cmp)?)?;
     }
     let mut failures = Vec::new();
     for (run, label) in arranged.runs.iter().zip(&arranged.columns) {
         failures.extend(
-            crate::report::limits::check_run(run, &limits)
+            crate::result::limits::check_run(run, &limits)
                 .into_iter()
                 .map(|mut f| {
                     f.source = Some(label.clone());
@@ -516,7 +516,7 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         );
     }
     let failed =
-        crate::report::limits::print_verdict(&failures, !limits.is_empty() && !args.output.quiet);
+        crate::result::limits::print_verdict(&failures, !limits.is_empty() && !args.output.quiet);
     Ok(if failed { EXIT_THRESHOLD } else { EXIT_OK })
 }
 
@@ -524,9 +524,9 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
 /// and writes its exports; exit 3 when a `--fail-above` limit fails or, with
 /// `--fail-on-regression`, a scenario regressed.
 pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
+    use crate::compare::view;
     use crate::compare::{parse_rule, rules::rules_text, Rule, DEFAULT_RULE};
     use crate::error::UserError;
-    use crate::report::comparison;
     let output = &crate::plan::output::compare_output(&args.output);
     let rules: Vec<Rule> = if args.rule.is_empty() {
         vec![parse_rule(DEFAULT_RULE).map_err(UserError::Other)?]
@@ -546,7 +546,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
     let exports = crate::plan::output::exports_from_args(output);
     let mut renderers = Vec::new();
     for e in &exports {
-        let Some(reporter) = comparison::reporter(e.format, output.ns) else {
+        let Some(reporter) = view::reporter(e.format, output.ns) else {
             return Err(UserError::InvalidValue {
                 option: e.format.flag().into(),
                 value: e.path.display().to_string(),
@@ -556,13 +556,13 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
         };
         renderers.push((reporter, &e.path));
     }
-    crate::report::exports::check(&exports)?;
+    crate::output::exports::check(&exports)?;
     let loaded: Vec<Run> = args
         .inputs
         .iter()
-        .map(|p| crate::report::lava_import::load_result(p))
+        .map(|p| crate::import::lava::load_result(p))
         .collect::<Result<_, _>>()?;
-    crate::report::lava_import::print_reading_warnings(&loaded, &args.inputs);
+    crate::import::lava::print_reading_warnings(&loaded, &args.inputs);
     let arranged =
         crate::compare::multi::arrange(loaded, crate::compare::run_labels(&args.inputs), args.by);
     let (runs, labels) = (&arranged.runs, arranged.columns.clone());
@@ -571,7 +571,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
     cmp.axis = arranged.axis;
     let to_stdout = exports.iter().any(|e| e.to_stdout());
     if !output.quiet {
-        let text = comparison::ComparisonTableReporter { in_ns: output.ns }.render(&cmp)?;
+        let text = view::ComparisonTableReporter { in_ns: output.ns }.render(&cmp)?;
         if to_stdout {
             std::io::stderr().write_all(&text)?;
         } else {
@@ -579,12 +579,12 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
         }
     }
     for (reporter, path) in renderers {
-        crate::report::exports::write_bytes(path, &reporter.render(&cmp)?)?;
+        crate::output::exports::write_bytes(path, &reporter.render(&cmp)?)?;
     }
     let mut failures = Vec::new();
     for (run, label) in runs.iter().zip(&labels).skip(1) {
         failures.extend(
-            crate::report::limits::check_run(run, &limits)
+            crate::result::limits::check_run(run, &limits)
                 .into_iter()
                 .map(|mut f| {
                     f.source = Some(label.clone());
@@ -593,7 +593,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
         );
     }
     let limit_failed =
-        crate::report::limits::print_verdict(&failures, !limits.is_empty() && !output.quiet);
+        crate::result::limits::print_verdict(&failures, !limits.is_empty() && !output.quiet);
     let regressed = cmp.any_regressed();
     if regressed && args.fail_on_regression {
         eprintln!(

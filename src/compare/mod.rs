@@ -1,13 +1,14 @@
 //! `latscope compare A.json B.json [...]`: lines up the scenarios of several runs by
 //! probe, method, period, loads, CPU and metric (align.rs) and judges every aligned
 //! scenario × CPU of each later run against the first with rules (rules.rs). The
-//! `Comparison` it makes is rendered by report/comparison.rs; the command's printing and
+//! `Comparison` it makes is rendered by compare/view/; the command's printing and
 //! exit code are in commands.rs.
 
 pub mod align;
 pub mod change;
 pub mod multi;
 pub mod rules;
+pub mod view;
 
 pub use align::{align, Aligned};
 pub use rules::{judge, parse_rule, Judgement, Rule, Verdict, DEFAULT_RULE};

@@ -260,7 +260,7 @@ pub fn check_trace(args: &TraceArgs) -> Result<Option<TraceSettings>, UserError>
 pub fn check_output(out: &OutputArgs, raw: &Option<PathBuf>) -> Result<OutputSettings, UserError> {
     let limits = crate::plan::output::limits_from_args(out)?;
     let mut exports = crate::plan::output::exports_from_args(out);
-    crate::report::exports::check_destinations(&exports)?;
+    crate::output::exports::check_destinations(&exports)?;
     exports.retain(|e| e.format != crate::report::Format::Json);
     Ok(OutputSettings {
         export_json: out.export_json.clone(),
@@ -554,10 +554,10 @@ pub fn resolve_trace(trace: Option<TraceSettings>) -> Result<Option<TraceSetting
 
 /// Checks that every output can be written, before measuring.
 pub fn resolve_output(output: OutputSettings) -> Result<OutputSettings, UserError> {
-    use crate::report::exports::check_output_path;
+    use crate::output::exports::check_output_path;
     check_output_path("--export-json", &output.export_json)?;
     check_output_path("--raw", &output.raw)?;
-    crate::report::exports::check_writable(&output.exports)?;
+    crate::output::exports::check_writable(&output.exports)?;
     Ok(output)
 }
 

@@ -7,13 +7,10 @@
 //! fails after it has started measuring.
 
 pub mod common;
-pub mod cyclictest;
-pub mod cyclictest_args;
 pub mod load;
 pub mod net;
 pub mod noise;
 pub mod output;
-pub mod suite;
 pub mod timer;
 pub mod timer_slack;
 pub mod wake;
@@ -22,7 +19,6 @@ pub use common::DEFAULT_RT_PRIORITY;
 pub use load::load_plan;
 pub use net::{net_plan, serve_plan};
 pub use noise::noise_plan;
-pub use suite::suite_plan;
 pub use timer::timer_plan;
 pub use timer_slack::DEFAULT_TIMER_SLACK_NS;
 pub use wake::wake_plan;
@@ -69,9 +65,9 @@ pub struct OutputSettings {
     pub quiet: bool,
     pub ns: bool,
     /// `--export-*` destinations besides the JSON.
-    pub exports: Vec<crate::report::exports::Export>,
+    pub exports: Vec<crate::output::exports::Export>,
     /// `--fail-above` limits.
-    pub limits: Vec<crate::report::limits::Limit>,
+    pub limits: Vec<crate::result::limits::Limit>,
     /// `--checkpoint`: how often a running scenario's partial result is saved.
     pub checkpoint_ns: u64,
 }

@@ -4,9 +4,9 @@
 
 use crate::cli::{CompareOutputArgs, OutputArgs};
 use crate::error::UserError;
-use crate::report::exports::Export;
-use crate::report::limits::Limit;
+use crate::output::exports::Export;
 use crate::report::Format;
+use crate::result::limits::Limit;
 
 /// The exports asked for on the command line, in a fixed order.
 pub fn exports_from_args(out: &OutputArgs) -> Vec<Export> {
@@ -27,7 +27,7 @@ pub fn exports_from_args(out: &OutputArgs) -> Vec<Export> {
 pub fn limits_from_args(out: &OutputArgs) -> Result<Vec<Limit>, UserError> {
     match &out.fail_above {
         Some(text) => {
-            crate::report::limits::parse_limits(text).map_err(|reason| UserError::InvalidValue {
+            crate::result::limits::parse_limits(text).map_err(|reason| UserError::InvalidValue {
                 option: "--fail-above".into(),
                 value: text.clone(),
                 reason,

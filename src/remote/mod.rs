@@ -10,7 +10,7 @@ pub mod ssh;
 
 use crate::cli::RunArgs;
 use crate::error::{UserError, EXIT_FAILURE, EXIT_INTERRUPTED};
-use crate::report::exports::Export;
+use crate::output::exports::Export;
 use crate::result::Run;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -61,18 +61,18 @@ pub fn run_on_hosts(run: &RunArgs, command_line: &[String], resume: bool) -> any
     let out = &run.output;
     let exports = crate::plan::output::exports_from_args(out);
     let limits = crate::plan::output::limits_from_args(out)?;
-    crate::report::exports::check_destinations(&exports)?;
+    crate::output::exports::check_destinations(&exports)?;
     let raw = run.common.raw.clone();
     for host in &hosts {
         for e in &exports {
             if !e.to_stdout() {
-                crate::report::exports::check_output_path(
+                crate::output::exports::check_output_path(
                     e.format.flag(),
                     &Some(path_for_host(&e.path, host, several)),
                 )?;
             }
         }
-        crate::report::exports::check_output_path(
+        crate::output::exports::check_output_path(
             "--raw",
             &raw.as_ref().map(|p| path_for_host(p, host, several)),
         )?;
@@ -209,17 +209,17 @@ fn bring_home(
     for e in exports {
         let path = path_for_host(&e.path, host, several);
         if e.format == crate::report::Format::Json {
-            crate::report::exports::write_bytes(&path, json)?;
+            crate::output::exports::write_bytes(&path, json)?;
         } else {
             let one = Export {
                 format: e.format,
                 path,
             };
-            crate::report::exports::write(std::slice::from_ref(&one), &run, opts, true)?;
+            crate::output::exports::write(std::slice::from_ref(&one), &run, opts, true)?;
         }
     }
     if let (Some(path), Some(bytes)) = (raw, &o.raw) {
-        crate::report::exports::write_bytes(&path_for_host(path, host, several), bytes)?;
+        crate::output::exports::write_bytes(&path_for_host(path, host, several), bytes)?;
     }
     Ok(if run.interrupted {
         EXIT_INTERRUPTED

@@ -5,9 +5,9 @@
 //! wake sweeps the response percentiles against the number of competitors; and the
 //! system context with every warning. Every string from the system or user is escaped.
 
-use super::limits::{thread_failures, Limit};
 use super::plots::{self, HistogramLine};
 use super::Reporter;
+use crate::result::limits::{thread_failures, Limit};
 use crate::result::{metric_label, Run, Scenario};
 use crate::stats::Stat;
 use crate::units::human_ns;
@@ -713,7 +713,7 @@ fn verdict_section(run: &Run, limits: &[Limit]) -> String {
         .iter()
         .map(|l| format!("{}={}", l.stat, l.stat.format_value(l.limit)))
         .collect();
-    let failures = super::limits::check_run(run, limits);
+    let failures = crate::result::limits::check_run(run, limits);
     let mut out = format!(
         "<section id=\"verdict\">\n<h2>Verdict</h2>\n<p>Limits: {}</p>\n",
         esc(&asked.join(", "))

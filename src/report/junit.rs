@@ -2,8 +2,8 @@
 //! suite per scenario, one test case per thread (scenario × CPU) with every statistic
 //! as a property; a case fails when a `--fail-above` limit fails.
 
-use super::limits::{thread_failures, Limit};
 use super::Reporter;
+use crate::result::limits::{thread_failures, Limit};
 use crate::result::{metric_label, Run};
 use crate::stats::Stat;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};

@@ -3,11 +3,11 @@
 //! (`timer_clock-nanosleep_1ms`), in it a case per CPU × key statistic (`cpu1_max`) with
 //! its measurement in µs; a case fails when a `--fail-above` limit on that statistic
 //! fails. Names carry no data: the kernel and its preemption model are lines of the log
-//! (`echo`), which lava_log.rs reads back.
+//! (`echo`), which import/lava_log.rs reads back.
 
-use super::lava_log::{KERNEL_LINE, MODEL_LINE};
-use super::limits::{thread_failures, Limit};
 use super::Reporter;
+use crate::import::lava_log::{KERNEL_LINE, MODEL_LINE};
+use crate::result::limits::{thread_failures, Limit};
 use crate::result::{metric_label, Run};
 use crate::stats::Stat;
 use std::fmt::Write;

@@ -1,24 +1,15 @@
 //! Renderers: each turns a Run into bytes and never touches files itself; the caller
 //! decides where the bytes go. `Format` names them for `--format` and the export flags.
 
-pub mod change_table;
-pub mod comparison;
 pub mod csv;
-pub mod cyclictest_format;
-pub mod cyclictest_import;
-pub mod exports;
 pub mod extras;
 pub mod html;
 pub mod iterations;
 pub mod json;
 pub mod junit;
 pub mod lava;
-pub mod lava_import;
-pub mod lava_log;
-pub mod limits;
 pub mod loads;
 pub mod markdown;
-pub mod multi_view;
 pub mod plots;
 pub mod raw;
 pub mod study;
@@ -67,7 +58,7 @@ pub struct RenderOptions {
     /// Latencies in ns instead of µs (table, markdown).
     pub in_ns: bool,
     /// `--fail-above` limits (junit and lava mark failures, html shows them).
-    pub limits: Vec<limits::Limit>,
+    pub limits: Vec<crate::result::limits::Limit>,
 }
 
 /// The renderer of a format.

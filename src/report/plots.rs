@@ -107,7 +107,7 @@ fn chart_builder<'a, 'b>(
 }
 
 /// Draws the series labels in a box at `position`, alike on every chart.
-pub(super) fn draw_legend<'a, CT: CoordTranslate>(
+pub fn draw_legend<'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
     position: SeriesLabelPosition,
 ) -> anyhow::Result<()> {
@@ -121,7 +121,7 @@ pub(super) fn draw_legend<'a, CT: CoordTranslate>(
 }
 
 /// One series as a line with a dot on each point, named in the legend by a line.
-pub(super) fn draw_line_with_dots<'a>(
+pub fn draw_line_with_dots<'a>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     points: &[(f64, f64)],
     label: &str,

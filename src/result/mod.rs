@@ -2,6 +2,7 @@
 //! asked, on which system, and what each measuring thread saw. Every report, suite,
 //! comparison and verdict reads this, so fields are only ever added.
 
+pub mod limits;
 pub mod timer_extra;
 pub mod trace;
 
@@ -207,7 +208,7 @@ pub struct ThreadResult {
     pub per_second_max_ns: Vec<u64>,
     /// Probe-specific counters (e.g. merged wake-ups, lost packets, noise per second).
     /// `unknown_stats` lists statistics an imported file did not provide (shown as `–`,
-    /// never judged; see report::cyclictest_import).
+    /// never judged; see import::cyclictest).
     #[serde(default)]
     pub extra: BTreeMap<String, serde_json::Value>,
 }

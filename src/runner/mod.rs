@@ -387,7 +387,7 @@ fn remaining_settings(
 
 /// Takes the lock of every file the run writes (`--export-json`, the other exports,
 /// `--raw`); refuses when another run holds one.
-fn lock_outputs(plan: &Plan) -> anyhow::Result<Vec<crate::report::exports::OutputLock>> {
+fn lock_outputs(plan: &Plan) -> anyhow::Result<Vec<crate::output::exports::OutputLock>> {
     let out = &plan.output;
     let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
     if let Some(path) = &out.export_json {
@@ -401,7 +401,7 @@ fn lock_outputs(plan: &Plan) -> anyhow::Result<Vec<crate::report::exports::Outpu
     if let Some(path) = &out.raw {
         outputs.push(("--raw", path));
     }
-    crate::report::exports::lock_outputs(&outputs)
+    crate::output::exports::lock_outputs(&outputs)
 }
 
 /// A stable hash (FNV-1a, hex) of the plan's scenarios: names and parameters, in order.
@@ -615,7 +615,7 @@ fn save(plan: &Plan, run: &Run, raw: &[(String, RawSeries)]) -> anyhow::Result<(
         in_ns: plan.output.ns,
         limits: plan.output.limits.clone(),
     };
-    crate::report::exports::write(&plan.output.exports, run, &opts, false)?;
+    crate::output::exports::write(&plan.output.exports, run, &opts, false)?;
     if let Some(path) = &plan.output.raw {
         crate::result::write_atomically_with(path, |out| crate::report::raw::write_raw(raw, out))
             .with_context(|| format!("writing {}", path.display()))?;

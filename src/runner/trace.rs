@@ -40,7 +40,7 @@ pub fn start(ts: &TraceSettings, sp: &ScenarioPlan) -> anyhow::Result<TraceSessi
         buffer_kb_per_cpu: ts.buffer_kb_per_cpu,
         cpus,
         drain_cpus,
-        events: crate::trace::instance::probe_events(sp.probe.kind()),
+        events: crate::trace::record::instance::probe_events(sp.probe.kind()),
         ..TraceConfig::default()
     };
     TraceSession::start(&cfg).map_err(|e| match e {
@@ -158,6 +158,6 @@ pub fn finish(
             ..Default::default()
         })
         .collect();
-    crate::trace::analyze::analyze(kind, &recording, output, &mut result);
+    crate::trace::analysis::analyze::analyze(kind, &recording, output, &mut result);
     (result, warnings)
 }

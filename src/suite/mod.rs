@@ -1,7 +1,8 @@
 //! `latscope suite`: a matrix of scenarios (any probe × its own axes × load × isolation ×
 //! policy) from a preset or a TOML plan: the plan format and where it is read from. The
-//! plan layer (plan/suite.rs) expands it into one validated Plan.
+//! plan layer (suite/plan.rs) expands it into one validated Plan.
 
+pub mod plan;
 pub mod presets;
 
 use crate::cli::SuiteArgs;

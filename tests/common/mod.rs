@@ -347,9 +347,9 @@ pub fn no_tracing() -> Option<String> {
     }
     let mounted = std::fs::read_to_string("/proc/self/mounts")
         .ok()
-        .and_then(|m| latscope::trace::tracefs::find_in_mounts(&m))
+        .and_then(|m| latscope::trace::record::tracefs::find_in_mounts(&m))
         .is_some();
-    (!mounted && !latscope::trace::tracefs::kernel_has_tracefs())
+    (!mounted && !latscope::trace::record::tracefs::kernel_has_tracefs())
         .then(|| "this kernel has no tracefs (CONFIG_TRACING)".into())
 }
 

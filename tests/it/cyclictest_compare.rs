@@ -50,7 +50,7 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
         .success();
 
     // The converted run: timer probe, method marked as cyclictest, histogram kept.
-    let run = latscope::report::cyclictest_import::load_any(&ct).unwrap();
+    let run = latscope::import::cyclictest::load_any(&ct).unwrap();
     let sc = &run.scenarios[0];
     assert_eq!(sc.probe, "timer");
     assert_eq!(sc.params.method, "clock-nanosleep (cyclictest)");
@@ -114,7 +114,7 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
 /// at its own interval (and both threads, though they share CPU 1).
 fn import_labels_each_thread_with_its_own_interval() {
     let path = common::fixture("cyclictest_t2_distance.json");
-    let run = latscope::report::cyclictest_import::load_any(&path).unwrap();
+    let run = latscope::import::cyclictest::load_any(&path).unwrap();
     let threads: Vec<(u64, usize, u64)> = run
         .scenarios
         .iter()

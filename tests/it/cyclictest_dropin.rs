@@ -363,7 +363,7 @@ fn compare_reads_latscope_cyclictest_json() {
     ));
     both(&args, dir.path());
     let ls = dir.path().join("latscope.json");
-    let run = latscope::report::cyclictest_import::load_any(&ls).unwrap();
+    let run = latscope::import::cyclictest::load_any(&ls).unwrap();
     let th = &run.scenarios[0].threads[0];
     assert_eq!((th.cpu, th.summary.samples), (cpu, 1000));
     assert_eq!(th.histogram.iter().map(|b| b[1]).sum::<u64>(), 1000);

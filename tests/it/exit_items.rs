@@ -227,7 +227,7 @@ fn item15_runtime_conflict_with_another_run_exits_5() {
     let _lock = latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    // The lock beside a result file: DIR/.NAME.lock (report::exports::lock_path).
+    // The lock beside a result file: DIR/.NAME.lock (output::exports::lock_path).
     let held = dir.path().join(".run.json.lock");
     let _other = latscope::sys::filelock::FileLock::try_exclusive(&held)
         .unwrap()

@@ -6,8 +6,8 @@
 use crate::common;
 
 use common::{fixture, latscope};
-use latscope::report::limits::parse_limits;
 use latscope::report::{reporter, Format, RenderOptions};
+use latscope::result::limits::parse_limits;
 use latscope::result::Run;
 
 /// Asserts `value` equals tests/snapshots/report_formats__NAME.snap, the name insta gave it

@@ -143,13 +143,14 @@ fn decoder_matches_the_kernels_text_field_by_field() {
         workload(200);
         s.pause().unwrap();
         let text =
-            latscope::trace::format::read_tracefs_file(&s.instance_dir().join("trace")).unwrap();
+            latscope::trace::record::format::read_tracefs_file(&s.instance_dir().join("trace"))
+                .unwrap();
         let r = s.stop().unwrap();
         assert!(!r.losses.any(), "{:?}", r.losses);
         for &cpu in &r.cpus {
             let kernel: Vec<_> = text
                 .lines()
-                .filter_map(latscope::trace::text::split_line)
+                .filter_map(latscope::trace::analysis::text::split_line)
                 .filter(|h| h.cpu == cpu)
                 .collect();
             let ours: Vec<_> = r.events.iter().filter(|e| e.cpu == cpu).collect();
@@ -172,17 +173,21 @@ fn decoder_matches_the_kernels_text_field_by_field() {
                 assert_eq!(k.pid, e.pid, "{ctx}");
                 assert_eq!(
                     k.flags,
-                    latscope::trace::text::flags_text(e.flags, e.preempt_count),
+                    latscope::trace::analysis::text::flags_text(e.flags, e.preempt_count),
                     "{ctx}"
                 );
-                assert_eq!(k.name, latscope::trace::text::event_name(&e.kind), "{ctx}");
+                assert_eq!(
+                    k.name,
+                    latscope::trace::analysis::text::event_name(&e.kind),
+                    "{ctx}"
+                );
                 let kf: std::collections::HashMap<_, _> =
-                    latscope::trace::text::field_pairs(k.fields)
+                    latscope::trace::analysis::text::field_pairs(k.fields)
                         .into_iter()
                         .collect();
-                for (key, ours_v) in
-                    latscope::trace::text::field_pairs(&latscope::trace::text::fields_text(&e.kind))
-                {
+                for (key, ours_v) in latscope::trace::analysis::text::field_pairs(
+                    &latscope::trace::analysis::text::fields_text(&e.kind),
+                ) {
                     let kv = kf
                         .get(&key)
                         .unwrap_or_else(|| panic!("kernel lacks {key}{ctx}"));
@@ -300,7 +305,7 @@ fn a_mounted_tracefs_stays_mounted() {
             .any(|l| l.split_whitespace().nth(2) == Some("tracefs"))
     };
     assert!(mounted());
-    let t = latscope::trace::tracefs::Tracefs::open().unwrap();
+    let t = latscope::trace::record::tracefs::Tracefs::open().unwrap();
     assert!(!t.mounted_by_us());
     drop(t);
     let s = TraceSession::start(&TraceConfig::default()).unwrap();

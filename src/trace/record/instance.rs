@@ -2,7 +2,7 @@
 //! events set for one run, removed again on Drop, on `finish`, by the emergency restorer
 //! (second Ctrl-C) and, after a killed run, by `latscope restore`.
 
-use super::tracefs::{TraceError, Tracefs};
+use crate::trace::record::tracefs::{TraceError, Tracefs};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -365,7 +365,7 @@ pub fn remove_stale_instances() -> Vec<Result<String, String>> {
     let Ok(mounts) = std::fs::read_to_string("/proc/self/mounts") else {
         return Vec::new();
     };
-    let Some(root) = super::tracefs::find_in_mounts(&mounts) else {
+    let Some(root) = crate::trace::record::tracefs::find_in_mounts(&mounts) else {
         return Vec::new();
     };
     remove_stale_instances_in(&root.join("instances"))

@@ -2,11 +2,11 @@
 //! `start`; at `stop` tracing off, the rest drained, the kernel's loss counters read, the
 //! instance removed and the pages decoded into time-sorted events.
 
-use super::event::{CpuLosses, Event, Losses};
-use super::format::{Decoder, HeaderPage};
-use super::instance::{Instance, DEFAULT_EVENTS};
-use super::ringbuf::{self, DrainConfig, Drainer};
-use super::tracefs::{TraceError, Tracefs};
+use crate::trace::event::{CpuLosses, Event, Losses};
+use crate::trace::record::format::{Decoder, HeaderPage};
+use crate::trace::record::instance::{Instance, DEFAULT_EVENTS};
+use crate::trace::record::ringbuf::{self, DrainConfig, Drainer};
+use crate::trace::record::tracefs::{TraceError, Tracefs};
 use anyhow::Context;
 use std::path::Path;
 
@@ -97,8 +97,10 @@ fn read_cpu_stats(instance: &Path, cpu: usize) -> CpuLosses {
         cpu: cpu as u32,
         ..Default::default()
     };
-    let text = super::format::read_tracefs_file(&instance.join(format!("per_cpu/cpu{cpu}/stats")))
-        .unwrap_or_default();
+    let text = crate::trace::record::format::read_tracefs_file(
+        &instance.join(format!("per_cpu/cpu{cpu}/stats")),
+    )
+    .unwrap_or_default();
     for line in text.lines() {
         let Some((k, v)) = line.split_once(':') else {
             continue;
@@ -129,7 +131,7 @@ impl TraceSession {
         cpus.dedup();
         let instance = Instance::create(tracefs, cfg.buffer_kb_per_cpu, &cpus, &cfg.events)?;
         let hp_path = root.join("events/header_page");
-        let header_page = super::format::read_tracefs_file(&hp_path)
+        let header_page = crate::trace::record::format::read_tracefs_file(&hp_path)
             .map_err(|e| TraceError::io(format!("reading {}", hp_path.display()), e))
             .and_then(|t| {
                 HeaderPage::parse(&t).map_err(|e| {

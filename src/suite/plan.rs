@@ -5,22 +5,22 @@
 //! loads, CPUs, RT safety), so a suite is refused before its first scenario runs; errors
 //! name the block and the key.
 
-use super::common::busy_checked_scenarios;
-use super::common::{
+use crate::cli::{CommonArgs, SuiteArgs, TraceArgs};
+use crate::error::UserError;
+use crate::load::LoadSpec;
+use crate::plan::common::busy_checked_scenarios;
+use crate::plan::common::{
     add_warnings, check_common, check_output, check_raw_capacity, check_trace, duration_in_range,
     invalid, parse_policy_spec, resolve_common, resolve_isolate, resolve_loads, resolve_output,
     resolve_policy, resolve_trace, CommonPlan, CommonRequest, CpuList, Machine, MAX_PERIOD_NS,
     MIN_PERIOD_NS,
 };
-use super::net::{default_net_timing, net_scenarios, net_sizes, NetSweep};
-use super::timer::RAW_BYTES_PER_SAMPLE;
-use super::wake::{
+use crate::plan::net::{default_net_timing, net_scenarios, net_sizes, NetSweep};
+use crate::plan::timer::RAW_BYTES_PER_SAMPLE;
+use crate::plan::wake::{
     parse_competitors, wake_scenarios, WakeSweep, RAW_BYTES_PER_ITERATION as WAKE_RAW_BYTES,
 };
-use super::{Plan, ScenarioPlan, TraceSettings};
-use crate::cli::{CommonArgs, SuiteArgs, TraceArgs};
-use crate::error::UserError;
-use crate::load::LoadSpec;
+use crate::plan::{Plan, ScenarioPlan, TraceSettings};
 use crate::probe::noise::NoiseProbe;
 use crate::probe::timer::{Method, TimerProbe};
 use crate::probe::wake::mechanism::Mechanism;

@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{Event, EventKind};
-use super::timeline::{policy_of, softirq_name, Policy, Timeline};
+use crate::trace::analysis::timeline::{policy_of, softirq_name, Policy, Timeline};
+use crate::trace::event::{Event, EventKind};
 use crate::units::human_ns;
 
 /// What a stretch of CPU time was spent on.

@@ -2,19 +2,19 @@
 //! meanings (rt-tests 2.4), mapped onto the timer probe. Threads, CPUs, intervals,
 //! policy and priority follow cyclictest's rules (including `-S`, `-t`, `-a`, `-d`,
 //! `-h` setting the distance to 0); what latscope cannot honour is refused in one line
-//! naming the option and why. The output side is `report::cyclictest_format`.
+//! naming the option and why. The output side is `cyclictest::format`.
 
-use super::common::busy_checked_scenarios;
-use super::common::{
+use crate::cyclictest::args::{parse, GivenOption};
+pub use crate::cyclictest::format::CyclictestOutput;
+use crate::error::UserError;
+use crate::plan::common::busy_checked_scenarios;
+use crate::plan::common::{
     check_raw_capacity, duration_in_range, invalid, out_of_range, resolve_common, CommonRequest,
     CpuList, Machine, MAX_DURATION_NS, MAX_PERIOD_NS, MIN_PERIOD_NS,
 };
-use super::cyclictest_args::{parse, GivenOption};
-use super::timer::RAW_BYTES_PER_SAMPLE;
-use super::{OutputSettings, Plan};
-use crate::error::UserError;
+use crate::plan::timer::RAW_BYTES_PER_SAMPLE;
+use crate::plan::{OutputSettings, Plan};
 use crate::probe::timer::{CyclictestExtras, Method, StartAlignment, TimerProbe};
-pub use crate::report::cyclictest_format::CyclictestOutput;
 use crate::sys::sched::Policy;
 use std::path::PathBuf;
 
@@ -434,10 +434,10 @@ pub fn resolve(
     let scenarios =
         busy_checked_scenarios(vec![probe], &common, false, &None, machine, &mut warnings)?;
     if let Some(path) = &out.json {
-        crate::report::exports::check_output_path("--json", &Some(path.clone()))?;
+        crate::output::exports::check_output_path("--json", &Some(path.clone()))?;
     }
     if let Some(path) = &out.histfile {
-        crate::report::exports::check_output_path("--histfile", &Some(path.clone()))?;
+        crate::output::exports::check_output_path("--histfile", &Some(path.clone()))?;
     }
     Ok(CyclictestPlan {
         plan: Plan {

@@ -1,17 +1,19 @@
 //! The analysis on event sequences recorded on this project's 6.18 VM
 //! (tests/fixtures/trace/*.txt, kernel text format, read by `text::parse_text_line`).
 
-use super::account::{CauseKind, SilenceBounds};
-use super::analyze::timer_parts;
-use super::attribution::{attribute, spike_events, AttributionConfig};
-use super::event::{CpuLosses, Event, Losses};
-use super::noise_classify::{classify_gaps, NoiseGap};
-use super::result::{TraceThread, SWITCH_IN_PLACEMENT};
-use super::split::{split_timer, NotJoined, SplitConfig, TimerMethod, TimerSample, TimerSplit};
-use super::text::parse_text_line;
-use super::threshold::Threshold;
-use super::timeline::{LostSpan, Policy, Timeline};
-use super::wake_split::{split_wake, WakeSample};
+use crate::trace::analysis::account::{CauseKind, SilenceBounds};
+use crate::trace::analysis::analyze::timer_parts;
+use crate::trace::analysis::attribution::{attribute, spike_events, AttributionConfig};
+use crate::trace::analysis::noise_classify::{classify_gaps, NoiseGap};
+use crate::trace::analysis::split::{
+    split_timer, NotJoined, SplitConfig, TimerMethod, TimerSample, TimerSplit,
+};
+use crate::trace::analysis::text::parse_text_line;
+use crate::trace::analysis::threshold::Threshold;
+use crate::trace::analysis::timeline::{LostSpan, Policy, Timeline};
+use crate::trace::analysis::wake_split::{split_wake, WakeSample};
+use crate::trace::event::{CpuLosses, Event, Losses};
+use crate::trace::result::{TraceThread, SWITCH_IN_PLACEMENT};
 
 const TIMER_TID: i32 = 16117;
 
@@ -161,7 +163,7 @@ fn untraced_switch_ins_are_counted_placed_at_their_lower_bound_and_noted() {
 /// previous traced event) and name the stall's thread.
 #[test]
 fn the_timer_event_set_still_splits_places_and_attributes() {
-    let keep = super::instance::probe_events("timer");
+    let keep = crate::trace::record::instance::probe_events("timer");
     let events: Vec<Event> = load("timer_stall.txt")
         .into_iter()
         .filter(|e| keep.contains(&e.kind.tracepoint().as_str()))

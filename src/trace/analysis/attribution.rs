@@ -5,11 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::account::{account_woken, Cause, CauseKind, SilenceBounds};
-use super::event::Event;
-use super::split::{NotJoined, TimerSplit};
-use super::threshold::Threshold;
-use super::timeline::Timeline;
+use crate::trace::analysis::account::{account_woken, Cause, CauseKind, SilenceBounds};
+use crate::trace::analysis::split::{NotJoined, TimerSplit};
+use crate::trace::analysis::threshold::Threshold;
+use crate::trace::analysis::timeline::Timeline;
+use crate::trace::event::Event;
 use crate::units::human_ns;
 
 /// Settings of the attribution.

@@ -2,7 +2,7 @@
 //! headers, time extends and absolute stamps, missed-event flags) and the drain thread that
 //! copies pages out of the kernel while a probe measures, so the buffer never fills.
 
-use super::format::HeaderPage;
+use crate::trace::record::format::HeaderPage;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;

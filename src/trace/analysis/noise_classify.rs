@@ -4,8 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::account::{account, Accounting, Cause, CauseKind, SilenceBounds, HYPERVISOR_LABEL};
-use super::timeline::Timeline;
+use crate::trace::analysis::account::{
+    account, Accounting, Cause, CauseKind, SilenceBounds, HYPERVISOR_LABEL,
+};
+use crate::trace::analysis::timeline::Timeline;
 
 /// One noise gap as `--raw` writes it: the loop saw no clock advance from `start_ns` for
 /// `gap_ns`.

@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::event::EventKind;
-use super::split::{find_rseq, find_switch_in};
-use super::timeline::Timeline;
+use crate::trace::analysis::split::{find_rseq, find_switch_in};
+use crate::trace::analysis::timeline::Timeline;
+use crate::trace::event::EventKind;
 
 /// One wake iteration as `--raw` writes it (`t0_ns,t1_ns,response_ns`, CLOCK_MONOTONIC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,7 +2,7 @@
 //! getopt_long with short clusters (`-mSp95`), `--name=value` and unique prefixes of long
 //! names, and cyclictest's own look-ahead for optional values (`-t 4`, `-a 1-3`,
 //! `--secaligned 250`). clap cannot express that look-ahead, hence this small parser; what
-//! the options mean is `plan::cyclictest`'s part.
+//! the options mean is plan.rs' part.
 
 use crate::error::UserError;
 

@@ -5,7 +5,7 @@
 //! `# latscope:` lines for stderr (`latscope_lines`): stdout is cyclictest's alone, so a
 //! parser that takes its last line or every line gets cyclictest's.
 
-use super::Reporter;
+use crate::report::Reporter;
 use crate::result::timer_extra as extra_keys;
 use crate::result::{RawSeries, Run, ThreadResult};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-/// What the output formats were asked for (built by `plan::cyclictest`).
+/// What the output formats were asked for (built by `cyclictest::plan`).
 #[derive(Debug, Clone, Default)]
 pub struct CyclictestOutput {
     pub quiet: bool,

@@ -2,8 +2,8 @@
 //! stdout), checked before measuring, locked for the whole run (every output file, so two
 //! runs never write into each other's files) and written after every scenario.
 
-use super::{Format, RenderOptions};
 use crate::error::UserError;
+use crate::report::{Format, RenderOptions};
 use crate::result::Run;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -74,7 +74,7 @@ pub fn write(
         if e.to_stdout() && !include_stdout {
             continue;
         }
-        let bytes = super::reporter(e.format, opts)
+        let bytes = crate::report::reporter(e.format, opts)
             .render(run)
             .with_context(|| format!("rendering {}", e.format.flag()))?;
         write_bytes(&e.path, &bytes)?;

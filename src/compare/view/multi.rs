@@ -3,8 +3,8 @@
 //! HTML one chart per scenario across them — grouped bars, or for `--by date` a trend
 //! chart of max and p99 over time (after OSADL's latency plots).
 
-use super::comparison::verdict_lines;
 use crate::compare::multi::{day_text, start_days, Axis};
+use crate::compare::view::verdict_lines;
 use crate::compare::{Aligned, Comparison};
 use crate::result::stat_unknown;
 use crate::stats::Stat;
@@ -91,7 +91,7 @@ pub fn terminal_text(cmp: &Comparison, in_ns: bool) -> String {
     let _ = writeln!(
         out,
         "\n{}\n",
-        super::terminal_table::condensed_table(header, rows, 2)
+        crate::report::terminal_table::condensed_table(header, rows, 2)
     );
     for (_, line) in verdict_lines(cmp) {
         let _ = writeln!(out, "{line}");
@@ -101,7 +101,7 @@ pub fn terminal_text(cmp: &Comparison, in_ns: bool) -> String {
 
 /// Markdown: the same.
 pub fn markdown_text(cmp: &Comparison, in_ns: bool) -> String {
-    use super::markdown::{md_cell, md_table};
+    use crate::report::markdown::{md_cell, md_table};
     let mut out = format!("## latscope: {}\n\n", md_cell(&intro(cmp)));
     for line in column_lines(cmp) {
         let _ = writeln!(out, "- {}", md_cell(&line));
@@ -119,7 +119,7 @@ pub fn markdown_text(cmp: &Comparison, in_ns: bool) -> String {
 /// HTML: the columns, the table and one chart per aligned scenario × CPU (a trend over
 /// time for `--by date`, grouped bars otherwise).
 pub fn html_section(cmp: &Comparison, in_ns: bool) -> anyhow::Result<String> {
-    use super::html::esc;
+    use crate::report::html::esc;
     let axis = axis_of(cmp);
     let mut out = format!("<section>\n<h2>{}</h2>\n<ul>\n", esc(&intro(cmp)));
     for line in column_lines(cmp) {
@@ -127,7 +127,7 @@ pub fn html_section(cmp: &Comparison, in_ns: bool) -> anyhow::Result<String> {
     }
     out.push_str("</ul>\n");
     let (header, rows) = header_and_rows(cmp, in_ns);
-    out.push_str(&super::change_table::html_table(&header, &rows));
+    out.push_str(&crate::compare::view::change::html_table(&header, &rows));
     let days: Option<Vec<f64>> = cmp.runs.iter().map(start_days).collect();
     for a in &cmp.aligned {
         let series: Vec<(String, Vec<Option<f64>>)> = CHART_STATS
@@ -145,8 +145,8 @@ pub fn html_section(cmp: &Comparison, in_ns: bool) -> anyhow::Result<String> {
                 "max and p99 over time (one point per run, OSADL style)",
             ),
             _ => (
-                super::plots::category_svg(
-                    super::plots::Style::Bars,
+                crate::report::plots::category_svg(
+                    crate::report::plots::Style::Bars,
                     &a.key.label(),
                     axis.name(),
                     "latency (µs)",
@@ -207,16 +207,16 @@ pub fn trend_svg(
                 + Text::new(day_text(d), (-34, -22), ("sans-serif", 13).into_font())
         }))?;
         for (i, (label, values)) in series.iter().enumerate() {
-            let c = super::plots::color(i);
+            let c = crate::report::plots::color(i);
             let mut points: Vec<(f64, f64)> = days
                 .iter()
                 .zip(values)
                 .filter_map(|(&d, v)| v.map(|v| (d, v)))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            super::plots::draw_line_with_dots(&mut chart, &points, label, c)?;
+            crate::report::plots::draw_line_with_dots(&mut chart, &points, label, c)?;
         }
-        super::plots::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        crate::report::plots::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         root.present()?;
     }
     Ok(svg)

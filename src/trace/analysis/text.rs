@@ -7,7 +7,7 @@
 //! typed events do not keep (`was_armed`, `node_id`, `mm_cid`) are not printed; the task name
 //! before the PID comes from sched events seen (`TextRenderer`) or is `<...>`.
 
-use super::event::{Event, EventKind, TaskRef};
+use crate::trace::event::{Event, EventKind, TaskRef};
 use std::collections::HashMap;
 
 // common_flags bits (include/linux/trace_events.h, 6.x).

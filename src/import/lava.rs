@@ -7,8 +7,8 @@
 //! (report/lava.rs); only the statistics present are known, the others are marked
 //! unknown and never judged.
 
-use super::lava_log::{read_log, LavaCase, Sighting};
 use crate::error::UserError;
+use crate::import::lava_log::{read_log, LavaCase, Sighting};
 use crate::result::{Run, Scenario, ScenarioParams, ThreadResult, UNKNOWN_STATS_KEY};
 use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
@@ -30,7 +30,7 @@ pub fn load_result(path: &Path) -> Result<Run, UserError> {
             reason: format!("LAVA job log: {reason}"),
         });
     }
-    super::cyclictest_import::from_text(path, text)
+    crate::import::cyclictest::from_text(path, text)
 }
 
 /// The code of the warnings a LAVA log's reading leaves (a sighting that disagrees, a

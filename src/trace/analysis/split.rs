@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{Event, EventKind};
-use super::timeline::Timeline;
+use crate::trace::analysis::timeline::Timeline;
+use crate::trace::event::{Event, EventKind};
 
 /// How the timer probe waited; decides how samples are joined to hrtimers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@
 //! YAML flow mapping (`{"dt": ..., "lvl": ..., "msg": ...}`, `- ` before it in output.yaml,
 //! with tags such as `! "65.01"`), read by a YAML parser; plain text lines (the log as
 //! LAVA's web page shows it, or `--export-lava`'s own script) are read as they are.
-//! lava_import.rs decides between the sightings.
+//! lava.rs decides between the sightings.
 
 use std::collections::BTreeMap;
 use yaml_rust2::{Yaml, YamlLoader};

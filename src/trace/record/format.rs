@@ -6,7 +6,7 @@
 //! (`tracepoint_decode`) reads format files but not ftrace ring-buffer pages, which we need
 //! anyway, and brings the EventHeader machinery along; the subset we need is small.
 
-use super::event::{Event, EventKind, TaskRef};
+use crate::trace::event::{Event, EventKind, TaskRef};
 use anyhow::{anyhow, bail, Context};
 use std::collections::HashMap;
 use std::path::Path;

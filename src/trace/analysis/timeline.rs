@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{Event, EventKind, Losses, TaskRef};
+use crate::trace::event::{Event, EventKind, Losses, TaskRef};
 
 /// A time span on one CPU where the ring buffer lost events: nothing seen there may be
 /// taken as "nothing happened".

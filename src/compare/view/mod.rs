@@ -2,10 +2,13 @@
 //! terminal tables and verdicts, Markdown, CSV (one row per aligned scenario × CPU ×
 //! statistic × run) and HTML with overlaid histograms.
 
-use super::plots::HistogramLine;
-use super::{stat_unknown, Format, Reporter};
+pub mod change;
+pub mod multi;
+
 use crate::compare::rules::{ratio_text, signed_change};
 use crate::compare::{Aligned, Comparison, Verdict};
+use crate::report::plots::HistogramLine;
+use crate::report::{stat_unknown, Format, Reporter};
 use crate::result::ThreadResult;
 use crate::stats::Stat;
 use std::fmt::Write;
@@ -154,22 +157,22 @@ pub struct ComparisonTableReporter {
 impl Reporter<Comparison<'_>> for ComparisonTableReporter {
     fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
         if cmp.is_multi() {
-            return Ok(super::multi_view::terminal_text(cmp, self.in_ns).into_bytes());
+            return Ok(crate::compare::view::multi::terminal_text(cmp, self.in_ns).into_bytes());
         }
         let mut out = String::new();
         for (i, l) in cmp.labels.iter().enumerate() {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(out, "{} {role}: {l}", (b'A' + (i % 26) as u8) as char);
         }
-        if super::change_table::wants_rt_cost_layout(cmp) {
-            out.push_str(&super::change_table::rt_cost_text(cmp, self.in_ns));
+        if crate::compare::view::change::wants_rt_cost_layout(cmp) {
+            out.push_str(&crate::compare::view::change::rt_cost_text(cmp, self.in_ns));
         } else {
             for a in &cmp.aligned {
                 let (header, rows) = table(cmp, a, self.in_ns);
-                let t = super::terminal_table::condensed_table(header, rows, 1);
+                let t = crate::report::terminal_table::condensed_table(header, rows, 1);
                 let _ = writeln!(out, "\n{}\n{t}", a.key.label());
             }
-            out.push_str(&super::change_table::throughput_text(cmp));
+            out.push_str(&crate::compare::view::change::throughput_text(cmp));
         }
         out.push('\n');
         for (_, line) in verdict_lines(cmp) {
@@ -187,17 +190,19 @@ pub struct ComparisonMarkdownReporter {
 
 impl Reporter<Comparison<'_>> for ComparisonMarkdownReporter {
     fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
-        use super::markdown::{md_cell, md_table};
+        use crate::report::markdown::{md_cell, md_table};
         if cmp.is_multi() {
-            return Ok(super::multi_view::markdown_text(cmp, self.in_ns).into_bytes());
+            return Ok(crate::compare::view::multi::markdown_text(cmp, self.in_ns).into_bytes());
         }
         let mut out = String::from("## latscope comparison\n\n");
         for (i, l) in cmp.labels.iter().enumerate() {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(out, "- {role}: `{}`", l.replace('`', "'"));
         }
-        if super::change_table::wants_rt_cost_layout(cmp) {
-            out.push_str(&super::change_table::rt_cost_markdown(cmp, self.in_ns));
+        if crate::compare::view::change::wants_rt_cost_layout(cmp) {
+            out.push_str(&crate::compare::view::change::rt_cost_markdown(
+                cmp, self.in_ns,
+            ));
         }
         for a in &cmp.aligned {
             let (header, rows) = table(cmp, a, self.in_ns);
@@ -278,7 +283,7 @@ pub struct ComparisonHtmlReporter {
 
 impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
     fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
-        use super::html::{esc, page};
+        use crate::report::html::{esc, page};
         let mut body = String::from("<h1>latscope comparison</h1>\n<ul>\n");
         for (i, l) in cmp.labels.iter().enumerate() {
             let role = if i == 0 { "baseline" } else { "compared" };
@@ -286,10 +291,10 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
         }
         body.push_str("</ul>\n");
         if cmp.is_multi() {
-            body.push_str(&super::multi_view::html_section(cmp, self.in_ns)?);
+            body.push_str(&crate::compare::view::multi::html_section(cmp, self.in_ns)?);
         }
-        if super::change_table::wants_rt_cost_layout(cmp) {
-            body.push_str(&super::change_table::rt_cost_html(cmp, self.in_ns));
+        if crate::compare::view::change::wants_rt_cost_layout(cmp) {
+            body.push_str(&crate::compare::view::change::rt_cost_html(cmp, self.in_ns));
         }
         body.push_str("<h2>Verdicts</h2>\n");
         for (v, line) in verdict_lines(cmp) {
@@ -321,7 +326,7 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
                     .flatten()
                     .next()
                     .map(|(s, _)| s.params.deadline_ns);
-                let (svg, note) = super::plots::histogram_svg(
+                let (svg, note) = crate::report::plots::histogram_svg(
                     &format!("{} — histograms overlaid", a.key.label()),
                     &lines,
                     deadline,

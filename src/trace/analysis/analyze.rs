@@ -4,24 +4,26 @@
 //! events and timeline. Timer and wake spikes are both accounted by account.rs; every task
 //! cause also gets its whole run slice (`ran_ns`, from the run slices below).
 
-use super::account::{Cause, CauseKind, SilenceBounds};
-use super::attribution::{
-    attribute as attribute_split, attribute_response, summarize, AttributionConfig, Spike,
-    SummaryEntry,
-};
-use super::event::{Event, EventKind};
-use super::noise_classify::{classify_gaps, NoiseGap};
-use super::result::{
-    CauseSummary, TimelineSpan, TraceResult, TraceSpike, TraceThread, SWITCH_IN_PLACEMENT,
-};
-use super::split::{split_timer, SampleSplit, SplitConfig, TimerMethod, TimerSample, TimerSplit};
-use super::threshold::Threshold;
-use super::timeline::{softirq_name, Timeline};
-use super::wake_split::{split_wake, WakeSample, WakeSplit};
-use super::Recording;
 use crate::probe::ProbeOutput;
 use crate::result::ThreadResult;
 use crate::stats::{Recorder, RecorderConfig};
+use crate::trace::analysis::account::{Cause, CauseKind, SilenceBounds};
+use crate::trace::analysis::attribution::{
+    attribute as attribute_split, attribute_response, summarize, AttributionConfig, Spike,
+    SummaryEntry,
+};
+use crate::trace::analysis::noise_classify::{classify_gaps, NoiseGap};
+use crate::trace::analysis::split::{
+    split_timer, SampleSplit, SplitConfig, TimerMethod, TimerSample, TimerSplit,
+};
+use crate::trace::analysis::threshold::Threshold;
+use crate::trace::analysis::timeline::{softirq_name, Timeline};
+use crate::trace::analysis::wake_split::{split_wake, WakeSample, WakeSplit};
+use crate::trace::event::{Event, EventKind};
+use crate::trace::result::{
+    CauseSummary, TimelineSpan, TraceResult, TraceSpike, TraceThread, SWITCH_IN_PLACEMENT,
+};
+use crate::trace::Recording;
 use std::collections::BTreeMap;
 
 /// The most spikes kept in the result (worst first).
@@ -215,7 +217,9 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
                     .find(|r| r.metric == "response" && r.cpu == t.cpu)
                     .and_then(|r| r.extra.get_mut("first_iterations"))
                 {
-                    super::wake_split::add_first_iteration_switches(&tl, t.tid, first, 2_000);
+                    crate::trace::analysis::wake_split::add_first_iteration_switches(
+                        &tl, t.tid, first, 2_000,
+                    );
                 }
                 wake_parts(t, &samples, &splits, &method);
                 let values: Vec<u64> = rows.iter().map(|r| r[n - 1]).collect();
@@ -257,7 +261,7 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
         result.worst_spike_events = sorted[a..b.max(a)]
             .iter()
             .take(MAX_WORST_EVENTS)
-            .map(super::render_text_line)
+            .map(crate::trace::render_text_line)
             .collect();
         result.worst_spike_spans = timeline_spans(&tl, &sorted[a..b.max(a)], from, to);
     }

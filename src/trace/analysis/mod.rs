@@ -1,0 +1,17 @@
+//! Analysis (pure: events in, parts and causes out): a timeline per CPU, the per-sample
+//! split joined by time (split.rs, wake_split.rs), exclusive-time accounting, spike
+//! attribution and noise classes, and the kernel's text format, so saved traces can be
+//! read back and analysed without root.
+
+pub mod account;
+pub mod analyze;
+pub mod attribution;
+pub mod noise_classify;
+pub mod split;
+pub mod text;
+pub mod threshold;
+pub mod timeline;
+pub mod wake_split;
+
+#[cfg(test)]
+mod tests;
