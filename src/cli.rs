@@ -1,7 +1,10 @@
 //! The command line, clap derive only: subcommands, the options every probe shares
 //! (flattened into each), and help text that teaches. Validation lives in `plan`.
 
+use crate::compare::multi::Axis;
+use crate::output::exports::Format;
 use crate::sys::sched::Policy;
+use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -225,10 +228,10 @@ pub struct ReportArgs {
     /// With several files: what the columns stand for (host, kernel, date, file; default
     /// file).
     #[arg(long, value_enum, value_name = "AXIS")]
-    pub by: Option<crate::compare::multi::Axis>,
+    pub by: Option<Axis>,
     /// The format to print (or write with -o).
     #[arg(short = 'f', long, value_enum, default_value = "table")]
-    pub format: crate::report::Format,
+    pub format: Format,
     /// Write the --format output to this file instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub out_file: Option<PathBuf>,
@@ -272,7 +275,7 @@ pub struct CompareArgs {
     /// One table with a column per host, kernel, date or file (the default with more
     /// than two files); `date` puts the columns in time order and draws trend charts.
     #[arg(long, value_enum, value_name = "AXIS")]
-    pub by: Option<crate::compare::multi::Axis>,
+    pub by: Option<Axis>,
     /// Regression rule(s): STATS:PERCENT[:ABSOLUTE]. [default: p99.9,max:10%:5us]
     #[arg(long, value_name = "RULE")]
     pub rule: Vec<String>,
@@ -689,4 +692,53 @@ pub fn cyclictest_histogram_typed_to_timer(args: &[String]) -> Option<String> {
             "`latscope timer -h` is help, not cyclictest's histogram (-h {value}): use `latscope cyclictest ... -h {value}` for cyclictest's options and histogram, or `latscope timer --export-html` for latscope's"
         ))
     })
+}
+
+// clap's side of the value types typed on the command line (`--policy`, `--format`,
+// `--by`), so their own modules stay free of clap. Each help is its variant's doc comment
+// without the final period, as clap's derive would print it.
+impl clap::ValueEnum for Policy {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Policy::Other, Policy::Fifo, Policy::Rr]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            Policy::Other => PossibleValue::new("other")
+                .help("SCHED_OTHER, the default time-sharing policy (priority 0)"),
+            Policy::Fifo => PossibleValue::new("fifo")
+                .help("SCHED_FIFO, real-time first-in first-out (priority 1-99)"),
+            Policy::Rr => {
+                PossibleValue::new("rr").help("SCHED_RR, real-time round-robin (priority 1-99)")
+            }
+        })
+    }
+}
+
+impl clap::ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Format::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
+}
+
+impl clap::ValueEnum for Axis {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Axis::Host, Axis::Kernel, Axis::Date, Axis::File]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            Axis::Host => "The machine (`system.hostname`)",
+            Axis::Kernel => "The kernel (`system.kernel_release` and preemption model)",
+            Axis::Date => {
+                "When the run started (columns oldest first; the HTML report draws a trend chart)"
+            }
+            Axis::File => "The file (its name)",
+        };
+        Some(PossibleValue::new(self.name()).help(help))
+    }
 }

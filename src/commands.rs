@@ -161,7 +161,7 @@ fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Resu
         print!("{}", suite_list_text()?);
         return Ok(EXIT_OK);
     }
-    let (plan, _spec, size) = crate::suite::plan::suite_plan(&args)?;
+    let (plan, _spec, size) = crate::suite::suite_plan(&args)?;
     if !plan.output.quiet {
         eprintln!(
             "latscope suite: {} scenario(s), about {} (estimated)",
@@ -358,7 +358,7 @@ pub fn run_plan(
         .filter(|e| e.to_stdout())
         .cloned()
         .collect();
-    crate::output::exports::write(&stdout_exports, run, &opts, true)?;
+    crate::report::write_exports(&stdout_exports, run, &opts, true)?;
     let failed = crate::result::limits::print_verdict(
         &crate::result::limits::check_run(run, &plan.output.limits),
         !plan.output.limits.is_empty() && !plan.output.quiet,
@@ -410,7 +410,7 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(crate::report::iterations::parse_range)
         .transpose()?;
-    if iterations.is_some() && args.format != crate::report::Format::Table {
+    if iterations.is_some() && args.format != crate::output::exports::Format::Table {
         return Err(crate::error::UserError::InvalidValue {
             option: "--iterations".into(),
             value: args.iterations.clone().unwrap_or_default(),
@@ -451,8 +451,8 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         in_ns: args.output.ns,
         limits: limits.clone(),
     };
-    crate::output::exports::write(&all, &run, &opts, true)?;
-    if args.format == crate::report::Format::Table {
+    crate::report::write_exports(&all, &run, &opts, true)?;
+    if args.format == crate::output::exports::Format::Table {
         eprint!("{}", crate::report::table::warning_lines(&run));
     }
     let failed = crate::result::limits::print_verdict(

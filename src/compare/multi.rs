@@ -6,7 +6,7 @@ use crate::result::Run;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// What the columns of a many-results view stand for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Axis {
     /// The machine (`system.hostname`).
     Host,

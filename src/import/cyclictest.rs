@@ -298,7 +298,7 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
             }
         }
         extra.insert(
-            crate::report::UNKNOWN_STATS_KEY.into(),
+            crate::result::UNKNOWN_STATS_KEY.into(),
             Value::from(
                 unknown
                     .iter()

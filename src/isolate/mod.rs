@@ -27,8 +27,9 @@ mod terminal;
 mod workqueue;
 
 pub use guard::IsolationGuard;
+pub use report::RestoreOutcome;
 pub use report::{IsolationReport, MovedIrq, UnmovableIrq, UnmovableTask};
-pub use restore::{restore_all, restore_from_file, restore_state, RestoreOutcome};
+pub use restore::{restore_all, restore_from_file, restore_state};
 pub use state::{
     state_dir, IrqOriginal, IsolationState, KnobOriginal, RestoreSummary, TaskOriginal,
 };

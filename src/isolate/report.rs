@@ -1,5 +1,5 @@
 //! What an isolation did and what it could not do, as stored in `scenario.isolation`
-//! and turned into warnings.
+//! and turned into warnings; what `latscope restore` did (`RestoreOutcome`).
 
 use crate::units::format_cpu_list;
 use crate::warning::{Warning, WarningCode};
@@ -91,5 +91,32 @@ impl IsolationReport {
                 )));
         }
         w
+    }
+}
+
+/// One line of `latscope restore` output per state file or leftover cpuset.
+#[derive(Debug, Clone)]
+pub struct RestoreOutcome {
+    pub message: String,
+    pub ok: bool,
+    /// Nothing was tried: undoing this needs root (`latscope restore` exits 4).
+    pub needs_root: bool,
+}
+
+impl RestoreOutcome {
+    pub fn done(message: String, ok: bool) -> Self {
+        Self {
+            message,
+            ok,
+            needs_root: false,
+        }
+    }
+
+    pub fn needs_root(what: String) -> Self {
+        Self {
+            message: format!("{what}; undoing it needs root: run `sudo latscope restore`"),
+            ok: false,
+            needs_root: true,
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! `latscope restore`, which also removes leftover cpusets of dead runs and puts back
 //! the terminal settings of their serial loads (`terminal.rs`).
 
+use super::report::RestoreOutcome;
 use super::state::{boot_id, state_files, IsolationState, RestoreSummary};
 use super::{cpuset_v1, cpuset_v2, irq_affinity};
 use crate::sys::cpuset::{self, CpusetMount};
@@ -74,33 +75,6 @@ pub fn restore_from_file(path: &Path) -> anyhow::Result<RestoreSummary> {
         std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
     }
     Ok(summary)
-}
-
-/// One line of `latscope restore` output per state file or leftover cpuset.
-#[derive(Debug, Clone)]
-pub struct RestoreOutcome {
-    pub message: String,
-    pub ok: bool,
-    /// Nothing was tried: undoing this needs root (`latscope restore` exits 4).
-    pub needs_root: bool,
-}
-
-impl RestoreOutcome {
-    pub fn done(message: String, ok: bool) -> Self {
-        Self {
-            message,
-            ok,
-            needs_root: false,
-        }
-    }
-
-    fn needs_root(what: String) -> Self {
-        Self {
-            message: format!("{what}; undoing it needs root: run `sudo latscope restore`"),
-            ok: false,
-            needs_root: true,
-        }
-    }
 }
 
 /// `latscope restore`: undoes the isolation of every run that left a state file and is

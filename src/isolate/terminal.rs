@@ -4,7 +4,7 @@
 //! has what latscope set, so a later user's settings (or another pty that got the same
 //! number) are never overwritten.
 
-use super::restore::RestoreOutcome;
+use super::report::RestoreOutcome;
 use super::state::{boot_id, state_dir};
 use crate::sys::procfs;
 use crate::sys::tty::{self, Termios, TermiosFields, TtyOpenError};

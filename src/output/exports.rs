@@ -3,10 +3,59 @@
 //! runs never write into each other's files) and written after every scenario.
 
 use crate::error::UserError;
-use crate::report::{Format, RenderOptions};
-use crate::result::Run;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
+
+/// The output formats of `latscope report --format` and the `--export-*` flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+    Markdown,
+    Html,
+    Junit,
+    Lava,
+}
+
+impl Format {
+    /// Every format, in `--help`'s order.
+    pub const ALL: [Format; 7] = [
+        Format::Table,
+        Format::Json,
+        Format::Csv,
+        Format::Markdown,
+        Format::Html,
+        Format::Junit,
+        Format::Lava,
+    ];
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+            Format::Junit => "junit",
+            Format::Lava => "lava",
+        }
+    }
+
+    /// The flag that exports this format.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Format::Table => "--format table",
+            Format::Json => "--export-json",
+            Format::Csv => "--export-csv",
+            Format::Markdown => "--export-markdown",
+            Format::Html => "--export-html",
+            Format::Junit => "--export-junit",
+            Format::Lava => "--export-lava",
+        }
+    }
+}
 
 /// One export: a format and where it goes.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,25 +108,6 @@ pub fn check_output_path(option: &str, path: &Option<PathBuf>) -> Result<(), Use
             path: format!("{} ({option})", p.display()),
             reason: e.to_string(),
         })?;
-    }
-    Ok(())
-}
-
-/// Renders and writes every export; stdout ones only when `include_stdout`.
-pub fn write(
-    exports: &[Export],
-    run: &Run,
-    opts: &RenderOptions,
-    include_stdout: bool,
-) -> anyhow::Result<()> {
-    for e in exports {
-        if e.to_stdout() && !include_stdout {
-            continue;
-        }
-        let bytes = crate::report::reporter(e.format, opts)
-            .render(run)
-            .with_context(|| format!("rendering {}", e.format.flag()))?;
-        write_bytes(&e.path, &bytes)?;
     }
     Ok(())
 }

@@ -28,33 +28,7 @@ pub const DEFAULT_TRACE_BUFFER_BYTES: u64 = 8 << 20;
 
 pub(crate) use crate::error::invalid;
 
-pub(crate) fn out_of_range(option: &str, value: &str, range: &str) -> UserError {
-    UserError::OutOfRange {
-        option: option.into(),
-        value: value.into(),
-        range: range.into(),
-    }
-}
-
-/// Parses a duration option and checks it against an inclusive range.
-pub fn duration_in_range(
-    option: &str,
-    text: &str,
-    bare_unit_ns: u64,
-    min_ns: u64,
-    max_ns: u64,
-) -> Result<u64, UserError> {
-    let ns = units::parse_duration_ns_with_default(text, bare_unit_ns)
-        .map_err(|reason| invalid(option, text, reason))?;
-    if ns < min_ns || ns > max_ns {
-        return Err(out_of_range(
-            option,
-            text,
-            &format!("{} to {}", units::human_ns(min_ns), units::human_ns(max_ns)),
-        ));
-    }
-    Ok(ns)
-}
+pub(crate) use super::range::{duration_in_range, out_of_range};
 
 /// A CPU list as typed: `all` is settled against the online CPUs when resolving.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -261,7 +235,7 @@ pub fn check_output(out: &OutputArgs, raw: &Option<PathBuf>) -> Result<OutputSet
     let limits = crate::plan::output::limits_from_args(out)?;
     let mut exports = crate::plan::output::exports_from_args(out);
     crate::output::exports::check_destinations(&exports)?;
-    exports.retain(|e| e.format != crate::report::Format::Json);
+    exports.retain(|e| e.format != crate::output::exports::Format::Json);
     Ok(OutputSettings {
         export_json: out.export_json.clone(),
         raw: raw.clone(),

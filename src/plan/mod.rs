@@ -11,6 +11,7 @@ pub mod load;
 pub mod net;
 pub mod noise;
 pub mod output;
+pub mod range;
 pub mod timer;
 pub mod timer_slack;
 pub mod wake;

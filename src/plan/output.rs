@@ -5,7 +5,7 @@
 use crate::cli::{CompareOutputArgs, OutputArgs};
 use crate::error::UserError;
 use crate::output::exports::Export;
-use crate::report::Format;
+use crate::output::exports::Format;
 use crate::result::limits::Limit;
 
 /// The exports asked for on the command line, in a fixed order.

@@ -1,7 +1,7 @@
 //! `--timer-slack`: its default and range, checked as typed (plan::common calls it for
 //! every probe; `latscope cyclictest` sets none and leaves the inherited slack).
 
-use super::common::duration_in_range;
+use super::range::duration_in_range;
 use crate::error::UserError;
 
 /// The timer slack latscope's threads run with unless `--timer-slack` says otherwise:

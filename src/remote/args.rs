@@ -6,9 +6,8 @@
 /// command line, with their value. Every `--export-*` comes from `Format`, so a new export
 /// format is never handed to the board as a path of this machine.
 fn is_local_only(option: &str) -> bool {
-    use clap::ValueEnum;
     ["--host", "--ssh-option", "--raw"].contains(&option)
-        || crate::report::Format::value_variants()
+        || crate::output::exports::Format::ALL
             .iter()
             .any(|f| f.flag().starts_with("--export-") && f.flag() == option)
 }
@@ -122,7 +121,7 @@ mod tests {
     #[test]
     fn every_export_format_is_written_here() {
         use clap::ValueEnum;
-        for format in crate::report::Format::value_variants() {
+        for format in crate::output::exports::Format::value_variants() {
             let flag = format.flag();
             if !flag.starts_with("--export-") {
                 continue;

@@ -208,14 +208,14 @@ fn bring_home(
     };
     for e in exports {
         let path = path_for_host(&e.path, host, several);
-        if e.format == crate::report::Format::Json {
+        if e.format == crate::output::exports::Format::Json {
             crate::output::exports::write_bytes(&path, json)?;
         } else {
             let one = Export {
                 format: e.format,
                 path,
             };
-            crate::output::exports::write(std::slice::from_ref(&one), &run, opts, true)?;
+            crate::report::write_exports(std::slice::from_ref(&one), &run, opts, true)?;
         }
     }
     if let (Some(path), Some(bytes)) = (raw, &o.raw) {

@@ -1,5 +1,6 @@
 //! Renderers: each turns a Run into bytes and never touches files itself; the caller
-//! decides where the bytes go. `Format` names them for `--format` and the export flags.
+//! decides where the bytes go (`write_exports` hands them to output/). `Format`
+//! (output/exports.rs) names them for `--format` and the export flags.
 
 pub mod csv;
 pub mod extras;
@@ -17,39 +18,14 @@ pub mod table;
 pub mod terminal_table;
 pub mod trace;
 
+use crate::output::exports::{Export, Format};
 use crate::result::Run;
+use anyhow::Context;
 
 /// Renders a Run (or what else a format shows, such as a `compare::Comparison`) in one
 /// format.
 pub trait Reporter<Input: ?Sized = Run> {
     fn render(&self, input: &Input) -> anyhow::Result<Vec<u8>>;
-}
-
-/// The output formats of `latscope report --format` and the `--export-*` flags.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Table,
-    Json,
-    Csv,
-    Markdown,
-    Html,
-    Junit,
-    Lava,
-}
-
-impl Format {
-    /// The flag that exports this format.
-    pub fn flag(self) -> &'static str {
-        match self {
-            Format::Table => "--format table",
-            Format::Json => "--export-json",
-            Format::Csv => "--export-csv",
-            Format::Markdown => "--export-markdown",
-            Format::Html => "--export-html",
-            Format::Junit => "--export-junit",
-            Format::Lava => "--export-lava",
-        }
-    }
 }
 
 /// What renderers may need besides the run.
@@ -78,6 +54,25 @@ pub fn reporter(format: Format, opts: &RenderOptions) -> Box<dyn Reporter> {
             limits: opts.limits.clone(),
         }),
     }
+}
+
+/// Renders and writes every export; stdout ones only when `include_stdout`.
+pub fn write_exports(
+    exports: &[Export],
+    run: &Run,
+    opts: &RenderOptions,
+    include_stdout: bool,
+) -> anyhow::Result<()> {
+    for e in exports {
+        if e.to_stdout() && !include_stdout {
+            continue;
+        }
+        let bytes = reporter(e.format, opts)
+            .render(run)
+            .with_context(|| format!("rendering {}", e.format.flag()))?;
+        crate::output::exports::write_bytes(&e.path, &bytes)?;
+    }
+    Ok(())
 }
 
 pub use crate::result::{stat_unknown, UNKNOWN_STATS_KEY};

@@ -61,7 +61,7 @@ pub fn thread_failures(sc: &Scenario, th: &ThreadResult, limits: &[Limit]) -> Ve
         .iter()
         .filter_map(|l| {
             let value = th.summary.stat(l.stat);
-            if crate::report::stat_unknown(th, l.stat) || value <= l.limit {
+            if crate::result::stat_unknown(th, l.stat) || value <= l.limit {
                 return None;
             }
             Some(LimitFailure {

@@ -615,7 +615,7 @@ fn save(plan: &Plan, run: &Run, raw: &[(String, RawSeries)]) -> anyhow::Result<(
         in_ns: plan.output.ns,
         limits: plan.output.limits.clone(),
     };
-    crate::output::exports::write(&plan.output.exports, run, &opts, false)?;
+    crate::report::write_exports(&plan.output.exports, run, &opts, false)?;
     if let Some(path) = &plan.output.raw {
         crate::result::write_atomically_with(path, |out| crate::report::raw::write_raw(raw, out))
             .with_context(|| format!("writing {}", path.display()))?;

@@ -18,9 +18,9 @@ impl FixedBuckets {
     /// `buckets` buckets of `unit_ns` each (`unit_ns` >= 1, `buckets` >= 1).
     pub fn new(unit_ns: u64, buckets: usize) -> Self {
         let mut counts = vec![0u64; buckets.max(1)];
-        crate::sys::memlock::prefault_slice(&mut counts);
+        super::prefault::prefault_slice(&mut counts);
         let mut overflow_samples = vec![0u64; buckets.max(1)];
-        crate::sys::memlock::prefault_slice(&mut overflow_samples);
+        super::prefault::prefault_slice(&mut overflow_samples);
         overflow_samples.clear();
         Self {
             unit_ns: unit_ns.max(1),

@@ -4,6 +4,7 @@
 
 pub mod fixed_buckets;
 pub mod matching;
+pub mod prefault;
 pub mod recorder;
 pub mod series;
 pub mod stat;

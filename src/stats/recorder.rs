@@ -88,7 +88,7 @@ impl Recorder {
         histogram.reset();
         // Fill, write every page, clear: the capacity stays and every page is present.
         let mut raw = vec![[0u64; 2]; config.raw_capacity];
-        crate::sys::memlock::prefault_slice(&mut raw);
+        super::prefault::prefault_slice(&mut raw);
         raw.clear();
         Self {
             histogram,

@@ -1,9 +1,13 @@
 //! `latscope suite`: a matrix of scenarios (any probe × its own axes × load × isolation ×
 //! policy) from a preset or a TOML plan: the plan format and where it is read from. The
-//! plan layer (suite/plan.rs) expands it into one validated Plan.
+//! plan layer (suite/plan.rs, then suite/expand.rs) checks and expands it into one validated
+//! Plan.
 
+pub mod expand;
 pub mod plan;
 pub mod presets;
+
+pub use expand::suite_plan;
 
 use crate::cli::SuiteArgs;
 use crate::error::invalid;

@@ -1,32 +1,23 @@
-//! The plan of `latscope suite`: every `[[matrix]]` block checked as typed (its probe,
-//! that probe's own axes and no other's, policies, trace), the matrix size counted and
-//! bounded before anything is expanded, then every scenario resolved on this machine
-//! through the same builders as `latscope timer`/`wake`/`net`/`noise` (policy, shield,
-//! loads, CPUs, RT safety), so a suite is refused before its first scenario runs; errors
-//! name the block and the key.
+//! The plan of `latscope suite`, first step: every `[[matrix]]` block checked as typed
+//! (its probe, that probe's own axes and no other's, policies, trace) and the matrix size
+//! counted and bounded before anything is expanded; expand.rs then resolves every
+//! scenario on this machine. Errors name the block and the key.
 
-use crate::cli::{CommonArgs, SuiteArgs, TraceArgs};
+use crate::cli::{CommonArgs, TraceArgs};
 use crate::error::UserError;
 use crate::load::LoadSpec;
-use crate::plan::common::busy_checked_scenarios;
 use crate::plan::common::{
-    add_warnings, check_common, check_output, check_raw_capacity, check_trace, duration_in_range,
-    invalid, parse_policy_spec, resolve_common, resolve_isolate, resolve_loads, resolve_output,
-    resolve_policy, resolve_trace, CommonPlan, CommonRequest, CpuList, Machine, MAX_PERIOD_NS,
-    MIN_PERIOD_NS,
+    check_common, check_raw_capacity, check_trace, duration_in_range, invalid, parse_policy_spec,
+    CommonRequest, MAX_PERIOD_NS, MIN_PERIOD_NS,
 };
-use crate::plan::net::{default_net_timing, net_scenarios, net_sizes, NetSweep};
+use crate::plan::net::net_sizes;
 use crate::plan::timer::RAW_BYTES_PER_SAMPLE;
-use crate::plan::wake::{
-    parse_competitors, wake_scenarios, WakeSweep, RAW_BYTES_PER_ITERATION as WAKE_RAW_BYTES,
-};
-use crate::plan::{Plan, ScenarioPlan, TraceSettings};
-use crate::probe::noise::NoiseProbe;
-use crate::probe::timer::{Method, TimerProbe};
+use crate::plan::wake::{parse_competitors, RAW_BYTES_PER_ITERATION as WAKE_RAW_BYTES};
+use crate::plan::TraceSettings;
+use crate::probe::timer::Method;
 use crate::probe::wake::mechanism::Mechanism;
 use crate::suite::{MatrixEntry, SuiteSpec, TraceChoice};
 use crate::sys::sched::Policy;
-use crate::warning::{Warning, WarningCode};
 
 /// The most scenarios a suite runs without `--yes`.
 pub const MAX_SCENARIOS_WITHOUT_YES: u128 = 10_000;
@@ -74,7 +65,7 @@ impl Placement {
 
 /// A block's probe and its own axes, checked as typed.
 #[derive(Debug, Clone)]
-enum Axes {
+pub(super) enum Axes {
     Timer {
         methods: Vec<Method>,
         periods_ns: Vec<u64>,
@@ -97,7 +88,7 @@ enum Axes {
 
 impl Axes {
     /// Scenarios per policy × shield × load set.
-    fn count(&self) -> u128 {
+    pub(super) fn count(&self) -> u128 {
         match self {
             Axes::Timer {
                 methods,
@@ -124,7 +115,7 @@ impl Axes {
 
     /// The estimated measuring time of each of this block's scenarios (one per entry of
     /// `count`, summed), warm-up excluded.
-    fn measuring_ns(&self, request: &CommonRequest) -> u128 {
+    pub(super) fn measuring_ns(&self, request: &CommonRequest) -> u128 {
         let per = |period_ns: u64| -> u128 {
             let by_samples = request
                 .samples
@@ -169,7 +160,7 @@ impl Axes {
 
 /// `trace` of a block as asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum TraceWish {
+pub(super) enum TraceWish {
     Off,
     On,
     /// Trace where this machine can (root and tracefs), say so where not.
@@ -186,26 +177,26 @@ fn trace_wish(choice: &TraceChoice) -> Result<TraceWish, UserError> {
 }
 
 /// One `[[matrix]]` block, checked as typed.
-struct BlockRequest {
+pub(super) struct BlockRequest {
     /// Where errors point: `PLAN, [[matrix]] block N`.
-    place: String,
-    axes: Axes,
-    policies: Vec<(Policy, Option<i32>)>,
-    isolate: Vec<bool>,
+    pub(super) place: String,
+    pub(super) axes: Axes,
+    pub(super) policies: Vec<(Policy, Option<i32>)>,
+    pub(super) isolate: Vec<bool>,
     /// Load sets as typed (`none`, `a + b`); `{cpus}` is known only once CPUs are resolved.
-    loads: Vec<String>,
-    trace: TraceWish,
+    pub(super) loads: Vec<String>,
+    pub(super) trace: TraceWish,
 }
 
 impl BlockRequest {
     /// Names this block and `key` in an error.
-    fn at(&self, key: &str) -> impl Fn(UserError) -> UserError {
+    pub(super) fn at(&self, key: &str) -> impl Fn(UserError) -> UserError {
         in_plan(&self.place, key)
     }
 
     /// Its scenarios; `isolate_axis` is false when the command line's --isolate replaces
     /// the block's `isolate` list.
-    fn count(&self, isolate_axis: bool) -> u128 {
+    pub(super) fn count(&self, isolate_axis: bool) -> u128 {
         let shields = if isolate_axis { self.isolate.len() } else { 1 };
         self.axes
             .count()
@@ -214,7 +205,7 @@ impl BlockRequest {
             .saturating_mul(self.loads.len() as u128)
     }
 
-    fn estimated_ns(&self, request: &CommonRequest, isolate_axis: bool) -> u128 {
+    pub(super) fn estimated_ns(&self, request: &CommonRequest, isolate_axis: bool) -> u128 {
         let shields = if isolate_axis { self.isolate.len() } else { 1 } as u128;
         let combos = self.policies.len() as u128 * shields;
         let per_load_set: u128 = self
@@ -486,7 +477,7 @@ fn check_block(
 
 /// Parses one load set of a block: `none`, or specs joined by `+`, with `{cpus}` replaced
 /// by the measured CPUs.
-fn parse_load_set(text: &str, cpus_text: &str) -> Result<Vec<LoadSpec>, UserError> {
+pub(super) fn parse_load_set(text: &str, cpus_text: &str) -> Result<Vec<LoadSpec>, UserError> {
     if text.trim() == "none" {
         return Ok(Vec::new());
     }
@@ -500,15 +491,15 @@ fn parse_load_set(text: &str, cpus_text: &str) -> Result<Vec<LoadSpec>, UserErro
 
 /// A suite as typed: the shared options (command line over the plan's own), the trace
 /// settings and every block.
-struct SuiteRequest {
-    origin: String,
-    common: CommonRequest,
-    trace: Option<TraceSettings>,
-    blocks: Vec<BlockRequest>,
+pub(super) struct SuiteRequest {
+    pub(super) origin: String,
+    pub(super) common: CommonRequest,
+    pub(super) trace: Option<TraceSettings>,
+    pub(super) blocks: Vec<BlockRequest>,
 }
 
 impl SuiteRequest {
-    fn isolate_axis(&self) -> bool {
+    pub(super) fn isolate_axis(&self) -> bool {
         self.common.isolate.is_none()
     }
 }
@@ -522,7 +513,7 @@ pub struct SuiteSize {
 }
 
 impl SuiteRequest {
-    fn size(&self) -> SuiteSize {
+    pub(super) fn size(&self) -> SuiteSize {
         let axis = self.isolate_axis();
         SuiteSize {
             scenarios: self
@@ -537,7 +528,7 @@ impl SuiteRequest {
 }
 
 /// Checks a suite as typed; reads nothing from the machine.
-fn check_suite(
+pub(super) fn check_suite(
     origin: String,
     spec: &SuiteSpec,
     args: &CommonArgs,
@@ -609,7 +600,7 @@ pub fn suite_size(
 }
 
 /// Refuses a suite of more than MAX_SCENARIOS_WITHOUT_YES scenarios unless `yes`.
-fn check_size(origin: &str, size: SuiteSize, yes: bool) -> Result<(), UserError> {
+pub(super) fn check_size(origin: &str, size: SuiteSize, yes: bool) -> Result<(), UserError> {
     if size.scenarios > MAX_SCENARIOS_WITHOUT_YES && !yes {
         return Err(UserError::BadInputFile {
             path: origin.to_string(),
@@ -635,291 +626,6 @@ pub fn human_estimate(ns: u128) -> String {
     } else {
         format!("{:.1} days", s / 86400.0)
     }
-}
-
-/// The shared settings of every scenario, resolved once.
-struct SuiteBase {
-    base: CommonPlan,
-    machine: Machine,
-    /// The traced settings where `trace = "auto"` can trace here (None: it cannot).
-    auto_trace: Option<TraceSettings>,
-    warnings: Vec<Warning>,
-}
-
-/// Resolves what every block shares on this machine.
-fn resolve_base(request: &SuiteRequest) -> Result<SuiteBase, UserError> {
-    let machine = Machine::read();
-    let base = resolve_common(&request.common, &[machine.last_cpu()], &machine)?;
-    let mut warnings = base.warnings.clone();
-    let wants_auto = request.blocks.iter().any(|b| b.trace == TraceWish::Auto);
-    let auto_trace = match (&request.trace, wants_auto) {
-        (Some(settings), true) => match resolve_trace(Some(settings.clone())) {
-            Ok(t) => t,
-            Err(e) => {
-                add_warnings(
-                    &mut warnings,
-                    [Warning::new(
-                        WarningCode::TraceNote,
-                        format!("trace = \"auto\": not tracing ({e}); timer rows show the wake-up latency, not its interrupt part"),
-                    )],
-                );
-                None
-            }
-        },
-        _ => None,
-    };
-    Ok(SuiteBase {
-        base,
-        machine,
-        auto_trace,
-        warnings,
-    })
-}
-
-/// Expands one checked block into scenarios on this machine.
-fn expand_block(
-    block: &BlockRequest,
-    request: &SuiteRequest,
-    suite: &SuiteBase,
-    warnings: &mut Vec<Warning>,
-) -> Result<Vec<ScenarioPlan>, UserError> {
-    let machine = &suite.machine;
-    let base = &suite.base;
-    let trace = match block.trace {
-        TraceWish::Off => None,
-        TraceWish::On => resolve_trace(request.trace.clone()).map_err(block.at("trace"))?,
-        TraceWish::Auto if matches!(block.axes, Axes::Net { .. }) => None,
-        TraceWish::Auto => suite.auto_trace.clone(),
-    };
-    // The CPUs this block's probe measures on (and shields with `isolate = true`).
-    let cpus = base.settings.cpus.clone();
-    let measured: Vec<usize> = match block.axes {
-        Axes::Timer { .. } | Axes::Noise { .. } => cpus.clone(),
-        Axes::Wake { .. } => cpus.last().copied().into_iter().collect(),
-        Axes::Net { .. } => cpus.first().copied().into_iter().collect(),
-    };
-    let cpus_text = crate::units::format_cpu_list(&measured);
-    let mut found = Vec::new();
-    // `--policy`/`-p` on the command line replace every block's `policies` (as
-    // --samples scales every scenario): `suite --policy other` runs as any user.
-    let policies = if request.common.policy.is_some() || request.common.priority.is_some() {
-        vec![(base.settings.policy, base.settings.priority)]
-    } else {
-        block
-            .policies
-            .iter()
-            .map(|&(policy, priority)| resolve_policy(Some(policy), priority, machine, &mut found))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(block.at("policies"))?
-    };
-    // The command line's --isolate shields every scenario; else the block's list.
-    let shields: Vec<Vec<usize>> = if request.isolate_axis() {
-        let shield = CpuList::These(measured.clone());
-        block
-            .isolate
-            .iter()
-            .map(|&isolated| resolve_isolate(isolated.then_some(&shield), machine, &mut found))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(block.at("isolate"))?
-    } else {
-        vec![base.isolate.clone()]
-    };
-    let load_sets = block
-        .loads
-        .iter()
-        .map(|text| {
-            parse_load_set(text, &cpus_text).map(|mut set| {
-                let mut all = base.loads.clone();
-                all.append(&mut set);
-                all
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(block.at("loads"))?;
-    add_warnings(warnings, found);
-
-    let mut scenarios = Vec::new();
-    for &(policy, priority) in &policies {
-        for isolate in &shields {
-            for loads in &load_sets {
-                let mut settings = base.settings.clone();
-                settings.policy = policy;
-                settings.priority = priority;
-                let common = CommonPlan {
-                    settings,
-                    dma_latency_us: base.dma_latency_us,
-                    loads: resolve_loads(loads, isolate, &machine.online)
-                        .map_err(block.at("loads"))?,
-                    isolate: isolate.clone(),
-                    warnings: Vec::new(),
-                };
-                let mut found = Vec::new();
-                scenarios.extend(expand_axes(
-                    block,
-                    &common,
-                    request.common.force,
-                    &trace,
-                    machine,
-                    &measured,
-                    &mut found,
-                )?);
-                add_warnings(warnings, found);
-            }
-        }
-    }
-    Ok(scenarios)
-}
-
-/// The scenarios of a block's own axes on one resolved policy × shield × load set, each
-/// through its probe's builder.
-fn expand_axes(
-    block: &BlockRequest,
-    common: &CommonPlan,
-    force: bool,
-    trace: &Option<TraceSettings>,
-    machine: &Machine,
-    measured: &[usize],
-    warnings: &mut Vec<Warning>,
-) -> Result<Vec<ScenarioPlan>, UserError> {
-    let mut out = Vec::new();
-    match &block.axes {
-        Axes::Timer {
-            methods,
-            periods_ns,
-        } => {
-            for &method in methods {
-                for &period_ns in periods_ns {
-                    let probe = TimerProbe {
-                        method,
-                        period_ns,
-                        deadline_ns: period_ns,
-                        break_above_ns: None,
-                        distance_ns: 0,
-                        start: Default::default(),
-                        cyclictest: None,
-                    };
-                    out.extend(
-                        busy_checked_scenarios(
-                            vec![probe],
-                            common,
-                            force,
-                            trace,
-                            machine,
-                            warnings,
-                        )
-                        .map_err(block.at("methods"))?,
-                    );
-                }
-            }
-        }
-        Axes::Wake {
-            mechanisms,
-            competitors,
-            placements,
-            intervals_ns,
-        } => {
-            let wakee = measured.first().copied();
-            for &placement in placements {
-                let waker = match placement {
-                    Placement::SameCpu => wakee,
-                    Placement::OtherCpu => Some(
-                        machine
-                            .online
-                            .iter()
-                            .copied()
-                            .find(|&c| Some(c) != wakee)
-                            .ok_or_else(|| {
-                                block.at("placements")(invalid(
-                                    "placements",
-                                    "other-cpu",
-                                    "this machine has one online CPU; use same-cpu",
-                                ))
-                            })?,
-                    ),
-                };
-                for &interval_ns in intervals_ns {
-                    let sweep = WakeSweep {
-                        mechanisms: mechanisms.clone(),
-                        interval_ns,
-                        deadline_ns: interval_ns,
-                        competitors: competitors.clone(),
-                    };
-                    out.extend(
-                        wake_scenarios(&sweep, waker, wakee, common, trace, machine)
-                            .map_err(block.at("placements"))?,
-                    );
-                }
-            }
-        }
-        Axes::Net {
-            sizes,
-            intervals_ns,
-        } => {
-            for &interval_ns in intervals_ns {
-                let (timeout_ns, deadline_ns) = default_net_timing(interval_ns);
-                let sweep = NetSweep {
-                    sizes: sizes.clone(),
-                    interval_ns,
-                    timeout_ns,
-                    deadline_ns,
-                    target: None,
-                };
-                let mut common = common.clone();
-                common.settings.cpus = measured.to_vec();
-                out.extend(
-                    net_scenarios(&sweep, None, &common, machine).map_err(block.at("sizes"))?,
-                );
-            }
-        }
-        Axes::Noise { thresholds_ns } => {
-            let probes = thresholds_ns
-                .iter()
-                .map(|&threshold_ns| NoiseProbe {
-                    threshold_ns,
-                    deadline_ns: 100_000,
-                })
-                .collect();
-            out.extend(
-                busy_checked_scenarios(probes, common, force, trace, machine, warnings)
-                    .map_err(block.at("policies"))?,
-            );
-        }
-    }
-    Ok(out)
-}
-
-/// Expands the suite into a validated plan. `--samples`/`--duration` on the command line
-/// override (scale down) every scenario; `--isolate` and `--load` apply to every one.
-/// The matrix size is checked (more than MAX_SCENARIOS_WITHOUT_YES needs `--yes`) before
-/// any scenario is built.
-pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec, SuiteSize), UserError> {
-    let (origin, spec) = crate::suite::load_spec(args)?;
-    let request = check_suite(origin, &spec, &args.run.common)?;
-    let size = request.size();
-    check_size(&request.origin, size, args.yes)?;
-    let output = check_output(&args.run.output, &args.run.common.raw)?;
-
-    let suite = resolve_base(&request)?;
-    let mut warnings = suite.warnings.clone();
-    let mut scenarios = Vec::new();
-    for block in &request.blocks {
-        scenarios.extend(expand_block(block, &request, &suite, &mut warnings)?);
-    }
-    let output = resolve_output(output)?;
-    Ok((
-        Plan {
-            scenarios,
-            output,
-            warnings,
-            suite: Some(crate::result::SuiteInfo {
-                title: spec.title.clone(),
-                columns: spec.columns.clone(),
-                study: spec.study.clone(),
-            }),
-        },
-        spec,
-        size,
-    ))
 }
 
 #[cfg(test)]

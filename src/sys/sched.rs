@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::io;
 
 /// The scheduling policies a measuring thread can run under.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {
     /// SCHED_OTHER, the default time-sharing policy (priority 0).

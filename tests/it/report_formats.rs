@@ -6,7 +6,8 @@
 use crate::common;
 
 use common::{fixture, latscope};
-use latscope::report::{reporter, Format, RenderOptions};
+use latscope::output::exports::Format;
+use latscope::report::{reporter, RenderOptions};
 use latscope::result::limits::parse_limits;
 use latscope::result::Run;
 

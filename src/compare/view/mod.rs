@@ -4,11 +4,15 @@
 
 pub mod change;
 pub mod multi;
+pub mod verdicts;
+
+pub use verdicts::verdict_lines;
 
 use crate::compare::rules::{ratio_text, signed_change};
 use crate::compare::{Aligned, Comparison, Verdict};
+use crate::output::exports::Format;
 use crate::report::plots::HistogramLine;
-use crate::report::{stat_unknown, Format, Reporter};
+use crate::report::{stat_unknown, Reporter};
 use crate::result::ThreadResult;
 use crate::stats::Stat;
 use std::fmt::Write;
@@ -101,52 +105,6 @@ pub fn table(cmp: &Comparison, a: &Aligned, in_ns: bool) -> (Vec<String>, Vec<Ve
         rows.push(row);
     }
     (header, rows)
-}
-
-/// One line per aligned row and later run: `REGRESSED: ...`, `improved: ...`.
-pub fn verdict_lines(cmp: &Comparison) -> Vec<(Option<Verdict>, String)> {
-    let mut lines = Vec::new();
-    for (a, vs) in cmp.aligned.iter().zip(&cmp.verdicts) {
-        for (i, v) in vs.iter().enumerate() {
-            let label = &cmp.labels[i + 1];
-            match v {
-                Some((verdict, reasons)) => {
-                    let head = match verdict {
-                        Verdict::Regressed => "REGRESSED",
-                        Verdict::Improved => "improved",
-                        Verdict::Unchanged => "unchanged",
-                    };
-                    let why = if reasons.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", reasons.join(", "))
-                    };
-                    lines.push((
-                        Some(*verdict),
-                        format!("{head}: {} in {label}{why}", a.key.label()),
-                    ));
-                }
-                None => {
-                    let missing = if a.entries[0].is_none() {
-                        format!(
-                            "{} only in {label}, not in {}",
-                            a.key.label(),
-                            cmp.labels[0]
-                        )
-                    } else {
-                        format!("{} not in {label}", a.key.label())
-                    };
-                    if !lines
-                        .iter()
-                        .any(|(_, l): &(Option<Verdict>, String)| l.ends_with(&missing))
-                    {
-                        lines.push((None, format!("missing: {missing}")));
-                    }
-                }
-            }
-        }
-    }
-    lines
 }
 
 /// The terminal rendering: a table per aligned scenario × CPU, then the verdicts.

@@ -4,7 +4,7 @@
 //! chart of max and p99 over time (after OSADL's latency plots).
 
 use crate::compare::multi::{day_text, start_days, Axis};
-use crate::compare::view::verdict_lines;
+use crate::compare::view::verdicts::verdict_lines;
 use crate::compare::{Aligned, Comparison};
 use crate::result::stat_unknown;
 use crate::stats::Stat;

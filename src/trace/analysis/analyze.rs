@@ -5,6 +5,9 @@
 //! cause also gets its whole run slice (`ran_ns`, from the run slices below).
 
 use crate::probe::ProbeOutput;
+use crate::result::trace::{
+    CauseSummary, TimelineSpan, TraceResult, TraceSpike, TraceThread, SWITCH_IN_PLACEMENT,
+};
 use crate::result::ThreadResult;
 use crate::stats::{Recorder, RecorderConfig};
 use crate::trace::analysis::account::{Cause, CauseKind, SilenceBounds};
@@ -20,10 +23,7 @@ use crate::trace::analysis::threshold::Threshold;
 use crate::trace::analysis::timeline::{softirq_name, Timeline};
 use crate::trace::analysis::wake_split::{split_wake, WakeSample, WakeSplit};
 use crate::trace::event::{Event, EventKind};
-use crate::trace::result::{
-    CauseSummary, TimelineSpan, TraceResult, TraceSpike, TraceThread, SWITCH_IN_PLACEMENT,
-};
-use crate::trace::Recording;
+use crate::trace::record::session::Recording;
 use std::collections::BTreeMap;
 
 /// The most spikes kept in the result (worst first).
@@ -261,7 +261,7 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
         result.worst_spike_events = sorted[a..b.max(a)]
             .iter()
             .take(MAX_WORST_EVENTS)
-            .map(crate::trace::render_text_line)
+            .map(crate::trace::analysis::text::render_text_line)
             .collect();
         result.worst_spike_spans = timeline_spans(&tl, &sorted[a..b.max(a)], from, to);
     }

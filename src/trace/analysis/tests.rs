@@ -1,6 +1,7 @@
 //! The analysis on event sequences recorded on this project's 6.18 VM
 //! (tests/fixtures/trace/*.txt, kernel text format, read by `text::parse_text_line`).
 
+use crate::result::trace::{TraceThread, SWITCH_IN_PLACEMENT};
 use crate::trace::analysis::account::{CauseKind, SilenceBounds};
 use crate::trace::analysis::analyze::timer_parts;
 use crate::trace::analysis::attribution::{attribute, spike_events, AttributionConfig};
@@ -13,7 +14,6 @@ use crate::trace::analysis::threshold::Threshold;
 use crate::trace::analysis::timeline::{LostSpan, Policy, Timeline};
 use crate::trace::analysis::wake_split::{split_wake, WakeSample};
 use crate::trace::event::{CpuLosses, Event, Losses};
-use crate::trace::result::{TraceThread, SWITCH_IN_PLACEMENT};
 
 const TIMER_TID: i32 = 16117;
 
