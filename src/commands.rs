@@ -19,7 +19,7 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
     if run.is_some_and(|run| run.common.force) {
         // `--force`: an output path that is a symbolic link is written through (its
         // target replaced atomically) instead of refused.
-        crate::result::write_through_symlinks();
+        crate::output::atomic::write_through_symlinks();
     }
     match cli.command {
         Command::Timer(args) => {
@@ -68,7 +68,7 @@ fn manpage(args: &crate::cli::ManpageArgs) -> anyhow::Result<i32> {
     let mut written = String::new();
     for page in pages {
         let path = dir.join(&page.file_name);
-        crate::result::write_atomically(&path, &page.roff)
+        crate::output::atomic::write_atomically(&path, &page.roff)
             .with_context(|| format!("writing {}", path.display()))?;
         written.push_str(&format!("{}\n", path.display()));
     }
@@ -345,7 +345,7 @@ pub fn run_plan(
     let _ = std::io::stderr().write_all(crate::report::table::warning_lines(run).as_bytes());
     if json_to_stdout {
         let bytes = crate::report::json::JsonReporter.render(run)?;
-        crate::result::write_atomically(std::path::Path::new("-"), &bytes)?;
+        crate::output::atomic::write_atomically(std::path::Path::new("-"), &bytes)?;
     }
     let opts = crate::report::RenderOptions {
         in_ns: plan.output.ns,
@@ -433,7 +433,7 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
     if let Some(range) = iterations {
         let text = crate::report::iterations::listing(&run, range, args.output.ns)?;
         match &args.out_file {
-            Some(path) => crate::result::write_atomically(path, text.as_bytes())?,
+            Some(path) => crate::output::atomic::write_atomically(path, text.as_bytes())?,
             None => print!("{text}"),
         }
         return Ok(EXIT_OK);

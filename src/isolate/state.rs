@@ -95,7 +95,7 @@ impl StateFile {
     /// Writes the state to its file (atomically).
     pub(super) fn save(&self) -> anyhow::Result<()> {
         let bytes = serde_json::to_vec_pretty(&self.state)?;
-        crate::result::write_atomically(&self.path, &bytes)
+        crate::output::atomic::write_atomically(&self.path, &bytes)
             .with_context(|| format!("writing {}", self.path.display()))
     }
 

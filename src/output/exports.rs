@@ -104,7 +104,7 @@ pub fn check_writable(exports: &[Export]) -> Result<(), UserError> {
 /// Checks an output path (`option` names it in the error) before measuring.
 pub fn check_output_path(option: &str, path: &Option<PathBuf>) -> Result<(), UserError> {
     if let Some(p) = path {
-        crate::result::check_writable(p).map_err(|e| UserError::Unwritable {
+        crate::output::atomic::check_writable(p).map_err(|e| UserError::Unwritable {
             path: format!("{} ({option})", p.display()),
             reason: e.to_string(),
         })?;
@@ -207,6 +207,6 @@ fn take_lock(option: &str, path: &Path, lock_path: &Path) -> anyhow::Result<Outp
 
 /// Writes bytes atomically to a file, or to stdout for `-`.
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    crate::result::write_atomically(path, bytes)
+    crate::output::atomic::write_atomically(path, bytes)
         .with_context(|| format!("writing {}", path.display()))
 }

@@ -2,4 +2,5 @@
 //! checks made before measuring, the locks held for a run, and the writes themselves.
 //! Plan names outputs with these types, so it imports no renderer.
 
+pub mod atomic;
 pub mod exports;

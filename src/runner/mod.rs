@@ -563,7 +563,7 @@ impl Checkpointer {
                     base.finished_at = crate::result::rfc3339_now();
                     if let Ok(bytes) = crate::report::json::JsonReporter.render(&base) {
                         // Best effort: the scenario's own save reports write errors.
-                        let _ = crate::result::write_atomically(&path, &bytes);
+                        let _ = crate::output::atomic::write_atomically(&path, &bytes);
                     }
                 }
             })
@@ -607,7 +607,7 @@ fn save(plan: &Plan, run: &Run, raw: &[(String, RawSeries)]) -> anyhow::Result<(
     if let Some(path) = &plan.output.export_json {
         if path.as_os_str() != "-" {
             let bytes = crate::report::json::JsonReporter.render(run)?;
-            crate::result::write_atomically(path, &bytes)
+            crate::output::atomic::write_atomically(path, &bytes)
                 .with_context(|| format!("writing {}", path.display()))?;
         }
     }
@@ -617,8 +617,10 @@ fn save(plan: &Plan, run: &Run, raw: &[(String, RawSeries)]) -> anyhow::Result<(
     };
     crate::report::write_exports(&plan.output.exports, run, &opts, false)?;
     if let Some(path) = &plan.output.raw {
-        crate::result::write_atomically_with(path, |out| crate::report::raw::write_raw(raw, out))
-            .with_context(|| format!("writing {}", path.display()))?;
+        crate::output::atomic::write_atomically_with(path, |out| {
+            crate::report::raw::write_raw(raw, out)
+        })
+        .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }
