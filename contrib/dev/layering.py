@@ -30,7 +30,7 @@ LAYERS = [
     ["main", "lib"],
     ["commands"],
     ["remote", "packaging"],
-    ["cyclictest", "suite"],
+    ["cyclictest", "suite", "doctor"],  # doctor: `latscope doctor`, in the works
     ["runner"],
     ["plan"],
     ["cli"],
