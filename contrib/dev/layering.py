@@ -13,8 +13,8 @@ Fails (exit 1) on:
 An import is any path in code outside #[cfg(test)] items: `crate::a::b`, `super::x`,
 `self::x`, `use crate::{a, b::c}` groups, and a child module named by its parent
 (`child::f`). Comments and strings are skipped. Run from anywhere:
-python3 contrib/dev/layering.py [--graph] [--src DIR]   (--graph prints the parts and their
-imports; --src checks another tree)"""
+python3 contrib/dev/layering.py [--graph] [--src DIR] [--self-test]   (--graph prints the parts
+and their imports; --src checks another tree; --self-test checks the checks on a made-up tree)"""
 import os
 import re
 import sys
@@ -280,7 +280,53 @@ def name(mod):
     return "::".join(mod) or "lib"
 
 
+def self_test():
+    """The checks on a tree made for them: each problem found, and only those."""
+    import tempfile
+
+    tree = {
+        "lib.rs": "pub mod plan; pub mod report; pub mod stats; pub mod sys;",
+        "plan/mod.rs": "pub mod a; pub mod b; pub use a::f; // crate::report::nothing\n",
+        "plan/a.rs": "use super::b::g; pub fn f() { g() }",
+        "plan/b.rs": "use crate::plan::a::f; pub fn g() { let _ = \"crate::report\"; }",
+        "report/mod.rs": "use crate::{stats::{self, x}, plan::a};\n#[cfg(test)]\nmod t { use crate::sys; }",
+        "stats/mod.rs": "pub fn x() { crate::sys::y() }",
+        "sys/mod.rs": "pub fn y() {}",
+    }
+    want = {
+        "import circle between files: plan::a <-> plan::b",
+        "report imports plan, a part above or beside it (report uses plan::a)",
+        "report must never import plan (report uses plan::a)",
+        "stats may import only units, not sys (stats uses sys)",
+    }
+    with tempfile.TemporaryDirectory() as root:
+        for rel, text in tree.items():
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            open(os.path.join(root, rel), "w").write(text)
+        got = set(problems_in(root))
+    if got != want:
+        print("layering: self-test failed; missing:", sorted(want - got), "unexpected:", sorted(got - want))
+        return 1
+    print(f"layering: self-test ok ({len(want)} problems found in a made-up tree)")
+    return 0
+
+
 def main():
+    if "--self-test" in sys.argv:
+        return self_test()
+    problems = problems_in(ROOT, graph="--graph" in sys.argv)
+    for p in problems:
+        print("layering:", p)
+    if problems:
+        print(f"layering: {len(problems)} problem(s); ARCHITECTURE.md 'The parts' says where things go")
+        return 1
+    print("layering: ok (no circle, every import goes down, the named rules hold)")
+    return 0
+
+
+def problems_in(root, graph=False):
+    global ROOT
+    ROOT = root
     files = load()
     files[()] = files.get((), "")
     edges = edges_of(files)
@@ -311,16 +357,10 @@ def main():
             if pa in ONLY and pb not in ONLY[pa]:
                 allowed = ", ".join(sorted(ONLY[pa])) or "nothing of the crate"
                 problems.append(f"{pa} may import only {allowed}, not {pb} {where}")
-    if "--graph" in sys.argv:
+    if graph:
         for p in sorted(part_edges, key=lambda p: rank.get(p, -1)):
             print(f"{p} -> {', '.join(sorted(part_edges[p], key=lambda q: rank.get(q, -1)))}")
-    for p in problems:
-        print("layering:", p)
-    if problems:
-        print(f"layering: {len(problems)} problem(s); ARCHITECTURE.md 'Parts and layers' says where things go")
-        return 1
-    print(f"layering: ok ({len(files)} modules, {sum(len(t) for t in edges.values())} imports, no circle, every import goes down)")
-    return 0
+    return problems
 
 
 if __name__ == "__main__":
