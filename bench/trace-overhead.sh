@@ -28,6 +28,7 @@ OUT=$(mktemp -d)
 MNT=""
 REF=""
 cleanup() {
+  [ -n "${REPORT_ONLY:-}" ] && return 0
   if [ -n "$REF" ] && [ -d "$REF" ]; then
     echo 0 >"$REF/tracing_on" || true
     rmdir "$REF" || true
@@ -81,7 +82,8 @@ one() { # TAG [--trace]
   ref_stop "$tag"
   exec 9>&-
 }
-for i in $(seq 1 "$PAIRS"); do
+if [ -n "${REPORT_ONLY:-}" ]; then OUT=$REPORT_ONLY; KEEP=""; PAIRS=$(ls "$OUT"/plain-*.csv | wc -l); fi
+[ -n "${REPORT_ONLY:-}" ] || for i in $(seq 1 "$PAIRS"); do
   echo "pair $i/$PAIRS" >&2
   if [ $((i % 2)) -eq 1 ]; then
     one "plain-$i"; one "trace-$i" --trace
@@ -96,6 +98,8 @@ out, pairs = sys.argv[1], int(sys.argv[2])
 TAIL_NS = 10_000
 
 def pct(v, q):
+    if not v:
+        return float("nan")
     v = sorted(v)
     return v[min(len(v) - 1, max(0, int(-(-q * len(v) // 1)) - 1))]
 
@@ -106,7 +110,7 @@ def ref_events(tag):
     """(pid, kind) -> stamps of the reference events, and the stamps of every event on the
     CPU but the thread's own returns to user (to see whether the guest did anything)."""
     names = dict(line.split()[::-1] for line in open(f"{out}/{tag}.ids"))
-    ev, other = {}, []
+    ev, other, busy = {}, [], []
     for line in open(f"{out}/{tag}.ref"):
         f = line.split()
         if len(f) < 5 or f[0].startswith("#") or f[3] != "type:" or f[4] not in names:
@@ -114,20 +118,33 @@ def ref_events(tag):
         kind = REF_NAMES.get(names[f[4]], "diag")
         if kind != "exit" and kind != "rseq":
             other.append(int(f[2]))
+        if kind == "diag" or kind != "expire" and f[0] != "0":
+            busy.append((int(f[2]), int(f[0])))
         if kind == "diag":
             continue
         # hrtimer expiries run in interrupts: whatever pid was current, so pid 0 for all.
         pid = 0 if kind == "expire" else int(f[0])
         ev.setdefault((pid, kind), []).append(int(f[2]))
-    return ev, sorted(other)
+    return ev, sorted(other), sorted(busy)
 
 def run(tag):
     rows = list(csv.DictReader(open(f"{out}/{tag}.csv")))
     samples = [(int(r["deadline_ns"]), int(r["latency_ns"])) for r in rows if r["metric"] == "latency"]
-    ev, other = ref_events(tag)
+    ev, other, busy = ref_events(tag)
     # The measuring thread: the pid with the most clock_nanosleep exits on the CPU.
     pid = max((k[0] for k in ev if k[1] == "exit"), key=lambda p: len(ev[(p, "exit")]))
     res = {"n": len(samples), "guest": 0}
+    # Clean wake-ups: since the previous sample nothing but the measuring thread returned to
+    # user space on the CPU and no interrupt, IPI, softirq or page fault was recorded there
+    # (another task or CPU's work there is neither --trace's cost nor the host's).
+    stamps = [b for b in busy if not (b[1] == pid)]
+    bts = [b[0] for b in stamps]
+    clean, prev = [], None
+    for d, lat in samples:
+        lo = prev if prev is not None else d - 1_000_000
+        k = bisect.bisect_right(bts, lo)
+        clean.append(not (k < len(bts) and bts[k] <= d + lat))
+        prev = d + lat
     for kind in ("exit", "rseq"):
         ts = sorted(ev.get((pid, kind), []))
         diffs = []
@@ -144,13 +161,17 @@ def run(tag):
     # The kernel's wake path: the first hrtimer expiry at or after the deadline to the
     # thread's sys_exit (every event recorded in between costs its time here).
     exp, ex = sorted(ev.get((0, "expire"), [])), sorted(ev.get((pid, "exit"), []))
-    path, to_sample = [], []
-    for d, lat in samples:
+    path, to_sample, clean_e2s = [], [], []
+    for (d, lat), ok in zip(samples, clean):
         i, j = bisect.bisect_left(exp, d), bisect.bisect_right(ex, d + lat) - 1
         if i < len(exp) and j >= 0 and d <= exp[i] <= ex[j]:
             path.append(ex[j] - exp[i])
             to_sample.append(d + lat - exp[i])
+            if ok:
+                clean_e2s.append(d + lat - exp[i])
     res["path"], res["to_sample"] = path, to_sample
+    res["clean_lat"] = [lat for (d, lat), ok in zip(samples, clean) if ok]
+    res["clean_e2s"] = clean_e2s
     t = json.load(open(f"{out}/{tag}.json"))["scenarios"][0]["threads"][0]
     res["p50"], res["p99"] = t["p50_ns"], t["p99_ns"]
     tr = json.load(open(f"{out}/{tag}.json"))["scenarios"][0].get("trace")
@@ -162,10 +183,12 @@ def run(tag):
 
 us = lambda ns: f"{ns / 1e3:.2f}"
 head = (f"{'run':<9} {'p50':>7} {'p99':>7} | {'joined':>11} {'d50':>6} {'d99':>6} {'dmax':>8} {'>10µs':>5} {'guest':>5} | "
-        f"{'rseq d50':>8} {'d99':>6} {'dmax':>8} {'>10µs':>5} | {'path50':>6} {'path99':>6} {'exp→s50':>7}")
+        f"{'rseq d50':>8} {'d99':>6} {'dmax':>8} {'>10µs':>5} | {'path50':>6} {'path99':>6} {'exp→s50':>7} | {'clean':>5} {'c.p50':>6} {'c.e→s50':>7}")
 print("µs; d = sample − kernel return to user (left: sys_exit of clock_nanosleep, right: rseq_update);")
 print("guest = samples with d > 10 µs that had any guest event (interrupt, IPI, softirq, page fault, hrtimer)")
 print("between; path = the kernel's wake path, hrtimer expiry → sys_exit; exp→s = hrtimer expiry → sample;")
+print("clean = samples with nothing else on the CPU since the previous one (no other task's return to user,")
+print("no interrupt, IPI, softirq or page fault), c.p50 their p50, c.e→s50 their expiry → sample p50;")
 print("irq_work = irq_work interrupts on the CPU (trace runs)")
 print(head)
 agg = {"plain": [], "trace": []}
@@ -175,20 +198,22 @@ for i in range(1, pairs + 1):
         e, q, w = r["exit"], r["rseq"], r["path"]
         row = (r["p50"], r["p99"], pct(e, .5), pct(e, .99), max(e), sum(x > TAIL_NS for x in e),
                pct(q, .5), pct(q, .99), max(q), sum(x > TAIL_NS for x in q), pct(w, .5), pct(w, .99),
-               pct(r["to_sample"], .5), r["guest"])
+               pct(r["to_sample"], .5), r["guest"], len(r["clean_lat"]), pct(r["clean_lat"], .5),
+               pct(r["clean_e2s"], .5))
         agg[arm].append(row)
         print(f"{arm}-{i:<3} {us(row[0]):>7} {us(row[1]):>7} | {len(e):>5}/{r['n']:<5} {us(row[2]):>6} {us(row[3]):>6} {us(row[4]):>8} {row[5]:>5} {row[13]:>5} | "
-              f"{us(row[6]):>8} {us(row[7]):>6} {us(row[8]):>8} {row[9]:>5} | {us(row[10]):>6} {us(row[11]):>6} {us(row[12]):>7}"
+              f"{us(row[6]):>8} {us(row[7]):>6} {us(row[8]):>8} {row[9]:>5} | {us(row[10]):>6} {us(row[11]):>6} {us(row[12]):>7} | {row[14]:>5} {us(row[15]):>6} {us(row[16]):>7}"
               + (f"  irq_work {r['irq_work']}" if r["irq_work"] is not None else "")
               + (f"  reference lost {r['ref_lost']}" if r["ref_lost"] else ""))
 print("medians over the pairs:")
 for arm, rows in agg.items():
-    m = [statistics.median(r[j] for r in rows) for j in range(14)]
+    m = [statistics.median(r[j] for r in rows) for j in range(17)]
     worst = max(r[4] for r in rows), max(r[8] for r in rows)
     print(f"{arm:<9} {us(m[0]):>7} {us(m[1]):>7} | {'':>11} {us(m[2]):>6} {us(m[3]):>6} {us(m[4]):>8} {m[5]:>5.0f} {m[13]:>5.0f} | "
-          f"{us(m[6]):>8} {us(m[7]):>6} {us(m[8]):>8} {m[9]:>5.0f} | {us(m[10]):>6} {us(m[11]):>6} {us(m[12]):>7}   worst dmax {us(worst[0])} / {us(worst[1])}")
+          f"{us(m[6]):>8} {us(m[7]):>6} {us(m[8]):>8} {m[9]:>5.0f} | {us(m[10]):>6} {us(m[11]):>6} {us(m[12]):>7} | {m[14]:>5.0f} {us(m[15]):>6} {us(m[16]):>7}   worst dmax {us(worst[0])} / {us(worst[1])}")
 p, t = agg["plain"], agg["trace"]
 d = lambda j: statistics.median(b[j] - a[j] for a, b in zip(p, t))
 print(f"trace − plain, median of the pairs' differences: run p50 {us(d(0))}, d99 (exit) {us(d(3))}, "
-      f"d99 (rseq) {us(d(7))}, wake path p50 {us(d(10))}, expiry → sample p50 {us(d(12))}")
+      f"d99 (rseq) {us(d(7))}, wake path p50 {us(d(10))}, expiry → sample p50 {us(d(12))}; "
+      f"clean wake-ups: p50 {us(d(15))}, expiry → sample p50 {us(d(16))}")
 PY
