@@ -101,7 +101,8 @@ fn injected_stalls_are_attributed_to_the_injector() {
 
 /// Samples whose switch-in the kernel did not record (this VM's kernel records no
 /// sched_switch out of idle on CPU 1) are counted in the JSON and under the table, the
-/// parts they bound are marked, and no part reads a measured 0.
+/// parts they bound are marked, and no part reads a measured 0. The timer's `--trace`
+/// records no rseq_update (kept off the wake path): `to_user` is not measured, and says so.
 fn untraced_switch_ins_are_counted_and_no_part_reads_a_measured_0() {
     let _lock = latency_lock();
     let cpu = test_cpu().to_string();
@@ -146,10 +147,9 @@ fn untraced_switch_ins_are_counted_and_no_part_reads_a_measured_0() {
         );
         assert_eq!(w2r["extra"]["bound"], "lower", "{w2r}");
         assert_eq!(w2r["extra"]["bounded_samples"].as_u64(), Some(inferred));
-        assert_eq!(to_user["extra"]["bound"], "upper", "{to_user}");
         assert!(th["notes"][0].as_str().unwrap().starts_with(&note), "{th}");
         assert!(stdout.contains(&note), "{stdout}");
-        assert!(stdout.contains("wake_to_run ≥") && stdout.contains("to_user ≤"));
+        assert!(stdout.contains("wake_to_run ≥"), "{stdout}");
     } else {
         assert!(th["switch_in_placement"].is_null() && !stdout.contains(&note));
     }
@@ -157,13 +157,16 @@ fn untraced_switch_ins_are_counted_and_no_part_reads_a_measured_0() {
     // switch-in leaves the thread's own return to user space in it: never a measured 0.
     let no_rseq = th["no_rseq"].as_u64().unwrap();
     assert_eq!(
-        to_user["samples"].as_u64(),
-        Some(joined - no_rseq),
-        "{to_user}"
+        no_rseq, joined,
+        "the timer's --trace records no rseq_update: {th}"
     );
-    if joined > no_rseq {
-        assert!(to_user["p50_ns"].as_u64().unwrap() > 0, "{to_user}");
-    }
+    assert_eq!(to_user["samples"].as_u64(), Some(0), "{to_user}");
+    assert_eq!(
+        to_user["extra"]["not_measured_samples"].as_u64(),
+        Some(joined)
+    );
+    let note = format!("to_user not measured for {joined} of {joined} joined samples");
+    assert!(stdout.contains(&note), "{stdout}");
     let row = stdout
         .lines()
         .find(|l| l.contains("to_user"))

@@ -334,18 +334,24 @@ pub(crate) fn timer_parts(t: &mut TraceThread, split: &TimerSplit, method: &str)
     t.no_rseq = c.no_rseq;
     if c.switch_in_inferred > 0 {
         t.switch_in_placement = Some(SWITCH_IN_PLACEMENT.into());
+        let rest = if inferred_with_rseq > 0 {
+            "to_user an upper bound (≤)"
+        } else {
+            "the remainder an upper bound"
+        };
         t.notes.push(format!(
             "switch-in not traced for {} of {} joined samples (no sched_switch into the thread \
              was recorded): placed at the CPU's previous traced event, the earliest it can \
-             have been, so there wake_to_run is a lower bound (≥) and to_user an upper bound \
-             (≤); their sum is exact",
+             have been, so there wake_to_run is a lower bound (≥) and {rest}; their sum is \
+             exact",
             c.switch_in_inferred, c.joined
         ));
     }
     if c.no_rseq > 0 {
         t.notes.push(format!(
-            "to_user not measured for {} of {} joined samples (no rseq_update of the thread): \
-             their return to user space is in remainder",
+            "to_user not measured for {} of {} joined samples (no rseq_update of the thread; \
+             the timer's --trace leaves that event off the wake path): their return to user \
+             space is in remainder",
             c.no_rseq, c.joined
         ));
     }

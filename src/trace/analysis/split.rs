@@ -258,6 +258,39 @@ pub(crate) fn find_switch_in(
     None
 }
 
+/// The switch-in when no event of `tid` was traced between its hrtimer's expiry (index
+/// `expiry`) and its clock read at `wake_ns`: the timer's `--trace` records no rseq_update
+/// (its cost would land on the wake path) and some kernels record no sched_switch out of
+/// idle. The clock read proves the thread ran by `wake_ns`, so the switch-in is placed at
+/// its lower bound, the CPU's last traced event at or before it, and is at most
+/// `uncertainty_ns` later.
+pub(crate) fn switch_in_before_sample(
+    tl: &Timeline,
+    cpu: u32,
+    tid: i32,
+    expiry: usize,
+    wake_ns: u64,
+) -> Option<SwitchIn> {
+    let list = tl.cpu(cpu);
+    let mut last = expiry;
+    for (i, e) in list.iter().enumerate().skip(expiry + 1) {
+        if e.ts_ns > wake_ns {
+            break;
+        }
+        if e.pid == tid {
+            return None;
+        }
+        last = i;
+    }
+    let ts_ns = list.get(last)?.ts_ns;
+    Some(SwitchIn {
+        index: last + 1,
+        ts_ns,
+        inferred: true,
+        uncertainty_ns: wake_ns.saturating_sub(ts_ns),
+    })
+}
+
 /// The first rseq_update of `tid` after index `from` on `cpu`, before it switches out.
 pub(crate) fn find_rseq(
     tl: &Timeline,
@@ -448,7 +481,9 @@ fn split_one(
         return SampleSplit::unjoined(s, NoExpiry);
     };
     *used_expiry = Some(expiry);
-    let Some(sw) = find_switch_in(tl, cpu, tid, expiry + 1, until) else {
+    let sw = find_switch_in(tl, cpu, tid, expiry + 1, until)
+        .or_else(|| switch_in_before_sample(tl, cpu, tid, expiry, wake));
+    let Some(sw) = sw else {
         return SampleSplit::unjoined(s, NoSwitchIn);
     };
     let entry_ns = list[expiry].ts_ns;

@@ -158,9 +158,10 @@ fn untraced_switch_ins_are_counted_placed_at_their_lower_bound_and_noted() {
 }
 
 /// What the timer's own `--trace` records (`probe_events("timer")`: no sched_wakeup, no
-/// local_timer entry/exit on the wake path): the same recorded events cut to that set still
-/// join every sample, place an untraced switch-in at the hrtimer's expiry (now the CPU's
-/// previous traced event) and name the stall's thread.
+/// local_timer entry/exit, no rseq_update on the wake path): the same recorded events cut
+/// to that set still join every sample, place an untraced switch-in at the hrtimer's expiry
+/// (now the CPU's previous traced event, the thread's clock read its upper bound), report
+/// to_user as not measured and name the stall's thread.
 #[test]
 fn the_timer_event_set_still_splits_places_and_attributes() {
     let keep = crate::trace::record::instance::probe_events("timer");
@@ -177,7 +178,41 @@ fn the_timer_event_set_still_splits_places_and_attributes() {
     let s = &split.samples[1];
     assert!(s.switch_in_inferred);
     assert_eq!(s.switch_in_ns, s.expire_entry_ns);
-    assert_eq!((s.wake_to_run_ns, s.to_user_ns), (0, 9_000));
+    assert_eq!(split.counts.no_rseq, 5);
+    assert!(s.no_rseq);
+    assert_eq!((s.wake_to_run_ns, s.to_user_ns), (0, 0));
+    let wake = s.deadline_ns + s.latency_ns;
+    let expiry = s.expire_entry_ns.unwrap();
+    assert_eq!(
+        s.remainder_ns,
+        (wake - expiry) as i64,
+        "after the expiry everything is the remainder"
+    );
+    // The thread's first event after the expiry is now its next hrtimer_start, stamped
+    // 0.84 µs after its clock read (the text has µs stamps), inside the clock slack; without
+    // the slack it lies beyond the sample, and the clock read itself bounds the switch-in.
+    assert_eq!(s.switch_in_uncertainty_ns, 10_000);
+    let strict = SplitConfig {
+        clock_slack_ns: 0,
+        ..SplitConfig::default()
+    };
+    let samples = timer_samples();
+    let split0 = split_timer(
+        &tl,
+        TIMER_TID,
+        1,
+        TimerMethod::ClockNanosleep,
+        &samples,
+        &strict,
+    );
+    assert_eq!(
+        (split0.counts.joined, split0.counts.switch_in_inferred),
+        (5, 4)
+    );
+    let s0 = &split0.samples[1];
+    assert_eq!(s0.switch_in_ns, Some(expiry));
+    assert_eq!(s0.switch_in_uncertainty_ns, wake - expiry);
+    assert_eq!(s0.parts().iter().sum::<i64>(), s0.latency_ns as i64);
     let cfg = AttributionConfig {
         threshold: Threshold::Fixed(1_000_000),
         ..Default::default()
