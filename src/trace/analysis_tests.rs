@@ -13,10 +13,10 @@ use super::threshold::Threshold;
 use super::timeline::{LostSpan, Policy, Timeline};
 use super::wake_split::{split_wake, WakeSample};
 
-const TIMER_TID: i32 = 16117;
+pub(super) const TIMER_TID: i32 = 16117;
 
 /// A fixture's events in time order; `#` lines and blank lines are skipped.
-fn load(name: &str) -> Vec<Event> {
+pub(super) fn load(name: &str) -> Vec<Event> {
     let path = format!("{}/tests/fixtures/trace/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut events: Vec<Event> = text
@@ -29,7 +29,7 @@ fn load(name: &str) -> Vec<Event> {
 }
 
 /// Samples 492-496 of the recorded run (`--raw`), then one from 563.48 s.
-fn timer_samples() -> Vec<TimerSample> {
+pub(super) fn timer_samples() -> Vec<TimerSample> {
     [
         (563_315_783_323, 26_343),
         (563_316_783_323, 23_841),

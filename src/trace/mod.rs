@@ -24,6 +24,8 @@ pub use tracefs::TraceError;
 pub mod account;
 #[cfg(test)]
 mod analysis_tests;
+#[cfg(test)]
+mod analyze_join_tests;
 pub mod attribution;
 pub mod noise_classify;
 pub mod split;
