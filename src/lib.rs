@@ -14,6 +14,7 @@ pub mod interrupt;
 pub mod isolate;
 pub mod load;
 pub mod packaging;
+#[cfg(test)]
 mod parsers_never_panic;
 pub(crate) mod plan;
 pub mod probe;
