@@ -78,7 +78,11 @@ fn a_timer_run_is_joined_into_counts_parts_columns_and_its_stall() {
         names,
         ["irq_latency", "wake_to_run", "to_user", "remainder"]
     );
-    assert!(t.parts.iter().all(|p| p.summary.samples == 5), "{:?}", t.parts);
+    assert!(
+        t.parts.iter().all(|p| p.summary.samples == 5),
+        "{:?}",
+        t.parts
+    );
     assert_eq!(t.switch_in_inferred, 4);
 
     // --raw gains the split columns: empty where not joined, summing to the latency.
