@@ -64,23 +64,32 @@ pub fn watch_threads(mut child: Child) -> (Vec<Vec<ThreadSched>>, Output) {
     (seen, child.wait_with_output().expect("child output"))
 }
 
-/// Every distinct (policy, rt_priority, cpus) the threads named `comm` (exactly, or by
-/// prefix when `comm` ends in `*`) had in `seen`, and the most of them seen at once.
+/// The threads named `comm` (exactly, or by prefix when `comm` ends in `*`) in `seen`: each
+/// one's (policy, rt_priority, cpus) as last read (a thread is named before it places itself,
+/// so an early reading may still show its parent's), distinct ones in the order the threads
+/// appeared, and the most of them seen at once.
 pub fn sched_of(seen: &[Vec<ThreadSched>], comm: &str) -> (Vec<(u32, u32, String)>, usize) {
     let matches = |c: &str| match comm.strip_suffix('*') {
         Some(prefix) => c.starts_with(prefix),
         None => c == comm,
     };
-    let mut kinds = Vec::new();
+    let mut last: Vec<(u32, (u32, u32, String))> = Vec::new();
     let mut most = 0;
     for reading in seen {
         let these: Vec<&ThreadSched> = reading.iter().filter(|t| matches(&t.comm)).collect();
         most = most.max(these.len());
         for t in these {
             let k = (t.policy, t.rt_priority, t.cpus.clone());
-            if !kinds.contains(&k) {
-                kinds.push(k);
+            match last.iter_mut().find(|(tid, _)| *tid == t.tid) {
+                Some(entry) => entry.1 = k,
+                None => last.push((t.tid, k)),
             }
+        }
+    }
+    let mut kinds = Vec::new();
+    for (_, k) in last {
+        if !kinds.contains(&k) {
+            kinds.push(k);
         }
     }
     (kinds, most)
