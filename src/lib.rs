@@ -17,6 +17,7 @@ pub mod isolate;
 pub mod load;
 pub mod output;
 pub mod packaging;
+#[cfg(test)]
 mod parsers_never_panic;
 pub(crate) mod plan;
 pub mod probe;

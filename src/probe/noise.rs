@@ -33,11 +33,18 @@ pub struct NoiseProbe {
 /// cost, subtracted from every gap. Runs the same reads and checks as `noise_phase`.
 #[inline(never)]
 pub fn loop_cost_ns(duration_ns: u64, stop: &AtomicBool) -> u64 {
-    let mut prev = clock::monotonic_ns();
+    shortest_step_ns(clock::monotonic_ns, duration_ns, stop)
+}
+
+/// `loop_cost_ns` on any clock (the real one inlined; a scripted one in the tests): the
+/// shortest difference between two consecutive reads until `duration_ns` after the first.
+#[inline(always)]
+fn shortest_step_ns(mut now_ns: impl FnMut() -> u64, duration_ns: u64, stop: &AtomicBool) -> u64 {
+    let mut prev = now_ns();
     let end = prev + duration_ns;
     let mut min = u64::MAX;
     loop {
-        let now = clock::monotonic_ns();
+        let now = now_ns();
         let delta = now - prev;
         prev = now;
         if delta < min {
@@ -292,11 +299,40 @@ mod tests {
         assert_eq!(f.gaps_per_second, 5.0);
     }
 
+    /// A clock that returns `reads` in turn (then keeps counting up by 1 ms).
+    fn scripted(reads: &[u64]) -> impl FnMut() -> u64 + '_ {
+        let mut i = 0;
+        move || {
+            i += 1;
+            reads
+                .get(i - 1)
+                .copied()
+                .unwrap_or(reads[reads.len() - 1] + (i - reads.len()) as u64 * 1_000_000)
+        }
+    }
+
+    /// The loop's cost is its shortest iteration: a host stop (one long step) and slow
+    /// steps do not raise it, the window ends it, and a set `stop` ends it after one step.
     #[test]
-    fn loop_cost_is_small_and_positive_or_zero() {
+    fn loop_cost_is_the_shortest_step_of_the_window() {
         let stop = AtomicBool::new(false);
+        // Steps of 30, 25, 2 ms (a stop), 40, 26 ns; the window of 5 ms ends after it.
+        let reads = [
+            1_000, 1_030, 1_055, 2_001_055, 2_001_095, 2_001_121, 6_000_000,
+        ];
+        assert_eq!(shortest_step_ns(scripted(&reads), 5_000_000, &stop), 25);
+        // The window is 1 ms: the stop (read 4) ends it; the steps after it never count.
+        let reads = [1_000, 1_030, 1_055, 2_001_055, 2_001_056];
+        assert_eq!(shortest_step_ns(scripted(&reads), 1_000_000, &stop), 25);
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(
+            shortest_step_ns(scripted(&[500, 520, 521]), 5_000_000, &stop),
+            20
+        );
+        // The real clock: one step, and never more than the time the call took.
+        let before = clock::monotonic_ns();
         let cost = loop_cost_ns(5_000_000, &stop);
-        assert!(cost < 10_000, "loop cost {cost} ns");
+        assert!(cost <= clock::monotonic_ns() - before, "{cost} ns");
     }
 
     #[test]

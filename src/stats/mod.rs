@@ -3,7 +3,6 @@
 //! enum naming each statistic.
 
 pub mod fixed_buckets;
-pub mod matching;
 pub mod prefault;
 pub mod recorder;
 pub mod series;

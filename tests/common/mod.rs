@@ -2,6 +2,9 @@
 //! fixture paths and a CPU this process may use.
 #![allow(dead_code)]
 
+pub mod matching;
+pub mod sched_seen;
+
 use assert_cmd::Command;
 use serde_json::Value;
 
@@ -413,7 +416,7 @@ pub fn raw_samples(path: &std::path::Path) -> Vec<[u64; 2]> {
 /// [at_ns, at_ns + latency_ns] overlaps it most (None when none does), matched by timestamp
 /// with `match_events`: a larger spike the host made beside the stall is never taken for it.
 pub fn spikes_of_stalls<'a>(spikes: &'a [Value], stalls: &[(u64, u64)]) -> Vec<Option<&'a Value>> {
-    use latscope::stats::matching::{match_events, SampleSpan};
+    use self::matching::{match_events, SampleSpan};
     let mut by_time: Vec<&Value> = spikes.iter().collect();
     by_time.sort_by_key(|s| s["at_ns"].as_u64().unwrap());
     let spans: Vec<SampleSpan> = by_time

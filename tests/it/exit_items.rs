@@ -242,24 +242,24 @@ fn item15_runtime_conflict_with_another_run_exits_5() {
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(stderr.contains("another latscope run"), "{stderr}");
     assert!(!json.exists(), "the refused run wrote a result");
-    if latscope::sys::process::effective_uid() == 0
-        && latscope::isolate::check_available().is_ok()
-        && cpu != "0"
-    {
-        let dir = latscope::isolate::state_dir();
-        std::fs::create_dir_all(&dir).unwrap();
-        let _isolating =
-            latscope::sys::filelock::FileLock::try_exclusive(&dir.join("isolate.lock"))
-                .unwrap()
-                .expect("no other run isolates while the latency lock is held");
-        let out = latscope()
-            .args(["timer", "-a", &cpu, "--isolate", &cpu, "-l", "10", "-q"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(5), "{stderr}");
-        assert!(stderr.contains("isolating CPUs right now"), "{stderr}");
-    }
+}
+
+/// Item 15, the isolation lock: `--isolate` while another run isolates exits 5.
+fn item15_isolating_beside_another_isolating_run_exits_5() {
+    let _lock = latency_lock();
+    let cpu = test_cpu().to_string();
+    let dir = latscope::isolate::state_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let _isolating = latscope::sys::filelock::FileLock::try_exclusive(&dir.join("isolate.lock"))
+        .unwrap()
+        .expect("no other run isolates while the latency lock is held");
+    let out = latscope()
+        .args(["timer", "-a", &cpu, "--isolate", &cpu, "-l", "10", "-q"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("isolating CPUs right now"), "{stderr}");
 }
 
 /// Item 15: `latscope restore --force` under a live `--isolate` run restores the system,
@@ -518,6 +518,11 @@ pub fn cases() -> Vec<common::Case> {
         case(
             "item15_restore_force_under_a_live_run_is_recorded_in_its_result",
             item15_restore_force_under_a_live_run_is_recorded_in_its_result,
+        )
+        .unless(no_isolation.clone()),
+        case(
+            "item15_isolating_beside_another_isolating_run_exits_5",
+            item15_isolating_beside_another_isolating_run_exits_5,
         )
         .unless(no_isolation),
         case(

@@ -477,14 +477,27 @@ fn kept_after_abort(v: &Value, json: &Path) -> Vec<String> {
     problems
 }
 
+/// Which rows of the matrix a case runs: the rows that need isolation or tracing are
+/// cases of their own, ignored with the reason where they cannot run.
+#[derive(Clone, Copy)]
+enum Rows {
+    Plain,
+    Isolate,
+    Trace,
+}
+
 /// The matrix's rows: a name and the command line of each workload.
-fn workloads(cpu: &str, serial: &str) -> Vec<(&'static str, Vec<String>)> {
+fn workloads(cpu: &str, serial: &str, rows: Rows) -> Vec<(&'static str, Vec<String>)> {
     let mut workloads: Vec<(&'static str, Vec<String>)> = Vec::new();
     let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    workloads.push(("plain timer", owned(&["timer", "-a", cpu])));
-    if latscope::isolate::check_available().is_ok() && cpu != "0" {
-        workloads.push(("--isolate", owned(&["timer", "-a", cpu, "--isolate", cpu])));
+    match rows {
+        Rows::Isolate => {
+            return vec![("--isolate", owned(&["timer", "-a", cpu, "--isolate", cpu]))]
+        }
+        Rows::Trace => return vec![("--trace", owned(&["timer", "-a", cpu, "--trace"]))],
+        Rows::Plain => {}
     }
+    workloads.push(("plain timer", owned(&["timer", "-a", cpu])));
     workloads.push((
         "--dma-latency 0",
         owned(&["timer", "-a", cpu, "--dma-latency", "0"]),
@@ -511,9 +524,6 @@ fn workloads(cpu: &str, serial: &str) -> Vec<(&'static str, Vec<String>)> {
         "suite --preset quick",
         owned(&["suite", "--preset", "quick", "--cpus", cpu]),
     ));
-    if no_tracing().is_none() {
-        workloads.push(("--trace", owned(&["timer", "-a", cpu, "--trace"])));
-    }
     workloads.push((
         "serial load (pty)",
         owned(&["timer", "-a", cpu, "--load", serial]),
@@ -522,6 +532,18 @@ fn workloads(cpu: &str, serial: &str) -> Vec<(&'static str, Vec<String>)> {
 }
 
 fn exit_path_matrix_leaves_the_system_as_it_was() {
+    exit_path_matrix(Rows::Plain);
+}
+
+fn exit_path_matrix_under_isolate_leaves_the_system_as_it_was() {
+    exit_path_matrix(Rows::Isolate);
+}
+
+fn exit_path_matrix_with_trace_leaves_the_system_as_it_was() {
+    exit_path_matrix(Rows::Trace);
+}
+
+fn exit_path_matrix(rows: Rows) {
     let _lock = latency_lock();
     let cpu = test_cpu().to_string();
     // A pty the test holds stands in for a serial device: its settings must come back
@@ -532,7 +554,7 @@ fn exit_path_matrix_leaves_the_system_as_it_was() {
         .unwrap()
         .push(pty.terminal_path.clone());
     let serial = format!("serial:115200,dev={}", pty.terminal_path.display());
-    let workloads = workloads(&cpu, &serial);
+    let workloads = workloads(&cpu, &serial, rows);
     let dir = tempfile::tempdir().unwrap();
     // Nothing of an earlier killed run may count against this one.
     let _ = latscope().arg("restore").output();
@@ -585,12 +607,30 @@ fn exit_path_matrix_leaves_the_system_as_it_was() {
 
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
-    vec![case(
-        "exit_path_matrix_leaves_the_system_as_it_was",
-        exit_path_matrix_leaves_the_system_as_it_was,
-    )
-    .unless(
-        (latscope::sys::process::effective_uid() != 0)
-            .then(|| "the exit-path matrix needs root".to_string()),
-    )]
+    let not_root = (latscope::sys::process::effective_uid() != 0)
+        .then(|| "the exit-path matrix needs root".to_string());
+    let no_isolation = not_root.clone().or_else(|| {
+        let cpu = test_cpu();
+        latscope::isolate::check_available()
+            .err()
+            .map(|e| format!("no isolation here: {e}"))
+            .or_else(|| (cpu == 0).then(|| "needs a second CPU to isolate".to_string()))
+    });
+    vec![
+        case(
+            "exit_path_matrix_leaves_the_system_as_it_was",
+            exit_path_matrix_leaves_the_system_as_it_was,
+        )
+        .unless(not_root.clone()),
+        case(
+            "exit_path_matrix_under_isolate_leaves_the_system_as_it_was",
+            exit_path_matrix_under_isolate_leaves_the_system_as_it_was,
+        )
+        .unless(no_isolation),
+        case(
+            "exit_path_matrix_with_trace_leaves_the_system_as_it_was",
+            exit_path_matrix_with_trace_leaves_the_system_as_it_was,
+        )
+        .unless(not_root.or_else(no_tracing)),
+    ]
 }

@@ -6,8 +6,8 @@
 //! times a second): they are counted and printed, never judged.
 
 use crate::common;
+use common::matching::{match_events, unmatched, SampleSpan};
 use common::*;
-use latscope::stats::matching::{match_events, unmatched, SampleSpan};
 
 const STALL_NS: u64 = 3_000_000;
 const EVERY_NS: u64 = 500_000_000;

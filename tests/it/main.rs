@@ -22,6 +22,7 @@ mod interrupt;
 mod isolate;
 mod lava;
 mod loads;
+mod matching;
 mod net;
 mod noise;
 mod non_root;
@@ -58,6 +59,7 @@ fn main() {
         ("isolate", isolate::cases),
         ("lava", lava::cases),
         ("loads", loads::cases),
+        ("matching", matching::cases),
         ("net", net::cases),
         ("noise", noise::cases),
         ("packaging", packaging::cases),

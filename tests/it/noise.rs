@@ -5,8 +5,8 @@
 //! times a second): counted and printed, never judged.
 
 use crate::common;
+use common::matching::{match_events, unmatched, SampleSpan};
 use common::*;
-use latscope::stats::matching::{match_events, unmatched, SampleSpan};
 use latscope::sys::{affinity, sched};
 
 const STALL_NS: u64 = 2_000_000;

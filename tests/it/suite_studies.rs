@@ -1,12 +1,11 @@
 //! `latscope suite` beyond the timer: the wake-competitors, rt-cost and irq-response
 //! presets run scaled down and print their study tables (layout pinned with insta,
-//! numbers redacted); the wake-competitors finding on this machine; plans with other
+//! numbers redacted); the wake-competitors plan as the kernel runs it; plans with other
 //! probes, the command line's --load applied to every scenario; and bad plans refused
 //! before anything runs, naming the block and the key.
 
 use crate::common;
 use common::*;
-use std::time::{Duration, Instant};
 
 /// Runs a suite to a JSON file; returns the result and the Markdown of its study.
 fn run_suite(args: &[&str], json: &std::path::Path) -> (serde_json::Value, String) {
@@ -194,51 +193,104 @@ fn irq_response_preset_prints_its_table() {
     assert_layout("irq_response", &md);
 }
 
-fn wake_competitors_finding_holds_here() {
+/// The thread wake-up study's plan at a modest scale (16 competitors, the waker on another
+/// CPU), watched in /proc while it runs: each scenario's wakee runs under its policy on its
+/// CPU, with 16 SCHED_OTHER competitors pinned beside it, and the study table shows each
+/// scenario's median. How far RR then beats OTHER is the scheduler's doing: printed, not
+/// judged.
+fn wake_competitors_study_runs_its_plan() {
+    use common::sched_seen::{sched_of, watch_threads, SCHED_OTHER, SCHED_RR};
     let _lock = common::latency_lock();
-    // The thread wake-up study's finding at a modest scale: 16 competitors (with 8 this
-    // VM is bimodal, see tests/it/wake.rs) and the waker on another CPU, so only the
-    // wakee competes; judged on medians, which the host's stops do not move.
-    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("finding.toml");
     std::fs::write(
         &plan,
-        "study = \"wake-competitors\"\ncolumns = [\"p50\", \"p99\", \"max\"]\nduration = \"3s\"\n\n\
+        "study = \"wake-competitors\"\ncolumns = [\"p50\", \"p99\", \"max\"]\nduration = \"1s\"\n\n\
          [[matrix]]\nprobe = \"wake\"\nmechanisms = [\"pipe\"]\ncompetitors = [16]\n\
          placements = [\"other-cpu\"]\npolicies = [\"rr:1\", \"other\"]\nintervals = [\"1ms\"]\n",
     )
     .unwrap();
     let json = dir.path().join("finding.json");
-    let (run, md) = run_suite(
-        &["--plan", plan.to_str().unwrap(), "--warmup", "0.5s"],
-        &json,
-    );
-    let p50 = |policy: &str| {
-        run["scenarios"]
+    let child = latscope_command()
+        .args([
+            "suite",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--warmup",
+            "0.3s",
+        ])
+        .arg("--export-json")
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (seen, out) = watch_threads(child);
+    assert_success(out);
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let response = |policy: &str| {
+        let s = run["scenarios"]
             .as_array()
             .unwrap()
             .iter()
             .find(|s| s["params"]["policy"] == policy)
-            .and_then(|s| {
-                s["threads"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|t| t["metric"] == "response")
-            })
-            .and_then(|t| t["p50_ns"].as_u64())
+            .unwrap_or_else(|| panic!("no {policy} scenario"));
+        s["threads"]
+            .as_array()
             .unwrap()
+            .iter()
+            .find(|t| t["metric"] == "response")
+            .unwrap()
+            .clone()
     };
-    let (rr, other) = (p50("rr"), p50("other"));
-    let effect = other as f64 / rr.max(1) as f64;
-    eprintln!("16 competitors, waker on another CPU: rr1 p50 {rr} ns, other p50 {other} ns ({effect:.1}x)\n{md}");
-    assert!(
-        effect >= 5.0,
-        "SCHED_OTHER's median {other} ns should be at least 5x SCHED_RR 1's {rr} ns (got {effect:.1}x)"
+    let (rr, other) = (response("rr"), response("other"));
+    let cpu = rr["cpu"].as_u64().unwrap();
+    assert_eq!(other["cpu"].as_u64(), Some(cpu), "one wakee CPU");
+    let (wakee, _) = sched_of(&seen, &format!("latscope-cpu{cpu}"));
+    assert_eq!(
+        wakee,
+        [
+            (SCHED_RR, 1, cpu.to_string()),
+            (SCHED_OTHER, 0, cpu.to_string())
+        ],
+        "the wakee as rr:1, then as other, on its CPU"
     );
+    let (competitors, most) = sched_of(&seen, "latscope-compet*");
+    assert_eq!(most, 16, "16 competitors at once");
+    assert_eq!(competitors, [(SCHED_OTHER, 0, cpu.to_string())]);
+    assert_study_p50s(&json, &rr, &other);
+}
+
+/// The wake-competitors study table of `json` shows each policy's p50 (to the 10 ns of its
+/// two decimals in µs) in the row of 16 competitors.
+fn assert_study_p50s(json: &std::path::Path, rr: &serde_json::Value, other: &serde_json::Value) {
+    let md = latscope()
+        .arg("report")
+        .arg(json)
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&assert_success(md).stdout).into_owned();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| 16 |"))
+        .unwrap_or_else(|| panic!("no row for 16 competitors:\n{md}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    let (rr_p50, other_p50) = (
+        rr["p50_ns"].as_u64().unwrap(),
+        other["p50_ns"].as_u64().unwrap(),
+    );
+    eprintln!(
+        "16 competitors, waker on another CPU: rr1 p50 {rr_p50} ns, other p50 {other_p50} ns\n{md}"
+    );
+    for (cell, ns) in [(cells[2], rr_p50), (cells[5], other_p50)] {
+        let us: f64 = cell.parse().unwrap_or_else(|_| panic!("{cell:?} in {row}"));
+        assert!(
+            (us * 1000.0 - ns as f64).abs() <= 5.5,
+            "the table's p50 {cell} µs is not the run's {ns} ns: {row}"
+        );
+    }
 }
 
 fn other_probes_and_command_line_loads_run_in_one_suite() {
@@ -291,12 +343,11 @@ fn other_probes_and_command_line_loads_run_in_one_suite() {
 }
 
 /// Runs `suite --plan` on `text`; returns the exit code, stderr and the time it took.
-fn refused(text: &str, extra: &[&str]) -> (Option<i32>, String, Duration) {
+fn refused(text: &str, extra: &[&str]) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("bad.toml");
     std::fs::write(&plan, text).unwrap();
     let json = dir.path().join("run.json");
-    let start = Instant::now();
     let out = latscope()
         .args(["suite", "--plan"])
         .arg(&plan)
@@ -305,11 +356,11 @@ fn refused(text: &str, extra: &[&str]) -> (Option<i32>, String, Duration) {
         .arg(&json)
         .output()
         .unwrap();
+    // A result is written after every scenario: none, so nothing ran.
     assert!(!json.exists(), "a scenario ran");
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
-        start.elapsed(),
     )
 }
 
@@ -352,42 +403,39 @@ fn bad_plans_are_refused_naming_block_and_key() {
             "/dev/latscope-no-such-tty",
         ),
     ] {
-        let (code, err, took) = refused(&format!("{ok}{second}"), &[]);
+        let (code, err) = refused(&format!("{ok}{second}"), &[]);
         assert_eq!(code, Some(2), "{err}");
         assert!(
             err.contains("bad.toml, [[matrix]] block 2, ") && err.contains(key),
             "the error should name block 2 and `{key}`: {err}"
         );
         assert!(err.contains(needle), "{err}");
-        assert!(took < Duration::from_secs(10), "{took:?}");
     }
 }
 
-fn huge_matrices_are_counted_and_refused_fast() {
-    // 1000 periods × 1000 loads = 10^6 scenarios: refused from the count, not built.
-    let periods: Vec<String> = (0..1000).map(|i| format!("\"{}us\"", 100 + i)).collect();
-    let loads: Vec<String> = (0..1000)
-        .map(|i| format!("\"cpu:{}%\"", 1 + i % 100))
-        .collect();
+fn huge_matrices_are_counted_and_refused_unbuilt() {
+    // 1000 periods × 1000 loads × 1000 policies = 10^9 scenarios, far more than memory
+    // could hold: refused at all, it was refused from the count, not built.
+    let list = |f: &dyn Fn(usize) -> String| (0..1000).map(f).collect::<Vec<_>>().join(",");
     let text = format!(
-        "samples = 10\n\n[[matrix]]\nperiods = [{}]\nloads = [{}]\n",
-        periods.join(","),
-        loads.join(",")
+        "samples = 10\n\n[[matrix]]\nperiods = [{}]\nloads = [{}]\npolicies = [{}]\n",
+        list(&|i| format!("\"{}us\"", 100 + i)),
+        list(&|i| format!("\"cpu:{}%\"", 1 + i % 100)),
+        list(&|i| format!("\"fifo:{}\"", 1 + i % 99)),
     );
-    let (code, err, took) = refused(&text, &[]);
+    let (code, err) = refused(&text, &[]);
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("1000000 scenarios") && err.contains("--yes"),
+        err.contains("1000000000 scenarios") && err.contains("--yes"),
         "{err}"
     );
-    assert!(took < Duration::from_secs(3), "refusing took {took:?}");
     // Just over the bound: 10 001 scenarios need --yes too.
     let periods: Vec<String> = (0..10_001).map(|i| format!("\"{}us\"", 100 + i)).collect();
     let text = format!(
         "samples = 10\n\n[[matrix]]\nperiods = [{}]\n",
         periods.join(",")
     );
-    let (code, err, _) = refused(&text, &[]);
+    let (code, err) = refused(&text, &[]);
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("10001 scenarios") && err.contains("--yes"),
@@ -420,14 +468,23 @@ fn list_shows_every_preset_with_its_runtime() {
 
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
-    common::test_cases![
+    let mut cases = common::test_cases![
         wake_competitors_preset_prints_its_table,
         rt_cost_preset_prints_its_table,
         irq_response_preset_prints_its_table,
-        wake_competitors_finding_holds_here,
         other_probes_and_command_line_loads_run_in_one_suite,
         bad_plans_are_refused_naming_block_and_key,
-        huge_matrices_are_counted_and_refused_fast,
+        huge_matrices_are_counted_and_refused_unbuilt,
         list_shows_every_preset_with_its_runtime
-    ]
+    ];
+    let one_cpu = (std::thread::available_parallelism().map_or(1, |n| n.get()) < 2)
+        .then(|| "needs two online CPUs (waker and wakee apart)".to_string());
+    cases.push(
+        common::case(
+            "wake_competitors_study_runs_its_plan",
+            wake_competitors_study_runs_its_plan,
+        )
+        .unless(one_cpu),
+    );
+    cases
 }

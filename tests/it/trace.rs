@@ -5,8 +5,8 @@
 //! documented exit code and leaves nothing in instances/.
 
 use crate::common;
+use common::matching::{match_events, SampleSpan};
 use common::*;
-use latscope::stats::matching::{match_events, SampleSpan};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -308,16 +308,20 @@ fn bad_trace_input_is_one_line_and_leaves_nothing() {
         2,
         "only applies with --trace",
     );
-    if latscope::sys::process::effective_uid() == 0 && have("setpriv") {
-        one_line_error(
-            Command::new("setpriv")
-                .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
-                .arg(&bin)
-                .args(["timer", "--trace", "-a", &cpu, "-D", "1s"]),
-            4,
-            "--trace needs root",
-        );
-    }
+}
+
+/// `--trace` as `nobody`: one line naming root, exit 4 (permission), nothing left.
+fn trace_as_nobody_is_refused_naming_root() {
+    let _lock = latency_lock();
+    let cpu = test_cpu().to_string();
+    one_line_error(
+        Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(common::latscope_path())
+            .args(["timer", "--trace", "-a", &cpu, "-D", "1s"]),
+        4,
+        "--trace needs root",
+    );
 }
 
 const BREAK_NS: u64 = 2_000_000;
@@ -547,6 +551,15 @@ pub fn cases() -> Vec<common::Case> {
         ],
     );
     cases.extend([
+        case(
+            "trace_as_nobody_is_refused_naming_root",
+            trace_as_nobody_is_refused_naming_root,
+        )
+        .unless(
+            (latscope::sys::process::effective_uid() != 0)
+                .then(|| "needs root to become nobody".to_string())
+                .or_else(|| missing("setpriv", "util-linux")),
+        ),
         case(
             "break_above_stops_at_the_stall",
             break_above_stops_at_the_stall,

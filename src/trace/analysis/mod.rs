@@ -14,4 +14,6 @@ pub mod timeline;
 pub mod wake_split;
 
 #[cfg(test)]
+mod analyze_join_tests;
+#[cfg(test)]
 mod tests;

@@ -15,10 +15,10 @@ use crate::trace::analysis::timeline::{LostSpan, Policy, Timeline};
 use crate::trace::analysis::wake_split::{split_wake, WakeSample};
 use crate::trace::event::{CpuLosses, Event, Losses};
 
-const TIMER_TID: i32 = 16117;
+pub(super) const TIMER_TID: i32 = 16117;
 
 /// A fixture's events in time order; `#` lines and blank lines are skipped.
-fn load(name: &str) -> Vec<Event> {
+pub(super) fn load(name: &str) -> Vec<Event> {
     let path = format!("{}/tests/fixtures/trace/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut events: Vec<Event> = text
@@ -31,7 +31,7 @@ fn load(name: &str) -> Vec<Event> {
 }
 
 /// Samples 492-496 of the recorded run (`--raw`), then one from 563.48 s.
-fn timer_samples() -> Vec<TimerSample> {
+pub(super) fn timer_samples() -> Vec<TimerSample> {
     [
         (563_315_783_323, 26_343),
         (563_316_783_323, 23_841),
