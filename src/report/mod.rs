@@ -21,10 +21,12 @@ pub mod markdown;
 pub mod multi_view;
 pub mod plots;
 pub mod raw;
+pub mod series_import;
 pub mod study;
 pub mod table;
 pub mod terminal_table;
 pub mod trace;
+pub mod worst_case;
 
 use crate::result::Run;
 
