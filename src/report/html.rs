@@ -258,6 +258,7 @@ fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Re
     if let Some(t) = &sc.trace {
         out.push_str(&trace_section(sc, t)?);
     }
+    out.push_str(&super::worst_case_plots::section(sc)?);
     if let Some(iso) = &sc.isolation {
         let _ = writeln!(
             out,

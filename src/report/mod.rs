@@ -27,6 +27,7 @@ pub mod table;
 pub mod terminal_table;
 pub mod trace;
 pub mod worst_case;
+pub mod worst_case_plots;
 
 use crate::result::Run;
 
