@@ -8,6 +8,7 @@ pub mod align;
 pub mod change;
 pub mod multi;
 pub mod rules;
+pub mod worst_case;
 
 pub use align::{align, Aligned};
 pub use rules::{judge, parse_rule, Judgement, Rule, Verdict, DEFAULT_RULE};

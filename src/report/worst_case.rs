@@ -10,7 +10,7 @@ fn value(ns: u64, in_ns: bool) -> String {
     if in_ns {
         format!("{ns} ns")
     } else {
-        format!("{:.2} µs", ns as f64 / 1000.0)
+        crate::units::human_ns(ns)
     }
 }
 

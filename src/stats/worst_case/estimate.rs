@@ -208,14 +208,16 @@ fn finish<T: Tail>(
     let all = estimates(tail, opts.period_ns);
     checks.push(neighbour_check(all.first(), neighbours));
     wc.fit = Some(tail.fit());
-    let failed: Vec<String> = checks
+    let failed: Vec<&str> = checks
         .iter()
         .filter(|c| !c.passed)
-        .map(|c| format!("{} ({})", c.name, c.detail))
+        .map(|c| c.name.as_str())
         .collect();
-    wc.checks = checks;
     if !failed.is_empty() {
-        wc.refused = Some(format!("failed: {}", failed.join("; ")));
+        wc.refused = Some(format!("failed: {} (see the checks)", failed.join(", ")));
+    }
+    wc.checks = checks;
+    if wc.refused.is_some() {
         return wc;
     }
     if tail.heavy() {
