@@ -124,3 +124,32 @@ pub fn section(sc: &Scenario) -> anyhow::Result<String> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::stats::worst_case::{estimate, Input, Options};
+
+    #[test]
+    fn a_passing_estimate_draws_both_plots_and_its_table() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        let xs: Vec<u64> = (0..20_000)
+            .map(|_| (50_000.0 - 2000.0 * (1.0 - rng.f64()).ln()).round() as u64)
+            .collect();
+        let opts = Options {
+            plot: true,
+            period_ns: Some(1_000_000),
+            ..Options::default()
+        };
+        let wc = estimate(Input::Samples(&xs), &opts);
+        assert!(wc.usable(), "{:?}", wc.refused);
+        let html = super::thread_part("CPU 1", &wc, Some(1_000_000)).unwrap();
+        assert_eq!(html.matches("<svg").count(), 2, "{html}");
+        assert!(html.contains("Return levels: CPU 1"));
+        assert!(html.contains("QQ plot of the fit"));
+        let text = super::super::worst_case::render_one("CPU 1", &wc, Some(1_000_000), false);
+        assert!(
+            text.contains("10⁻⁶") && text.contains("per hour at 1.00 ms"),
+            "{text}"
+        );
+    }
+}
