@@ -241,7 +241,43 @@ pub struct ReportArgs {
     #[arg(long, value_name = "RANGE")]
     pub iterations: Option<String>,
     #[command(flatten)]
+    pub worst_case: WorstCaseArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// `latscope report --worst-case`: the estimate beyond the samples.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Worst case beyond the samples (--worst-case)")]
+pub struct WorstCaseArgs {
+    /// Estimate the latency exceeded with probability 10⁻⁶, 10⁻⁹, 10⁻¹² per period, with
+    /// 95 % intervals and the checks that allow it. Input: a result (its per-second maxima:
+    /// block maxima) or a plain series, one latency per line in time order (needs --unit).
+    #[arg(long = "worst-case")]
+    pub worst_case: bool,
+    /// The unit of a plain series' values.
+    #[arg(long, value_enum, value_name = "UNIT")]
+    pub unit: Option<SeriesUnit>,
+    /// The fit: peaks-over-threshold (GPD; the default for a series) or block-maxima
+    /// (GEV; the only one a result file allows).
+    #[arg(long = "worst-case-method", value_enum, value_name = "METHOD")]
+    pub method: Option<crate::stats::worst_case::Method>,
+    /// Samples per block (block maxima; a result's blocks are whole seconds). Default: √n.
+    #[arg(long = "block-size", value_name = "N")]
+    pub block_size: Option<u64>,
+    /// The threshold of peaks over threshold, e.g. `120us`. Default: 2·√n samples above.
+    #[arg(long = "threshold", value_name = "DURATION")]
+    pub threshold: Option<String>,
+    /// The period of a plain series, e.g. `1ms`, for the per-hour figures.
+    #[arg(long = "period", value_name = "DURATION")]
+    pub period: Option<String>,
+}
+
+/// The unit of a plain series (`--unit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SeriesUnit {
+    Ns,
+    Us,
 }
 
 /// Options of `latscope restore`.
@@ -586,6 +622,10 @@ pub struct CommonArgs {
     /// Write every sample in order to this CSV file (preallocated, for per-iteration listings).
     #[arg(long, value_name = "FILE")]
     pub raw: Option<PathBuf>,
+    /// At the end, estimate the worst case beyond the samples per thread (extreme value
+    /// theory, with its checks): every sample is kept in order, as for --raw.
+    #[arg(long = "worst-case")]
+    pub worst_case: bool,
     /// Allow settings that could stall the machine (e.g. busy-waiting at an RT priority on
     /// the only CPU, or with RT throttling off).
     #[arg(long)]

@@ -429,7 +429,14 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         }
         return report_many(args);
     }
-    let run = crate::import::lava::load_result(&args.input)?;
+    if args.worst_case.worst_case && crate::import::series::is_plain_series(&args.input)? {
+        return worst_case_of_series(args);
+    }
+    let mut run = crate::import::lava::load_result(&args.input)?;
+    if args.worst_case.worst_case {
+        let opts = worst_case_options(&args.worst_case, false)?;
+        crate::result::worst_case::attach_to_run(&mut run, opts);
+    }
     if let Some(range) = iterations {
         let text = crate::report::iterations::listing(&run, range, args.output.ns)?;
         match &args.out_file {
@@ -460,6 +467,70 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         !limits.is_empty() && !args.output.quiet,
     );
     Ok(if failed { EXIT_THRESHOLD } else { EXIT_OK })
+}
+
+/// `--worst-case`'s choices as typed (`series`: the input is a plain series).
+fn worst_case_options(
+    a: &crate::cli::WorstCaseArgs,
+    series: bool,
+) -> anyhow::Result<crate::stats::worst_case::Options> {
+    let duration = |option: &str, text: &Option<String>| -> anyhow::Result<Option<u64>> {
+        text.as_deref()
+            .map(|t| {
+                crate::units::parse_duration_ns(t).map_err(|reason| {
+                    crate::error::UserError::InvalidValue {
+                        option: option.into(),
+                        value: t.into(),
+                        reason: format!("{reason}; give a duration such as 120us"),
+                    }
+                    .into()
+                })
+            })
+            .transpose()
+    };
+    if !series && a.period.is_some() {
+        return Err(crate::error::UserError::InvalidValue {
+            option: "--period".into(),
+            value: a.period.clone().unwrap_or_default(),
+            reason: "a result file carries its period; --period is for a plain series".into(),
+        }
+        .into());
+    }
+    Ok(crate::stats::worst_case::Options {
+        method: a.method,
+        block_size: a.block_size,
+        threshold_ns: duration("--threshold", &a.threshold)?,
+        period_ns: duration("--period", &a.period)?,
+        plot: true,
+    })
+}
+
+/// `latscope report SERIES --worst-case --unit ns|us`: the estimate of a plain series.
+fn worst_case_of_series(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
+    let a = &args.worst_case;
+    let samples = crate::import::series::load(
+        &args.input,
+        a.unit.map(|u| match u {
+            crate::cli::SeriesUnit::Ns => 1,
+            crate::cli::SeriesUnit::Us => 1000,
+        }),
+    )?;
+    let opts = worst_case_options(a, true)?;
+    let wc = crate::stats::worst_case::estimate(
+        crate::stats::worst_case::Input::Samples(&samples),
+        &opts,
+    );
+    let bytes = match args.format {
+        crate::output::exports::Format::Json => serde_json::to_vec_pretty(&wc)?,
+        _ => {
+            let title = crate::result::input_name(&args.input);
+            crate::report::worst_case::render_one(&title, &wc, opts.period_ns, args.output.ns)
+                .into_bytes()
+        }
+    };
+    let target = args.out_file.clone().unwrap_or_else(|| "-".into());
+    crate::output::atomic::write_atomically(&target, &bytes)?;
+    Ok(EXIT_OK)
 }
 
 /// `latscope report A B C ... [--by AXIS]`: the many-results view of several files (a

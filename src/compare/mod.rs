@@ -9,6 +9,7 @@ pub mod change;
 pub mod multi;
 pub mod rules;
 pub mod view;
+pub mod worst_case;
 
 pub use align::{align, Aligned};
 pub use rules::{judge, parse_rule, Judgement, Rule, Verdict, DEFAULT_RULE};

@@ -397,6 +397,7 @@ pub fn resolve(
         samples,
         duration_ns,
         warmup_ns: 0,
+        worst_case: false,
         dma_latency_us: out.dma_latency_us,
         // cyclictest never sets the timer slack: its threads keep the inherited one.
         timer_slack_ns: None,

@@ -314,6 +314,7 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
             histogram,
             per_second_max_ns: Vec::new(),
             extra,
+            worst_case: None,
         });
     }
     let sys = v.get("sysinfo").cloned().unwrap_or(Value::Null);

@@ -261,6 +261,7 @@ fn thread_of<'a>(sc: &'a mut Scenario, cpu: usize, metric: &str) -> &'a mut Thre
         histogram: Vec::new(),
         per_second_max_ns: Vec::new(),
         extra: BTreeMap::new(),
+        worst_case: None,
     });
     if !sc.params.cpus.contains(&cpu) {
         sc.params.cpus.push(cpu);

@@ -6,3 +6,4 @@
 pub mod cyclictest;
 pub mod lava;
 pub mod lava_log;
+pub mod series;

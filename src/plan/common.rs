@@ -74,6 +74,8 @@ pub struct CommonRequest {
     pub timer_slack_ns: Option<u64>,
     /// `--raw FILE`: every sample is kept in order.
     pub raw: Option<PathBuf>,
+    /// `--worst-case`: every sample kept in order for the estimate at the end.
+    pub worst_case: bool,
     pub force: bool,
     pub isolate: Option<CpuList>,
     pub loads: Vec<LoadSpec>,
@@ -144,6 +146,7 @@ pub fn check_common(args: &CommonArgs) -> Result<CommonRequest, UserError> {
         dma_latency_us: args.dma_latency,
         timer_slack_ns: Some(super::timer_slack::check(args.timer_slack.as_deref())?),
         raw: args.raw.clone(),
+        worst_case: args.worst_case,
         force: args.force,
         isolate,
         loads,
@@ -379,7 +382,8 @@ pub fn resolve_common(
         warmup_ns: request.warmup_ns,
         samples: request.samples,
         duration_ns: request.run_bound_ns(),
-        keep_raw: request.raw.is_some(),
+        keep_raw: request.raw.is_some() || request.worst_case,
+        worst_case: request.worst_case,
         timer_slack_ns: request.timer_slack_ns,
     };
     Ok(CommonPlan {
@@ -754,6 +758,7 @@ mod tests {
             samples: None,
             duration_ns: Some(1),
             keep_raw: false,
+            worst_case: false,
             timer_slack_ns: Some(1),
         };
         let mut warnings = Vec::new();

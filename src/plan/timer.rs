@@ -51,7 +51,7 @@ pub fn check_timer(args: &TimerArgs) -> Result<TimerRequest, UserError> {
     let trace = check_trace(&args.trace)?;
     check_raw_capacity(
         &common,
-        common.raw.is_some() || trace.is_some(),
+        common.raw.is_some() || common.worst_case || trace.is_some(),
         period_ns,
         RAW_BYTES_PER_SAMPLE,
         "samples per thread",

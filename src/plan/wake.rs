@@ -84,7 +84,7 @@ pub fn check_wake(args: &WakeArgs) -> Result<WakeRequest, UserError> {
     let common = check_common(&args.run.common)?;
     check_raw_capacity(
         &common,
-        common.raw.is_some(),
+        common.raw.is_some() || common.worst_case,
         interval_ns,
         RAW_BYTES_PER_ITERATION,
         "iterations",

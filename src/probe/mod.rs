@@ -31,6 +31,8 @@ pub struct CommonSettings {
     pub duration_ns: Option<u64>,
     /// Keep every sample in order for `--raw`.
     pub keep_raw: bool,
+    /// `--worst-case`: estimate the worst case from the kept samples at the end.
+    pub worst_case: bool,
     /// The timer slack every thread of the scenario sets (`--timer-slack`), ns; None
     /// leaves the inherited slack (`latscope cyclictest`, as cyclictest).
     pub timer_slack_ns: Option<u64>,

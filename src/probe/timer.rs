@@ -559,6 +559,7 @@ mod tests {
             samples: Some(10),
             duration_ns: None,
             keep_raw: true,
+            worst_case: false,
             timer_slack_ns: Some(1),
         };
         let config = RecorderConfig {

@@ -18,21 +18,7 @@ pub struct HtmlReporter {
     pub limits: Vec<Limit>,
 }
 
-/// Escapes text for HTML element content and attribute values.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use super::escape::esc;
 
 const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;\
 max-width:1000px;color:#222;padding:0 1em}h1{font-size:1.6em}h2{border-bottom:2px solid #ddd;\
@@ -258,6 +244,7 @@ fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Re
     if let Some(t) = &sc.trace {
         out.push_str(&trace_section(sc, t)?);
     }
+    out.push_str(&super::worst_case_plots::section(sc)?);
     if let Some(iso) = &sc.isolation {
         let _ = writeln!(
             out,

@@ -3,6 +3,7 @@
 //! (output/exports.rs) names them for `--format` and the export flags.
 
 pub mod csv;
+pub mod escape;
 pub mod extras;
 pub mod html;
 pub mod iterations;
@@ -17,6 +18,8 @@ pub mod study;
 pub mod table;
 pub mod terminal_table;
 pub mod trace;
+pub mod worst_case;
+pub mod worst_case_plots;
 
 use crate::output::exports::{Export, Format};
 use crate::result::Run;

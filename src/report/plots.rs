@@ -70,7 +70,7 @@ pub fn rebin(buckets: &[[u64; 2]], bin_ns: u64, floor: f64) -> Vec<(f64, f64)> {
 }
 
 /// Axis numbers: no decimals from 100 on.
-fn axis_number(v: &f64) -> String {
+pub(super) fn axis_number(v: &f64) -> String {
     if v.abs() >= 100.0 || *v == 0.0 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {
@@ -80,7 +80,7 @@ fn axis_number(v: &f64) -> String {
     }
 }
 
-fn with_svg(
+pub(super) fn with_svg(
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> anyhow::Result<()>,
 ) -> anyhow::Result<String> {
     let mut svg = String::new();
@@ -94,7 +94,7 @@ fn with_svg(
 }
 
 /// A chart on `root` with the title, margin and axis label areas every chart here has.
-fn chart_builder<'a, 'b>(
+pub(super) fn chart_builder<'a, 'b>(
     root: &'a DrawingArea<SVGBackend<'b>, Shift>,
     title: &str,
 ) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {

@@ -87,6 +87,7 @@ impl Reporter for TableReporter {
         out.push_str(&super::extras::extra_lines(run));
         out.push_str(&super::loads::run_loads_table(run));
         out.push_str(&super::trace::trace_lines(run, self.in_ns));
+        out.push_str(&super::worst_case::render_run(run, self.in_ns));
         if run.interrupted {
             out.push_str("interrupted: the statistics cover what was measured until then\n");
         }

@@ -5,6 +5,7 @@
 pub mod limits;
 pub mod timer_extra;
 pub mod trace;
+pub mod worst_case;
 
 use crate::stats::Summary;
 use crate::sysinfo::SystemInfo;
@@ -211,6 +212,9 @@ pub struct ThreadResult {
     /// never judged; see import::cyclictest).
     #[serde(default)]
     pub extra: BTreeMap<String, serde_json::Value>,
+    /// `--worst-case`: the estimate beyond the samples (docs/result-schema.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_case: Option<crate::stats::worst_case::WorstCase>,
 }
 
 /// The metric of the timer and of imported cyclictest files: labels leave it out.
@@ -267,6 +271,7 @@ impl ThreadResult {
             histogram,
             per_second_max_ns: rec.series().values().to_vec(),
             extra: BTreeMap::new(),
+            worst_case: None,
         }
     }
 }

@@ -250,6 +250,13 @@ pub fn execute(
             trace,
             broke: output.broke,
         };
+        let mut scenario = scenario;
+        if sp.settings.worst_case {
+            crate::result::worst_case::attach_to_scenario(&mut scenario, &output.raw);
+            if plan.output.raw.is_none() {
+                output.raw.clear(); // kept for the estimate only, not written
+            }
+        }
         if let Some(b) = &scenario.broke {
             // --break-above set the shared stop flag: the run ends here, not interrupted.
             broke = true;

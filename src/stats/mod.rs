@@ -8,6 +8,7 @@ pub mod recorder;
 pub mod series;
 pub mod stat;
 pub mod summary;
+pub mod worst_case;
 
 pub use recorder::{LiveStats, Recorder, RecorderConfig};
 pub use stat::Stat;

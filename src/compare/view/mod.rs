@@ -137,6 +137,10 @@ impl Reporter<Comparison<'_>> for ComparisonTableReporter {
             out.push_str(&line);
             out.push('\n');
         }
+        for line in crate::compare::worst_case::lines(cmp) {
+            out.push_str(&line);
+            out.push('\n');
+        }
         Ok(out.into_bytes())
     }
 }

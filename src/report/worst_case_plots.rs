@@ -1,0 +1,155 @@
+//! The worst-case estimate in the HTML report: per thread its words (as in the terminal),
+//! the return-level plot (latency against −log₁₀ of the probability per period, the fitted
+//! curve with its 95 % band and the observed tail) and the QQ plot of the fit.
+
+use super::escape::esc;
+use super::plots::{axis_number, chart_builder, color, draw_legend, with_svg};
+use crate::result::Scenario;
+use crate::stats::worst_case::{Plot, WorstCase};
+use plotters::prelude::*;
+use std::fmt::Write;
+
+fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+    if lo > hi {
+        return (0.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.05).max(1e-3);
+    (lo - pad, hi + pad)
+}
+
+/// Return levels: x = −log₁₀ p, y = µs; the curve, its band (dashed) and observed points.
+pub fn return_level_svg(title: &str, plot: &Plot) -> anyhow::Result<String> {
+    let x = |p: f64| -p.log10();
+    let (x0, x1) = range(
+        plot.curve
+            .iter()
+            .map(|c| x(c[0]))
+            .chain(plot.observed.iter().map(|o| x(o[0]))),
+    );
+    let (y0, y1) = range(
+        plot.curve
+            .iter()
+            .flat_map(|c| [c[2], c[3]])
+            .chain(plot.observed.iter().map(|o| o[1]))
+            .map(|v| v / 1e3),
+    );
+    with_svg(|root| {
+        let mut chart = chart_builder(root, title).build_cartesian_2d(x0..x1, y0..y1)?;
+        chart
+            .configure_mesh()
+            .x_desc("−log₁₀ probability per period")
+            .y_desc("latency (µs)")
+            .x_label_formatter(&axis_number)
+            .y_label_formatter(&axis_number)
+            .draw()?;
+        let fit = color(0);
+        let line = |i: usize| plot.curve.iter().map(move |c| (x(c[0]), c[i] / 1e3));
+        chart
+            .draw_series(LineSeries::new(line(1), fit.stroke_width(2)))?
+            .label("fitted return level")
+            .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 18, b)], fit.stroke_width(3)));
+        let band = fit.mix(0.5).stroke_width(1);
+        for i in [2, 3] {
+            let series = chart.draw_series(DashedLineSeries::new(line(i), 6, 4, band))?;
+            if i == 2 {
+                series
+                    .label("95 % interval")
+                    .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 18, b)], band));
+            }
+        }
+        let seen = color(1);
+        chart
+            .draw_series(
+                plot.observed
+                    .iter()
+                    .map(|o| Circle::new((x(o[0]), o[1] / 1e3), 2, seen.filled())),
+            )?
+            .label("observed")
+            .legend(move |(a, b)| Circle::new((a + 9, b), 3, seen.filled()));
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        Ok(())
+    })
+}
+
+/// QQ: the fit's quantile against the observed value (µs), with the diagonal.
+pub fn qq_svg(title: &str, plot: &Plot) -> anyhow::Result<String> {
+    let (lo, hi) = range(plot.qq.iter().flat_map(|q| [q[0], q[1]]).map(|v| v / 1e3));
+    with_svg(|root| {
+        let mut chart = chart_builder(root, title).build_cartesian_2d(lo..hi, lo..hi)?;
+        chart
+            .configure_mesh()
+            .x_desc("fitted quantile (µs)")
+            .y_desc("observed (µs)")
+            .x_label_formatter(&axis_number)
+            .y_label_formatter(&axis_number)
+            .draw()?;
+        chart.draw_series(LineSeries::new([(lo, lo), (hi, hi)], BLACK.mix(0.4)))?;
+        let c = color(0);
+        chart.draw_series(
+            plot.qq
+                .iter()
+                .map(|q| Circle::new((q[0] / 1e3, q[1] / 1e3), 2, c.filled())),
+        )?;
+        Ok(())
+    })
+}
+
+fn thread_part(title: &str, wc: &WorstCase, period: Option<u64>) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let text = super::worst_case::render_one(title, wc, period, false);
+    let _ = writeln!(out, "<pre>{}</pre>", esc(&text));
+    if let Some(plot) = wc.plot.as_ref().filter(|p| !p.curve.is_empty()) {
+        let svg = return_level_svg(&format!("Return levels: {title}"), plot)?;
+        let _ = writeln!(out, "<figure>\n{svg}\n</figure>");
+    }
+    if let Some(plot) = wc.plot.as_ref().filter(|p| !p.qq.is_empty()) {
+        let svg = qq_svg(&format!("QQ plot of the fit: {title}"), plot)?;
+        let _ = writeln!(out, "<figure>\n{svg}\n</figure>");
+    }
+    Ok(out)
+}
+
+/// The scenario's worst-case part (empty when no thread has an estimate).
+pub fn section(sc: &Scenario) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let period = (sc.params.period_ns > 0).then_some(sc.params.period_ns);
+    for th in &sc.threads {
+        let Some(wc) = &th.worst_case else { continue };
+        if out.is_empty() {
+            out.push_str("<h3>Worst case beyond the samples</h3>\n");
+        }
+        let label = crate::result::metric_label(&format!("CPU {}", th.cpu), &th.metric);
+        out.push_str(&thread_part(&label, wc, period)?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::stats::worst_case::{estimate, Input, Options};
+
+    #[test]
+    fn a_passing_estimate_draws_both_plots_and_its_table() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        let xs: Vec<u64> = (0..20_000)
+            .map(|_| (50_000.0 - 2000.0 * (1.0 - rng.f64()).ln()).round() as u64)
+            .collect();
+        let opts = Options {
+            plot: true,
+            period_ns: Some(1_000_000),
+            ..Options::default()
+        };
+        let wc = estimate(Input::Samples(&xs), &opts);
+        assert!(wc.usable(), "{:?}", wc.refused);
+        let html = super::thread_part("CPU 1", &wc, Some(1_000_000)).unwrap();
+        assert_eq!(html.matches("<svg").count(), 2, "{html}");
+        assert!(html.contains("Return levels: CPU 1"));
+        assert!(html.contains("QQ plot of the fit"));
+        let text = super::super::worst_case::render_one("CPU 1", &wc, Some(1_000_000), false);
+        assert!(
+            text.contains("10⁻⁶") && text.contains("per hour at 1.00 ms"),
+            "{text}"
+        );
+    }
+}
