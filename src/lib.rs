@@ -9,6 +9,7 @@ pub(crate) mod choice_list;
 pub mod cli;
 pub mod commands;
 pub(crate) mod compare;
+pub mod doctor;
 pub mod error;
 pub mod interrupt;
 pub mod isolate;
