@@ -32,10 +32,7 @@ impl Inputs {
             priority,
         };
         (inputs.cpus, inputs.cpus_why) = match cpus {
-            Some(text) => (
-                crate::units::parse_cpu_list(text, &inputs.online)?,
-                "--cpus".into(),
-            ),
+            Some(text) => (online_cpu_list(text, &inputs.online)?, "--cpus".into()),
             None => inputs.default_cpus(),
         };
         Ok(inputs)
@@ -120,6 +117,18 @@ impl Inputs {
                 Some((pid, ProcStat::parse(&text)?))
             })
             .collect()
+    }
+}
+
+/// A typed CPU list (`all` = every online CPU) whose CPUs must all be online.
+pub fn online_cpu_list(text: &str, online: &[usize]) -> Result<Vec<usize>, String> {
+    let cpus = crate::units::parse_cpu_list(text, online)?;
+    match cpus.iter().find(|c| !online.contains(c)) {
+        Some(cpu) => Err(format!(
+            "CPU {cpu} is not online (online CPUs: {})",
+            crate::units::format_cpu_list(online)
+        )),
+        None => Ok(cpus),
     }
 }
 

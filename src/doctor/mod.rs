@@ -279,3 +279,6 @@ fn progress_bar(total: u64) -> indicatif::ProgressBar {
     );
     bar
 }
+
+#[cfg(test)]
+mod fixture_tests;

@@ -132,7 +132,7 @@ fn priority_check(inputs: &Inputs, plan: &PlannedRun, policy: Policy) -> Finding
 fn cpus_check(inputs: &Inputs, plan: &PlannedRun) -> Finding {
     let id = CheckId::SetupCpus;
     let typed = plan.cpus.clone().unwrap_or_else(|| "all".into());
-    let cpus = match crate::units::parse_cpu_list(&typed, &inputs.online) {
+    let cpus = match super::inputs::online_cpu_list(&typed, &inputs.online) {
         Ok(c) => c,
         Err(e) => {
             return Finding::fail(
