@@ -117,6 +117,9 @@ pub struct DoctorArgs {
     /// Write the findings as JSON (`-` = stdout instead of the checklist).
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
+    /// Write the checklist as a self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
     /// Read /proc, /sys, /boot and /dev from this tree instead of / (tests).
     #[arg(long, value_name = "DIR", hide = true)]
     pub root: Option<PathBuf>,

@@ -23,13 +23,24 @@ pub struct AbSettings {
 }
 
 /// One A/B: the finding it measures, what A is, the timer options of A and of B, and
-/// how to read the knob before and after (equal: restored).
+/// how to read the knob before and after (`Knob`).
 pub struct Ab {
     pub finding: CheckId,
     pub label: String,
     pub a: Vec<String>,
     pub b: Vec<String>,
-    pub knob: fn() -> String,
+    pub knob: fn() -> Knob,
+}
+
+/// A knob as read before and after an A/B: its value, and the other processes that
+/// may change it (cpu_dma_latency is an aggregate of every open request).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Knob {
+    pub value: String,
+    /// Requests of other processes (pids); empty when nobody else can change it.
+    pub others: Vec<u32>,
+    /// Whether this process still holds a change (must be false afterwards).
+    pub held_here: bool,
 }
 
 /// Runs one timer scenario with `extra` options; its p99 in ns.
@@ -113,20 +124,41 @@ pub fn run_ab(ab: &Ab, s: &AbSettings, tick: &dyn Fn(&str)) -> anyhow::Result<Me
         }
     }
     let after = (ab.knob)();
+    let mut text = summary(&ab.label, &pairs);
+    // Another process' request changes the aggregate: what latscope restores is its own.
+    let restored = !after.held_here
+        && (before.value == after.value || !before.others.is_empty() || !after.others.is_empty());
+    if before.value != after.value && restored {
+        text.push_str(&format!(
+            " (the value moved from {} to {}: requests of pid {:?}, not latscope's)",
+            before.value, after.value, after.others
+        ));
+    }
     Ok(Measured {
-        summary: summary(&ab.label, &pairs),
+        summary: text,
         pairs_ns: pairs,
-        restored: before == after,
+        restored,
     })
 }
 
-/// cpu_dma_latency as the kernel holds it now (the knob of the dma A/B).
-pub fn dma_knob() -> String {
-    format!("{:?}", crate::sys::dma_latency::current_us())
+/// cpu_dma_latency as the kernel holds it now, and who holds requests (the knob of the
+/// dma A/B).
+pub fn dma_knob() -> Knob {
+    let me = std::process::id();
+    let holders = crate::sys::dma_latency::holders();
+    Knob {
+        value: match crate::sys::dma_latency::current_us() {
+            Some(us) if us >= 2_000_000_000 => "no limit".into(),
+            Some(us) => format!("{us} µs"),
+            None => "unreadable".into(),
+        },
+        held_here: holders.contains(&me),
+        others: holders.into_iter().filter(|p| *p != me).collect(),
+    }
 }
 
 /// Every IRQ's affinity and the default one (the knob of the isolate A/B).
-pub fn irq_knob() -> String {
+pub fn irq_knob() -> Knob {
     let mut text = crate::sys::irq::default_affinity().unwrap_or_default();
     for irq in crate::sys::irq::list() {
         text.push_str(&format!(
@@ -134,12 +166,20 @@ pub fn irq_knob() -> String {
             crate::sys::irq::affinity_list(irq).unwrap_or_default()
         ));
     }
-    text
+    Knob {
+        value: text,
+        others: Vec::new(),
+        held_here: false,
+    }
 }
 
 /// Nothing changed on the machine (a load's threads end with their scenario).
-pub fn no_knob() -> String {
-    String::new()
+pub fn no_knob() -> Knob {
+    Knob {
+        value: String::new(),
+        others: Vec::new(),
+        held_here: false,
+    }
 }
 
 /// Attaches `measured` to the finding `id`.

@@ -247,3 +247,36 @@ fn ab_summary_reads_like_the_issue() {
         "cpu_dma_latency 0: p99 62 → 31 µs (−50 %) in 3 pairs"
     );
 }
+
+#[test]
+fn html_page_has_every_finding_escaped() {
+    let findings = checks("bare-metal-cgroup-v2", Some("3"));
+    let report = super::report::DoctorReport {
+        schema: super::report::SCHEMA,
+        verdict: super::report::Verdict::of(&findings),
+        counts: super::report::DoctorReport::counts_of(&findings),
+        hostname: "<host>".into(),
+        kernel_release: "6.8.0-debug".into(),
+        cpus: vec![3],
+        cpus_why: "--cpus".into(),
+        priority: 95,
+        measured: false,
+        planned_run: None,
+        notes: vec![],
+        findings,
+    };
+    let html = String::from_utf8(super::html::render(&report)).unwrap();
+    assert!(
+        html.contains("<h1>latscope doctor: NOT READY</h1>"),
+        "{html}"
+    );
+    assert!(html.contains("&lt;host&gt;") && !html.contains("<host>"));
+    for id in CheckId::ALL.iter().filter(|id| id.group() != "setup") {
+        assert!(html.contains(&format!("<code>{id}</code>")), "{id}");
+    }
+    // A fix with `>` in it (echo tsc > …) is escaped.
+    assert!(
+        html.contains("echo tsc &gt; /sys/devices/system/clocksource"),
+        "{html}"
+    );
+}

@@ -8,6 +8,7 @@ pub mod ab;
 pub mod cpu_power;
 pub mod cpus;
 pub mod finding;
+pub mod html;
 pub mod inputs;
 pub mod kernel;
 pub mod memory;
@@ -68,6 +69,7 @@ fn status_of(findings: &[Finding], id: CheckId) -> Option<Status> {
 pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
     let planned = setup::parse(&args.planned)?;
     crate::report::exports::check_output_path("--export-json", &args.export_json)?;
+    crate::report::exports::check_output_path("--export-html", &args.export_html)?;
     let files = match &args.root {
         Some(root) if !root.is_dir() => {
             return Err(UserError::InvalidValue {
@@ -128,6 +130,9 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
 }
 
 fn output(args: &DoctorArgs, report: &DoctorReport) -> anyhow::Result<()> {
+    if let Some(path) = &args.export_html {
+        crate::report::exports::write_bytes(path, &html::render(report))?;
+    }
     if let Some(path) = &args.export_json {
         let bytes = report.json()?;
         if path.as_os_str() == "-" {

@@ -32,7 +32,7 @@ impl Verdict {
         }
     }
 
-    fn text(self) -> &'static str {
+    pub fn text(self) -> &'static str {
         match self {
             Verdict::Ready => "READY",
             Verdict::Warnings => "READY WITH WARNINGS",

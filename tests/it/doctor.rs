@@ -236,7 +236,13 @@ fn dma_latency_ab_restores_the_knob_and_prints_a_number() {
         .output()
         .unwrap();
     let after = latscope::sys::dma_latency::current_us();
-    assert_eq!(before, after, "cpu_dma_latency not restored");
+    // The value is the aggregate of every open request: another run (another worktree's
+    // test) may hold one. Equal, or someone else holds a request now.
+    let others = latscope::sys::dma_latency::holders();
+    assert!(
+        before == after || !others.is_empty(),
+        "cpu_dma_latency {before:?} -> {after:?}, held by nobody"
+    );
     let doc = json_of(&out);
     assert_eq!(out.status.code(), Some(code_of(&doc)));
     assert_eq!(doc["measured"], true, "{doc}");
