@@ -77,8 +77,9 @@ fn median(mut v: Vec<u64>) -> u64 {
     }
 }
 
-/// "cpu_dma_latency 0: p99 62 → 31 µs (−50 %) in 6 pairs": B's median p99 first (the
-/// machine as it is), then A's (with the change).
+/// "cpu_dma_latency 0: p99 62 → 31 µs (−50 %) in 6 pairs, lower in 5": B's median p99
+/// first (the machine as it is), then A's (with the change), and in how many pairs A's
+/// p99 was the lower one (a noisy machine shows as a split).
 pub fn summary(label: &str, pairs: &[[u64; 2]]) -> String {
     let a = median(pairs.iter().map(|p| p[0]).collect());
     let b = median(pairs.iter().map(|p| p[1]).collect());
@@ -89,8 +90,9 @@ pub fn summary(label: &str, pairs: &[[u64; 2]]) -> String {
     };
     let us = |ns: u64| format!("{:.0}", ns as f64 / 1000.0);
     let sign = if pct < 0.0 { "−" } else { "+" };
+    let lower = pairs.iter().filter(|p| p[0] < p[1]).count();
     format!(
-        "{label}: p99 {} → {} µs ({sign}{:.0} %) in {} pair{}",
+        "{label}: p99 {} → {} µs ({sign}{:.0} %) in {} pair{}, lower in {lower}",
         us(b),
         us(a),
         pct.abs(),

@@ -244,7 +244,7 @@ fn ab_summary_reads_like_the_issue() {
     let pairs = [[31_000, 62_000], [30_000, 60_000], [33_000, 64_000]];
     assert_eq!(
         super::ab::summary("cpu_dma_latency 0", &pairs),
-        "cpu_dma_latency 0: p99 62 → 31 µs (−50 %) in 3 pairs"
+        "cpu_dma_latency 0: p99 62 → 31 µs (−50 %) in 3 pairs, lower in 3"
     );
 }
 

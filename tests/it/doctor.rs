@@ -252,7 +252,7 @@ fn dma_latency_ab_restores_the_knob_and_prints_a_number() {
     assert!(
         summary.starts_with("cpu_dma_latency 0: p99 ")
             && summary.contains(" → ")
-            && summary.ends_with("in 1 pair"),
+            && summary.contains(" in 1 pair, lower in "),
         "{summary}"
     );
     assert_eq!(m["restored"], true, "{m}");
