@@ -59,6 +59,10 @@ pub enum Command {
     /// (`latscope cyclictest -m -S -p95 -i1000 -h400 -q`) and prints its output formats on
     /// stdout; latscope's own figures go to stderr as `# latscope:` lines.
     Cyclictest(CyclictestArgs),
+    /// Is this machine ready for real-time work? Checks the kernel, CPUs, memory,
+    /// scheduling, clock, permissions and priorities, each with its evidence and fix, and
+    /// measures what it can (cpu_dma_latency A/B, interrupts on the CPU, RT throttling).
+    Doctor(DoctorArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) for every
     /// subcommand and option, generated from this command line.
     Completions(CompletionsArgs),
@@ -79,6 +83,61 @@ impl Command {
             _ => None,
         }
     }
+}
+
+/// Options of `latscope doctor`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit codes: 0 ready, 1 warnings, 7 not ready (a FAIL), 2 bad input.\n\n\
+Examples:\n  sudo latscope doctor                     # checks, then about a minute of A/Bs\n  \
+latscope doctor --quick                  # read only, under a second\n  \
+sudo latscope doctor --cpus 3 --try isolate\n  \
+latscope doctor -- timer --cpus 3 --policy other   # judge a planned run\n\n\
+Check IDs and the JSON layout: docs/doctor.md."
+)]
+pub struct DoctorArgs {
+    /// CPUs the real-time work will run on (judged, and measured on: the first). [default:
+    /// the isolated CPUs, else the last online CPU]
+    #[arg(short = 'a', long = "cpus", value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// The SCHED_FIFO priority the real-time work will run at (1-99).
+    #[arg(short = 'p', long, default_value_t = 95, value_parser = clap::value_parser!(i32).range(1..=99))]
+    pub priority: i32,
+    /// Read only: no measurement (under a second).
+    #[arg(long)]
+    pub quick: bool,
+    /// Alternating pairs of runs per A/B (each run 2.5 s).
+    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub pairs: u32,
+    /// Also measure what a suggested runtime fix buys, applied for the measurement only
+    /// and restored: `isolate` (the CPU shielded, as --isolate), `dma-latency` (always
+    /// measured). Repeatable.
+    #[arg(long = "try", value_enum, value_name = "FIX")]
+    pub try_fix: Vec<TryFix>,
+    /// Print each finding's evidence (the files and values read).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Write the findings as JSON (`-` = stdout instead of the checklist).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write the checklist as a self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+    /// Read /proc, /sys, /boot and /dev from this tree instead of / (tests).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub root: Option<PathBuf>,
+    /// A planned run to judge, after `--`: `-- timer --cpus 3 --policy other`.
+    #[arg(last = true, value_name = "PLANNED RUN")]
+    pub planned: Vec<String>,
+}
+
+/// A runtime fix `doctor --try` measures (applied for the measurement only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TryFix {
+    /// Hold /dev/cpu_dma_latency at 0.
+    DmaLatency,
+    /// Shield the CPU (cpuset, IRQs and unbound work moved off), as --isolate.
+    Isolate,
 }
 
 /// Options of `latscope completions`.

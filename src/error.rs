@@ -18,6 +18,11 @@ pub const EXIT_PERMISSION: i32 = 4;
 pub const EXIT_BUSY: i32 = 5;
 /// `--host`: a board could not be reached over ssh (nothing was measured there).
 pub const EXIT_UNREACHABLE: i32 = 6;
+/// `latscope doctor`: ready, but with warnings (shares 1 with a runtime failure, which
+/// doctor reports as an error message on stderr).
+pub const EXIT_WARNINGS: i32 = 1;
+/// `latscope doctor`: not ready for real-time work (a check failed).
+pub const EXIT_NOT_READY: i32 = 7;
 /// Interrupted by Ctrl-C/SIGTERM; results up to then were reported and saved.
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// A second Ctrl-C: aborted at once after restoring the system.
@@ -25,9 +30,9 @@ pub const EXIT_ABORTED: i32 = 130;
 
 /// Every exit code with its meaning in a few words, for `--help` (which prints this
 /// list, so it cannot miss a code: issue 22, item 8).
-pub const EXIT_CODES: [(i32, &str); 8] = [
+pub const EXIT_CODES: [(i32, &str); 9] = [
     (EXIT_OK, "ok"),
-    (EXIT_FAILURE, "runtime failure"),
+    (EXIT_FAILURE, "runtime failure (doctor: warnings)"),
     (EXIT_USAGE, "bad input"),
     (
         EXIT_THRESHOLD,
@@ -39,6 +44,7 @@ pub const EXIT_CODES: [(i32, &str); 8] = [
         "another latscope run holds an output file or the isolation (nothing measured)",
     ),
     (EXIT_UNREACHABLE, "--host: a board could not be reached"),
+    (EXIT_NOT_READY, "doctor: not ready (a check failed)"),
     (
         EXIT_INTERRUPTED,
         "interrupted (results up to then saved; a second signal aborts)",
@@ -201,6 +207,8 @@ mod tests {
             EXIT_PERMISSION,
             EXIT_BUSY,
             EXIT_UNREACHABLE,
+            EXIT_WARNINGS,
+            EXIT_NOT_READY,
             EXIT_INTERRUPTED,
             EXIT_ABORTED,
         ] {

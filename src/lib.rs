@@ -10,6 +10,7 @@ pub mod cli;
 pub mod commands;
 pub(crate) mod compare;
 pub mod cyclictest;
+pub mod doctor;
 pub mod error;
 pub mod import;
 pub mod interrupt;

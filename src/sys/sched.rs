@@ -125,3 +125,15 @@ pub fn set_timer_slack_ns(ns: u64) {
     // SAFETY: PR_SET_TIMERSLACK takes the value as an unsigned long.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) };
 }
+
+/// Tries `policy` at `priority` on a scratch thread (which then exits): `Ok` when the
+/// kernel accepts it, else its refusal (EPERM: no CAP_SYS_NICE, RLIMIT_RTPRIO or the
+/// cgroup's RT budget; EINVAL: priority out of range).
+pub fn try_policy(policy: Policy, priority: i32) -> io::Result<()> {
+    std::thread::Builder::new()
+        .name("latscope-rt-try".into())
+        .stack_size(super::memlock::HELPER_STACK_BYTES)
+        .spawn(move || set_current_thread(policy, priority))?
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("the scratch thread panicked")))
+}

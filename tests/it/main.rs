@@ -14,6 +14,7 @@ mod cyclictest_compare;
 mod cyclictest_consumers;
 mod cyclictest_dropin;
 mod cyclictest_parity;
+mod doctor;
 mod exit_items;
 mod exit_paths;
 mod html_browser;
@@ -51,6 +52,7 @@ fn main() {
         ("cyclictest_consumers", cyclictest_consumers::cases),
         ("cyclictest_dropin", cyclictest_dropin::cases),
         ("cyclictest_parity", cyclictest_parity::cases),
+        ("doctor", doctor::cases),
         ("exit_items", exit_items::cases),
         ("exit_paths", exit_paths::cases),
         ("html_browser", html_browser::cases),

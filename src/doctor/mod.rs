@@ -1,0 +1,289 @@
+//! `latscope doctor`: is this machine ready for real-time work? Reads every setting that
+//! decides it (kernel, CPUs, memory, scheduling, clock and platform, permissions,
+//! priorities, and a planned run's options), then measures what can be measured on the
+//! spot (A/Bs through the timer and noise probes, knobs restored), and answers with a
+//! verdict, a checklist and an exit code.
+
+pub mod ab;
+pub mod cpu_power;
+pub mod cpus;
+pub mod finding;
+pub mod html;
+pub mod inputs;
+pub mod kernel;
+pub mod memory;
+pub mod observe;
+pub mod permissions;
+pub mod platform;
+pub mod priorities;
+pub mod report;
+pub mod scheduling;
+pub mod setup;
+
+use crate::cli::{DoctorArgs, TryFix};
+use crate::error::{UserError, EXIT_INTERRUPTED};
+use crate::sys::host_files::HostFiles;
+use anyhow::Context;
+use finding::{CheckId, Finding, Status};
+pub use inputs::Inputs;
+use report::{DoctorReport, Verdict};
+use std::io::Write;
+
+/// Every read-only check, in the checklist's order.
+pub fn read_checks(inputs: &Inputs) -> Vec<Finding> {
+    let config = kernel::load_config(inputs);
+    let mut findings = vec![
+        kernel::preempt_rt(inputs, config.as_ref()),
+        kernel::preempt_mode(inputs, config.as_ref()),
+        kernel::debug_options(config.as_ref()),
+        kernel::tracers(inputs),
+        kernel::serial_console(inputs),
+        cpus::isolation(inputs),
+        cpus::irq_affinity(inputs),
+        cpus::irqbalance(inputs),
+        cpu_power::cstates(inputs),
+        cpu_power::governor(inputs),
+        cpu_power::smt(inputs),
+        memory::thp(inputs),
+        memory::numa_balancing(inputs),
+        memory::ksm(inputs),
+        memory::swappiness(inputs),
+        scheduling::timer_migration(inputs),
+        scheduling::rt_throttling(inputs),
+        scheduling::nmi_watchdog(inputs),
+        platform::clocksource(inputs),
+        platform::hypervisor_check(inputs),
+        permissions::rtprio(inputs),
+        permissions::memlock(inputs),
+        permissions::sched_fifo(inputs),
+    ];
+    findings.extend(priorities::all(inputs));
+    findings
+}
+
+fn status_of(findings: &[Finding], id: CheckId) -> Option<Status> {
+    findings.iter().find(|f| f.id == id).map(|f| f.status)
+}
+
+/// `latscope doctor`: checks, A/Bs, the checklist and the exit code.
+pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
+    let planned = setup::parse(&args.planned)?;
+    crate::output::exports::check_output_path("--export-json", &args.export_json)?;
+    crate::output::exports::check_output_path("--export-html", &args.export_html)?;
+    let files = match &args.root {
+        Some(root) if !root.is_dir() => {
+            return Err(UserError::InvalidValue {
+                option: "--root".into(),
+                value: root.display().to_string(),
+                reason: "not a directory; give a tree laid out like / (tests/fixtures/doctor/*)"
+                    .into(),
+            }
+            .into())
+        }
+        Some(root) => HostFiles::under(root),
+        None => HostFiles::real(),
+    };
+    let cpus = args
+        .cpus
+        .clone()
+        .or_else(|| planned.as_ref().and_then(|p| p.cpus.clone()));
+    let inputs = Inputs::new(files, cpus.as_deref(), args.priority).map_err(|reason| {
+        UserError::InvalidValue {
+            option: "--cpus".into(),
+            value: cpus.clone().unwrap_or_default(),
+            reason: format!("{reason}; give online CPUs, e.g. --cpus 1"),
+        }
+    })?;
+    let mut findings = read_checks(&inputs);
+    if let Some(plan) = &planned {
+        let fifo_ok = status_of(&findings, CheckId::PermSchedFifo) != Some(Status::Fail);
+        let deep = setup::has_deep_states(&findings);
+        findings.extend(setup::check(&inputs, plan, fifo_ok, deep));
+    }
+    let mut notes = Vec::new();
+    let measured = measure(args, &inputs, &mut findings, &mut notes)?;
+    let report = DoctorReport {
+        schema: report::SCHEMA,
+        verdict: Verdict::of(&findings),
+        counts: DoctorReport::counts_of(&findings),
+        hostname: inputs
+            .files
+            .read_trim("/proc/sys/kernel/hostname")
+            .unwrap_or_default(),
+        kernel_release: inputs
+            .files
+            .read_trim("/proc/sys/kernel/osrelease")
+            .unwrap_or_default(),
+        cpus: inputs.cpus.clone(),
+        cpus_why: inputs.cpus_why.clone(),
+        priority: inputs.priority,
+        measured: measured.is_some(),
+        planned_run: planned.map(|p| p.text),
+        notes,
+        findings,
+    };
+    output(args, &report)?;
+    Ok(match measured {
+        Some(true) => EXIT_INTERRUPTED,
+        _ => report.verdict.exit_code(),
+    })
+}
+
+fn output(args: &DoctorArgs, report: &DoctorReport) -> anyhow::Result<()> {
+    if let Some(path) = &args.export_html {
+        crate::output::exports::write_bytes(path, &html::render(report))?;
+    }
+    if let Some(path) = &args.export_json {
+        let bytes = report.json()?;
+        if path.as_os_str() == "-" {
+            std::io::stdout()
+                .write_all(&bytes)
+                .context("writing to stdout")?;
+            return Ok(());
+        }
+        crate::output::exports::write_bytes(path, &bytes)?;
+    }
+    std::io::stdout()
+        .write_all(report.terminal(args.verbose).as_bytes())
+        .context("writing to stdout")
+}
+
+/// Why nothing is measured here, or `None` when the A/Bs can run.
+fn not_measuring(args: &DoctorArgs, inputs: &Inputs) -> Option<String> {
+    if args.quick {
+        return Some("--quick: read only, nothing measured".into());
+    }
+    if !inputs.files.is_real() {
+        return Some("--root: a fixture tree, nothing measured".into());
+    }
+    if crate::sys::process::effective_uid() != 0 {
+        return Some("not root: nothing measured (the A/Bs hold /dev/cpu_dma_latency, spin at SCHED_FIFO and move IRQs); run with sudo to measure".into());
+    }
+    None
+}
+
+/// The A/Bs and the observation window. `None`: nothing measured (the reason in
+/// `notes`); `Some(interrupted)` otherwise.
+fn measure(
+    args: &DoctorArgs,
+    inputs: &Inputs,
+    findings: &mut [Finding],
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Option<bool>> {
+    if let Some(why) = not_measuring(args, inputs) {
+        notes.push(why);
+        return Ok(None);
+    }
+    let fifo = status_of(findings, CheckId::PermSchedFifo) == Some(Status::Pass);
+    let settings = ab::AbSettings {
+        cpu: inputs.cpus[0],
+        policy_args: if fifo {
+            vec![
+                "--policy".into(),
+                "fifo".into(),
+                "--priority".into(),
+                inputs.priority.to_string(),
+            ]
+        } else {
+            vec!["--policy".into(), "other".into()]
+        },
+        pairs: args.pairs,
+        run: "2s",
+        stop: crate::interrupt::install().context("installing the Ctrl-C handler")?,
+    };
+    let abs = planned_abs(args, inputs);
+    let throttled = status_of(findings, CheckId::SchedRtThrottling) == Some(Status::Warn);
+    let total = abs.len() as u64 * args.pairs as u64 * 2 + 1;
+    let bar = progress_bar(total);
+    let tick = |what: &str| {
+        bar.set_message(what.to_string());
+        bar.inc(1);
+    };
+    for one in &abs {
+        match ab::run_ab(one, &settings, &tick) {
+            Ok(m) => ab::attach(findings, one.finding, m),
+            Err(e) => notes.push(format!("A/B '{}' failed: {e:#}", one.label)),
+        }
+    }
+    if !settings.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        tick(if throttled && fifo {
+            "RT throttling and interrupts (FIFO spin)"
+        } else {
+            "interrupts on the CPU (spin)"
+        });
+        match observe::window(&settings, 3, throttled && fifo) {
+            Ok(o) => {
+                ab::attach(findings, CheckId::CpusIsolation, o.isolation);
+                if let Some(t) = o.throttling {
+                    ab::attach(findings, CheckId::SchedRtThrottling, t);
+                }
+            }
+            Err(e) => notes.push(format!("observation window failed: {e:#}")),
+        }
+    }
+    bar.finish_and_clear();
+    let interrupted = settings.stop.load(std::sync::atomic::Ordering::Relaxed);
+    if interrupted {
+        notes.push("interrupted: the measurements stopped early (every knob restored)".into());
+    }
+    Ok(Some(interrupted))
+}
+
+/// The A/Bs to run: cpu_dma_latency always (when the device exists), the SMT sibling
+/// loaded vs idle when a measured CPU has one, and each `--try`.
+fn planned_abs(args: &DoctorArgs, inputs: &Inputs) -> Vec<ab::Ab> {
+    let mut abs = Vec::new();
+    if inputs.files.exists("/dev/cpu_dma_latency") {
+        abs.push(ab::Ab {
+            finding: CheckId::CpusCstates,
+            label: "cpu_dma_latency 0".into(),
+            a: vec!["--dma-latency".into(), "0".into()],
+            b: Vec::new(),
+            knob: ab::dma_knob,
+        });
+    }
+    if let Some((_, siblings)) = cpu_power::foreign_siblings(inputs).first() {
+        let sibling = siblings[0];
+        abs.push(ab::Ab {
+            finding: CheckId::CpusSmt,
+            label: format!("SMT sibling {sibling} loaded"),
+            a: vec!["--load".into(), format!("cpu:100%,cpus={sibling}")],
+            b: Vec::new(),
+            knob: ab::no_knob,
+        });
+    }
+    for fix in &args.try_fix {
+        match fix {
+            TryFix::DmaLatency => {} // measured anyway
+            TryFix::Isolate => abs.push(ab::Ab {
+                finding: CheckId::CpusIsolation,
+                label: format!("--isolate {}", inputs.cpus[0]),
+                a: vec!["--isolate".into(), inputs.cpus[0].to_string()],
+                b: Vec::new(),
+                knob: ab::irq_knob,
+            }),
+        }
+    }
+    abs
+}
+
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    if !crate::progress::stderr_redraws_in_place() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "measuring [{bar:30}] {pos}/{len} runs, {eta} left: {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+#[cfg(test)]
+mod fixture_tests;

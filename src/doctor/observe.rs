@@ -1,0 +1,133 @@
+//! The observation window: the noise probe spins on the measured CPU for a few seconds
+//! (SCHED_FIFO when RT throttling is on, so its stops show), while /proc/interrupts is
+//! read before and after: interrupts, local timer ticks and IPIs that reached the CPU.
+
+use super::ab::AbSettings;
+use super::finding::Measured;
+use crate::cli::{Cli, Command};
+use anyhow::Context;
+use clap::Parser;
+
+/// Per-CPU counts of /proc/interrupts: (device IRQs, local timer, other) for `cpu`.
+pub fn interrupt_counts(text: &str, cpu: usize) -> (u64, u64, u64) {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+    let Some(column) = header.iter().position(|h| *h == format!("CPU{cpu}")) else {
+        return (0, 0, 0);
+    };
+    let (mut device, mut local, mut other) = (0, 0, 0);
+    for line in lines {
+        let Some((name, rest)) = line.trim_start().split_once(':') else {
+            continue;
+        };
+        let n: u64 = rest
+            .split_whitespace()
+            .nth(column)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        if name == "LOC" {
+            local += n;
+        } else if name.chars().all(|c| c.is_ascii_digit()) {
+            device += n;
+        } else if name != "ERR" && name != "MIS" {
+            other += n;
+        }
+    }
+    (device, local, other)
+}
+
+/// What the window saw: the isolation line and the throttling line.
+pub struct Observed {
+    pub isolation: Measured,
+    pub throttling: Option<Measured>,
+}
+
+/// Spins the noise probe on `s.cpu` for `seconds`, FIFO when `fifo` (RT throttling on:
+/// its stops are measured), else SCHED_OTHER.
+pub fn window(s: &AbSettings, seconds: u64, fifo: bool) -> anyhow::Result<Observed> {
+    let mut argv: Vec<String> = [
+        "latscope",
+        "noise",
+        "--quiet",
+        "--warmup",
+        "200ms",
+        "--threshold",
+        "10us",
+    ]
+    .iter()
+    .map(|w| w.to_string())
+    .collect();
+    argv.extend([
+        "--cpus".into(),
+        s.cpu.to_string(),
+        "-D".into(),
+        format!("{seconds}s"),
+    ]);
+    if fifo {
+        argv.extend(s.policy_args.iter().cloned());
+    } else {
+        argv.extend(["--policy".into(), "other".into()]);
+    }
+    let Command::Noise(args) = Cli::try_parse_from(&argv)?.command else {
+        anyhow::bail!("internal: not a noise command line");
+    };
+    let plan = crate::plan::noise_plan(&args)?;
+    let before = std::fs::read_to_string("/proc/interrupts").context("reading /proc/interrupts")?;
+    let outcome = crate::runner::execute(&plan, argv, s.stop.clone(), None)?;
+    let after = std::fs::read_to_string("/proc/interrupts").context("reading /proc/interrupts")?;
+    let thread = outcome
+        .run
+        .scenarios
+        .first()
+        .and_then(|sc| sc.threads.first())
+        .context("the noise run returned no samples")?;
+    let (d0, l0, o0) = interrupt_counts(&before, s.cpu);
+    let (d1, l1, o1) = interrupt_counts(&after, s.cpu);
+    let secs = seconds as f64 + 0.2;
+    let isolation = Measured {
+        summary: format!(
+            "over {secs:.1} s of a thread spinning on CPU {}: {} device IRQs, {} local timer interrupts ({:.0}/s{}), {} other interrupts (IPIs, irq work)",
+            s.cpu,
+            d1.saturating_sub(d0),
+            l1.saturating_sub(l0),
+            l1.saturating_sub(l0) as f64 / secs,
+            if (l1.saturating_sub(l0) as f64 / secs) < 5.0 { ": the tick is stopped" } else { ": the tick runs" },
+            o1.saturating_sub(o0)
+        ),
+        pairs_ns: Vec::new(),
+        restored: true,
+    };
+    let longest = thread.summary.max_ns;
+    let throttling = fifo.then(|| Measured {
+        summary: format!(
+            "a FIFO thread spinning {secs:.1} s on CPU {}: longest stop {:.1} ms{}",
+            s.cpu,
+            longest as f64 / 1e6,
+            if longest >= 10_000_000 {
+                " (the throttle's stop)"
+            } else {
+                ""
+            }
+        ),
+        pairs_ns: Vec::new(),
+        restored: true,
+    });
+    Ok(Observed {
+        isolation,
+        throttling,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interrupt_rows_are_counted_per_cpu() {
+        // The layout of this machine's /proc/interrupts (rows cut).
+        let text = "           CPU0       CPU1       \n 26:          0          9  IO-APIC   4-edge      ttyS0\n 36:          0     488701 PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\nNMI:          0          0   Non-maskable interrupts\nLOC:    4061855   23974443   Local timer interrupts\nRES:     223224     243497   Rescheduling interrupts\nERR:          0\n";
+        assert_eq!(interrupt_counts(text, 1), (488710, 23974443, 243497));
+        assert_eq!(interrupt_counts(text, 0), (0, 4061855, 223224));
+        assert_eq!(interrupt_counts(text, 5), (0, 0, 0));
+    }
+}

@@ -1,0 +1,174 @@
+//! The doctor's outputs: the verdict and its exit code, the terminal checklist (grouped,
+//! verdict first, each WARN/FAIL with its fix and measured effect) and the JSON file.
+
+use super::finding::{Finding, Status, GROUPS};
+use crate::error::{EXIT_NOT_READY, EXIT_OK, EXIT_WARNINGS};
+use serde::Serialize;
+
+/// The overall answer: ready, ready with warnings, or not ready (a FAIL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Ready,
+    Warnings,
+    NotReady,
+}
+
+impl Verdict {
+    pub fn of(findings: &[Finding]) -> Self {
+        match findings.iter().map(|f| f.status).max() {
+            Some(Status::Fail) => Verdict::NotReady,
+            Some(Status::Warn) => Verdict::Warnings,
+            _ => Verdict::Ready,
+        }
+    }
+
+    /// The documented exit code: 0 ready, 1 warnings, 7 not ready.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Ready => EXIT_OK,
+            Verdict::Warnings => EXIT_WARNINGS,
+            Verdict::NotReady => EXIT_NOT_READY,
+        }
+    }
+
+    pub fn text(self) -> &'static str {
+        match self {
+            Verdict::Ready => "READY",
+            Verdict::Warnings => "READY WITH WARNINGS",
+            Verdict::NotReady => "NOT READY",
+        }
+    }
+}
+
+/// How many findings have each status.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Counts {
+    pub pass: usize,
+    pub warn: usize,
+    pub fail: usize,
+    pub skip: usize,
+}
+
+/// Everything `doctor` found, as printed and as written by `--export-json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct DoctorReport {
+    /// `latscope-doctor/1`: the layout of this file (docs/doctor.md).
+    pub schema: &'static str,
+    pub verdict: Verdict,
+    pub counts: Counts,
+    pub hostname: String,
+    pub kernel_release: String,
+    /// The CPUs judged and measured, and why those.
+    pub cpus: Vec<usize>,
+    pub cpus_why: String,
+    pub priority: i32,
+    /// Read only (`--quick`, a fixture tree, or not root): nothing was measured.
+    pub measured: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planned_run: Option<String>,
+    /// Why something was not measured, and other notes for the reader.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    pub findings: Vec<Finding>,
+}
+
+pub const SCHEMA: &str = "latscope-doctor/1";
+
+impl DoctorReport {
+    pub fn counts_of(findings: &[Finding]) -> Counts {
+        let n = |s: Status| findings.iter().filter(|f| f.status == s).count();
+        Counts {
+            pass: n(Status::Pass),
+            warn: n(Status::Warn),
+            fail: n(Status::Fail),
+            skip: n(Status::Skip),
+        }
+    }
+
+    pub fn json(&self) -> anyhow::Result<Vec<u8>> {
+        let mut bytes = serde_json::to_vec_pretty(self)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+
+    /// The terminal checklist; `verbose` adds each finding's evidence.
+    pub fn terminal(&self, verbose: bool) -> String {
+        let c = &self.counts;
+        let mut out = format!(
+            "latscope doctor: {} ({} FAIL, {} WARN, {} PASS, {} SKIP)\n",
+            self.verdict.text(),
+            c.fail,
+            c.warn,
+            c.pass,
+            c.skip
+        );
+        out.push_str(&format!(
+            "{} {}; CPU {} ({}); priority {}\n",
+            self.hostname,
+            self.kernel_release,
+            crate::units::format_cpu_list(&self.cpus),
+            self.cpus_why,
+            self.priority
+        ));
+        if let Some(planned) = &self.planned_run {
+            out.push_str(&format!("planned run: latscope {planned}\n"));
+        }
+        let width = self
+            .findings
+            .iter()
+            .map(|f| f.id.as_str().len())
+            .max()
+            .unwrap_or(0);
+        for (group, title) in GROUPS {
+            let in_group: Vec<&Finding> = self
+                .findings
+                .iter()
+                .filter(|f| f.id.group() == group)
+                .collect();
+            if in_group.is_empty() {
+                continue;
+            }
+            out.push_str(&format!("\n{title}\n"));
+            for f in in_group {
+                render_finding(&mut out, f, width, verbose);
+            }
+        }
+        for note in &self.notes {
+            out.push_str(&format!("\nnote: {note}"));
+        }
+        if !self.notes.is_empty() {
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn render_finding(out: &mut String, f: &Finding, width: usize, verbose: bool) {
+    let pad = " ".repeat(width + 8);
+    out.push_str(&format!(
+        "  {} {:<width$}  {}\n",
+        f.status.label(),
+        f.id.as_str(),
+        f.summary
+    ));
+    for m in &f.measured {
+        out.push_str(&format!(
+            "{pad}measured: {}{}\n",
+            m.summary,
+            if m.restored {
+                ""
+            } else {
+                " (NOT RESTORED: run `latscope restore`)"
+            }
+        ));
+    }
+    if let Some(fix) = f.fix.as_ref().filter(|_| f.status >= Status::Warn) {
+        out.push_str(&format!("{pad}fix: {fix}\n"));
+    }
+    if verbose {
+        for e in &f.evidence {
+            out.push_str(&format!("{pad}· {e}\n"));
+        }
+    }
+}

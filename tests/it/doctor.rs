@@ -1,0 +1,294 @@
+//! `latscope doctor` for real: the read-only checklist on this machine and on a fixture
+//! tree (exit codes, JSON with every check ID), a run as `nobody` (SKIPs and a note, no
+//! crash), a planned run judged, bad input, and the measured A/B as root: a number
+//! printed and cpu_dma_latency what it was before (the number itself is not judged).
+
+use crate::common::{self, latscope};
+use serde_json::Value;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/doctor");
+
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn finding<'a>(doc: &'a Value, id: &str) -> &'a Value {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("{id} missing: {doc}"))
+}
+
+/// The exit code the verdict documents.
+fn code_of(doc: &Value) -> i32 {
+    match doc["verdict"].as_str().unwrap() {
+        "ready" => 0,
+        "warnings" => 1,
+        "not_ready" => 7,
+        v => panic!("verdict {v}"),
+    }
+}
+
+fn quick_checklist_on_this_machine() {
+    let started = std::time::Instant::now();
+    let out = latscope()
+        .args(["doctor", "--quick", "--export-json", "-"])
+        .output()
+        .unwrap();
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(code_of(&doc)));
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    assert_eq!(doc["schema"], "latscope-doctor/1");
+    assert_eq!(doc["measured"], false);
+    let n = doc["findings"].as_array().unwrap().len();
+    assert_eq!(n, 27, "every check but the planned run's: {doc}");
+    for f in doc["findings"].as_array().unwrap() {
+        let status = f["status"].as_str().unwrap();
+        assert!(["pass", "warn", "fail", "skip"].contains(&status), "{f}");
+        if status == "warn" || status == "fail" {
+            assert!(f["fix"].as_str().is_some_and(|s| !s.is_empty()), "{f}");
+        }
+    }
+    let text = latscope().args(["doctor", "--quick"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.starts_with("latscope doctor: "),
+        "verdict first: {text}"
+    );
+    for group in [
+        "Kernel",
+        "CPUs",
+        "Memory",
+        "Scheduling",
+        "Clock and platform",
+        "Permissions",
+        "Priorities",
+    ] {
+        assert!(text.contains(&format!("\n{group}\n")), "{group}: {text}");
+    }
+}
+
+fn fixture_tree_exit_code_and_json() {
+    let out = latscope()
+        .args([
+            "doctor",
+            "--root",
+            &format!("{FIXTURES}/this-vm"),
+            "--export-json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(7), "{doc}");
+    assert_eq!(doc["verdict"], "not_ready");
+    assert_eq!(finding(&doc, "kernel.preempt_rt")["status"], "warn");
+    assert_eq!(finding(&doc, "platform.hypervisor")["status"], "warn");
+    assert_eq!(finding(&doc, "sched.rt_throttling")["status"], "warn");
+    assert_eq!(finding(&doc, "cpus.isolation")["status"], "warn");
+    let out = latscope()
+        .args([
+            "doctor",
+            "--root",
+            &format!("{FIXTURES}/rt-4.19-renamed-config"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+fn planned_sched_other_run_is_warned_about() {
+    let out = latscope()
+        .args([
+            "doctor",
+            "--quick",
+            "--export-json",
+            "-",
+            "--",
+            "timer",
+            "--cpus",
+            "1",
+            "--policy",
+            "other",
+        ])
+        .output()
+        .unwrap();
+    let doc = json_of(&out);
+    assert_eq!(doc["planned_run"], "timer --cpus 1 --policy other");
+    let policy = finding(&doc, "setup.policy");
+    assert_eq!(policy["status"], "warn", "{policy}");
+    assert!(
+        policy["summary"].as_str().unwrap().contains("fairness"),
+        "{policy}"
+    );
+    assert_eq!(
+        doc["cpus"],
+        serde_json::json!([1]),
+        "the planned run's CPUs are judged"
+    );
+}
+
+fn bad_input_names_value_and_range() {
+    for (args, needles) in [
+        (vec!["--priority", "0"], vec!["0", "1..=99"]),
+        (vec!["--cpus", "7"], vec!["CPU 7 is not online", "--cpus"]),
+        (
+            vec!["--root", "/nonexistent-doctor-root"],
+            vec!["--root", "not a directory"],
+        ),
+        (vec!["--try", "reboot"], vec!["reboot", "isolate"]),
+        (
+            vec!["--", "report", "x.json"],
+            vec!["not a measuring command"],
+        ),
+    ] {
+        let out = latscope()
+            .arg("doctor")
+            .arg("--quick")
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        for n in needles {
+            assert!(stderr.contains(n), "{args:?}: lacks '{n}': {stderr}");
+        }
+    }
+}
+
+fn cannot_switch_to_nobody() -> Option<String> {
+    if latscope::sys::process::effective_uid() != 0 {
+        return Some("needs root to become nobody".into());
+    }
+    common::missing("setpriv", "util-linux")
+}
+
+/// Without root: every check answers (a SKIP where a file is root's), nothing is
+/// measured, and the note says why; never a crash.
+fn as_nobody_it_skips_and_says_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("latscope-doctor-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.path().join("latscope");
+    std::fs::copy(common::latscope_path(), &bin).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(&bin)
+        .args(["doctor", "--export-json", "-"])
+        .current_dir("/")
+        .output()
+        .unwrap();
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(code_of(&doc)));
+    assert_eq!(doc["measured"], false);
+    assert!(
+        doc["notes"][0].as_str().unwrap().starts_with("not root"),
+        "{doc}"
+    );
+    let fifo = finding(&doc, "perm.sched_fifo");
+    assert_eq!(
+        fifo["status"], "fail",
+        "nobody has no RT rights here: {fifo}"
+    );
+    assert!(
+        finding(&doc, "cpus.cstates")["evidence"]
+            .to_string()
+            .contains("not readable without root"),
+        "{doc}"
+    );
+}
+
+fn no_dma_device() -> Option<String> {
+    if latscope::sys::process::effective_uid() != 0 {
+        return Some("needs root (holds /dev/cpu_dma_latency)".into());
+    }
+    (!std::path::Path::new("/dev/cpu_dma_latency").exists())
+        .then(|| "no /dev/cpu_dma_latency".into())
+}
+
+/// The real A/B: one pair, a number printed, the knob as it was.
+fn dma_latency_ab_restores_the_knob_and_prints_a_number() {
+    let _lock = common::latency_lock();
+    let before = latscope::sys::dma_latency::current_us();
+    let out = latscope()
+        .args(["doctor", "--pairs", "1", "--export-json", "-"])
+        .output()
+        .unwrap();
+    let after = latscope::sys::dma_latency::current_us();
+    // The value is the aggregate of every open request: another run (another worktree's
+    // test) may hold one. Equal, or someone else holds a request now.
+    let others = latscope::sys::dma_latency::holders();
+    assert!(
+        before == after || !others.is_empty(),
+        "cpu_dma_latency {before:?} -> {after:?}, held by nobody"
+    );
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(code_of(&doc)));
+    assert_eq!(doc["measured"], true, "{doc}");
+    let cstates = finding(&doc, "cpus.cstates");
+    let m = &cstates["measured"][0];
+    let summary = m["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("cpu_dma_latency 0: p99 ")
+            && summary.contains(" → ")
+            && summary.contains(" in 1 pair, lower in "),
+        "{summary}"
+    );
+    assert_eq!(m["restored"], true, "{m}");
+    let pair = m["pairs_ns"][0].as_array().unwrap();
+    assert!(pair.iter().all(|v| v.as_u64().unwrap() > 0), "{m}");
+    // The observation window: interrupts counted on the CPU.
+    let iso = finding(&doc, "cpus.isolation");
+    assert!(
+        iso["measured"][0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("local timer interrupts"),
+        "{iso}"
+    );
+}
+
+pub fn cases() -> Vec<common::Case> {
+    let mut cases = common::test_cases![
+        quick_checklist_on_this_machine,
+        fixture_tree_exit_code_and_json,
+        planned_sched_other_run_is_warned_about,
+        bad_input_names_value_and_range,
+    ];
+    cases.push(
+        common::case(
+            "as_nobody_it_skips_and_says_why",
+            as_nobody_it_skips_and_says_why,
+        )
+        .unless(cannot_switch_to_nobody()),
+    );
+    cases.push(
+        common::case(
+            "dma_latency_ab_restores_the_knob_and_prints_a_number",
+            dma_latency_ab_restores_the_knob_and_prints_a_number,
+        )
+        .unless(no_dma_device()),
+    );
+    cases
+}
