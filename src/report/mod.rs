@@ -4,6 +4,7 @@
 
 pub mod csv;
 pub mod extras;
+pub mod histogram;
 pub mod html;
 pub mod iterations;
 pub mod json;
