@@ -189,6 +189,7 @@ fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Re
         .map(|t| HistogramLine {
             label: thread_label(t),
             buckets: &t.histogram,
+            max_ns: t.summary.max_ns,
         })
         .collect();
     let deadline = Some(sc.params.deadline_ns).filter(|&d| d > 0);

@@ -7,8 +7,10 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+pub use super::histogram::{histogram_svg, HistogramLine};
+
 /// Chart size in SVG pixels.
-const WIDTH: u32 = 960;
+pub(super) const WIDTH: u32 = 960;
 const HEIGHT: u32 = 400;
 
 /// Distinct, print-friendly line colors (Tableau 10).
@@ -28,45 +30,6 @@ const COLORS: [RGBColor; 10] = [
 /// The color of the i-th line.
 pub fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
-}
-
-/// Most bins a histogram line is drawn with (keeps the file small).
-const MAX_BINS: u64 = 600;
-
-/// One line of a histogram: a label and sparse `[value_ns, count]` buckets.
-pub struct HistogramLine<'a> {
-    pub label: String,
-    pub buckets: &'a [[u64; 2]],
-}
-
-/// Re-bins sparse HDR buckets into equal µs-wide bins (1 µs, or wider for long axes);
-/// returns `(bin centre µs, count)` for bins with samples, and `floor` where the line
-/// must drop between them (a log axis has no zero), so isolated outliers show as spikes.
-pub fn rebin(buckets: &[[u64; 2]], bin_ns: u64, floor: f64) -> Vec<(f64, f64)> {
-    let mut bins: std::collections::BTreeMap<u64, u64> = Default::default();
-    for &[value, count] in buckets {
-        *bins.entry(value / bin_ns).or_default() += count;
-    }
-    let centre = |b: u64| ((b as f64) + 0.5) * bin_ns as f64 / 1e3;
-    let mut out = Vec::new();
-    let mut prev: Option<u64> = None;
-    for (b, c) in bins.into_iter().filter(|&(_, c)| c > 0) {
-        match prev {
-            Some(p) if b > p + 2 => {
-                out.push((centre(p + 1), floor));
-                out.push((centre(b - 1), floor));
-            }
-            Some(p) if b == p + 2 => out.push((centre(p + 1), floor)),
-            None if b > 0 => out.push((centre(b - 1), floor)),
-            _ => {}
-        }
-        out.push((centre(b), c as f64));
-        prev = Some(b);
-    }
-    if let Some(p) = prev {
-        out.push((centre(p + 1), floor));
-    }
-    out
 }
 
 /// Axis numbers: no decimals from 100 on.
@@ -99,10 +62,10 @@ pub(super) fn chart_builder<'a, 'b>(
     title: &str,
 ) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
     let mut b = ChartBuilder::on(root);
-    b.caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(42)
-        .y_label_area_size(64);
+    if !title.is_empty() {
+        b.caption(title, ("sans-serif", 18));
+    }
+    b.margin(12).x_label_area_size(42).y_label_area_size(64);
     b
 }
 
@@ -135,121 +98,37 @@ pub fn draw_line_with_dots<'a>(
     Ok(())
 }
 
-fn deadline_style() -> ShapeStyle {
+pub(super) fn deadline_style() -> ShapeStyle {
     RED.stroke_width(2)
 }
 
-/// The latency histogram: count (log) against latency (µs), one line per entry, and
-/// the deadline as a vertical line when it falls within three times the largest sample.
-/// Returns the SVG and a note when the deadline was left off the axis.
-pub fn histogram_svg(
-    title: &str,
-    lines: &[HistogramLine],
-    deadline_ns: Option<u64>,
-) -> anyhow::Result<(String, Option<String>)> {
-    let max_ns = lines
-        .iter()
-        .flat_map(|l| l.buckets.iter().map(|b| b[0]))
-        .max()
-        .unwrap_or(1000)
-        .max(1000);
-    let mut axis_ns = max_ns;
-    let mut note = None;
-    if let Some(d) = deadline_ns.filter(|&d| d > 0) {
-        if d <= max_ns.saturating_mul(3) {
-            axis_ns = axis_ns.max(d);
-        } else {
-            note = Some(format!(
-                "deadline {} is off the axis: no sample came within a third of it",
-                crate::units::human_ns(d)
-            ));
-        }
-    }
-    let bin_ns = (axis_ns / MAX_BINS).max(1000).div_ceil(1000) * 1000;
-    const FLOOR: f64 = 0.5;
-    let binned: Vec<Vec<(f64, f64)>> = lines
-        .iter()
-        .map(|l| rebin(l.buckets, bin_ns, FLOOR))
-        .collect();
-    let y_max = binned
-        .iter()
-        .flat_map(|b| b.iter().map(|p| p.1))
-        .fold(1.0f64, f64::max)
-        * 2.0;
-    let x_max = axis_ns as f64 / 1e3 * 1.05;
-    let svg = with_svg(|root| {
-        let mut chart = chart_builder(root, title)
-            .build_cartesian_2d(0f64..x_max, (FLOOR..y_max).log_scale())?;
-        chart
-            .configure_mesh()
-            .x_desc(if bin_ns == 1000 {
-                "latency (µs)".to_string()
-            } else {
-                format!("latency (µs, bins of {} µs)", bin_ns / 1000)
-            })
-            .y_desc("samples (log)")
-            .x_label_formatter(&axis_number)
-            .y_label_formatter(&|v| {
-                if *v < 1.0 {
-                    String::new()
-                } else {
-                    format!("{v:.0}")
-                }
-            })
-            .draw()?;
-        for (i, points) in binned.iter().enumerate() {
-            let c = color(i);
-            chart
-                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
-                .label(lines[i].label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
-                });
-            if points.len() <= 8 {
-                chart.draw_series(
-                    points
-                        .iter()
-                        .filter(|p| p.1 > FLOOR)
-                        .map(|&p| Circle::new(p, 3, c.filled())),
-                )?;
-            }
-        }
-        if let Some(d) = deadline_ns.filter(|_| note.is_none() && deadline_ns > Some(0)) {
-            let x = d as f64 / 1e3;
-            chart
-                .draw_series(LineSeries::new([(x, FLOOR), (x, y_max)], deadline_style()))?
-                .label(format!("deadline {}", crate::units::human_ns(d)))
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], deadline_style()));
-        }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        Ok(())
-    })?;
-    Ok((svg, note))
-}
-
-/// The largest latency of each second (µs) over the run, one line per entry, and the
-/// deadline as a horizontal line when it is within twice the largest value.
+/// The largest latency of each second (µs) over the run, one series of points per entry
+/// on a log axis (no line joins two seconds: no sample took the values between them), and
+/// the deadline as a horizontal line when it is within twice the largest value.
 pub fn timeline_svg(
     title: &str,
     lines: &[(String, &[u64])],
     deadline_ns: Option<u64>,
 ) -> anyhow::Result<String> {
     let seconds = lines.iter().map(|l| l.1.len()).max().unwrap_or(0).max(2);
-    let max_ns = lines
-        .iter()
-        .flat_map(|l| l.1.iter().copied())
-        .max()
-        .unwrap_or(1000)
-        .max(1000);
+    let values = || {
+        lines
+            .iter()
+            .flat_map(|l| l.1.iter().copied())
+            .filter(|&v| v > 0)
+    };
+    let max_ns = values().max().unwrap_or(1000).max(1000);
+    let min_ns = values().min().unwrap_or(1000).min(max_ns);
     let deadline = deadline_ns.filter(|&d| d > 0 && d <= max_ns.saturating_mul(2));
-    let y_max = max_ns.max(deadline.unwrap_or(0)) as f64 / 1e3 * 1.1;
+    let y_max = max_ns.max(deadline.unwrap_or(0)) as f64 / 1e3 * 1.6;
+    let y_min = (min_ns as f64 / 1e3 / 1.6).min(y_max / 4.0);
     with_svg(|root| {
-        let mut chart =
-            chart_builder(root, title).build_cartesian_2d(0f64..(seconds as f64), 0f64..y_max)?;
+        let mut chart = chart_builder(root, title)
+            .build_cartesian_2d(0f64..(seconds as f64), (y_min..y_max).log_scale())?;
         chart
             .configure_mesh()
             .x_desc("second of the run")
-            .y_desc("largest latency (µs)")
+            .y_desc("largest latency (µs, log)")
             .x_label_formatter(&axis_number)
             .y_label_formatter(&axis_number)
             .draw()?;
@@ -258,14 +137,13 @@ pub fn timeline_svg(
             let points = values
                 .iter()
                 .enumerate()
+                .filter(|(_, &v)| v > 0)
                 .map(|(s, &v)| (s as f64 + 0.5, v as f64 / 1e3));
+            let max = values.iter().copied().max().unwrap_or(0);
             chart
-                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))?
-                .label(label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
-                });
-            chart.draw_series(points.map(|p| Circle::new(p, 2, c.filled())))?;
+                .draw_series(points.map(|p| Circle::new(p, 3, c.filled())))?
+                .label(format!("{label} — max {}", crate::units::human_ns(max)))
+                .legend(move |(x, y)| Circle::new((x + 9, y), 4, c.filled()));
         }
         if let Some(d) = deadline {
             let y = d as f64 / 1e3;

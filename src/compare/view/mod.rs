@@ -278,6 +278,7 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
                         .map(|(_, t)| HistogramLine {
                             label: cmp.labels[r].clone(),
                             buckets: &t.histogram,
+                            max_ns: t.summary.max_ns,
                         })
                 })
                 .collect();
