@@ -30,7 +30,8 @@ LAYERS = [
     ["main", "lib"],
     ["commands"],
     ["remote", "packaging"],
-    ["cyclictest", "suite", "doctor"],  # doctor: `latscope doctor`, in the works
+    ["doctor"],  # `latscope doctor` judges planned runs through their own plans
+    ["cyclictest", "suite"],
     ["runner"],
     ["plan"],
     ["cli"],

@@ -5,7 +5,8 @@
 //! wake sweeps the response percentiles against the number of competitors; and the
 //! system context with every warning. Every string from the system or user is escaped.
 
-use super::plots::{self, HistogramLine};
+use super::histogram::HistogramLine;
+use super::plots;
 use super::Reporter;
 use crate::result::limits::{thread_failures, Limit};
 use crate::result::{metric_label, Run, Scenario};
@@ -196,7 +197,7 @@ fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Re
     if lines.is_empty() {
         out.push_str("<p class=\"note\">No histogram was recorded for this scenario.</p>\n");
     } else {
-        let (svg, note) = plots::histogram_svg(
+        let (svg, note) = super::histogram::histogram_svg(
             &format!("{} — latency histogram", sc.name),
             &lines,
             deadline,

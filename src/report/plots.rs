@@ -7,8 +7,6 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-pub use super::histogram::{histogram_svg, HistogramLine};
-
 /// Chart size in SVG pixels.
 pub(super) const WIDTH: u32 = 960;
 const HEIGHT: u32 = 400;

@@ -11,7 +11,7 @@ pub use verdicts::verdict_lines;
 use crate::compare::rules::{ratio_text, signed_change};
 use crate::compare::{Aligned, Comparison, Verdict};
 use crate::output::exports::Format;
-use crate::report::plots::HistogramLine;
+use crate::report::histogram::HistogramLine;
 use crate::report::{stat_unknown, Reporter};
 use crate::result::ThreadResult;
 use crate::stats::Stat;
@@ -289,7 +289,7 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
                     .flatten()
                     .next()
                     .map(|(s, _)| s.params.deadline_ns);
-                let (svg, note) = crate::report::plots::histogram_svg(
+                let (svg, note) = crate::report::histogram::histogram_svg(
                     &format!("{} — histograms overlaid", a.key.label()),
                     &lines,
                     deadline,
