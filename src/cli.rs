@@ -309,7 +309,7 @@ pub struct ReportArgs {
 #[derive(Debug, Args, Clone, Default)]
 #[command(next_help_heading = "Worst case beyond the samples (--worst-case)")]
 pub struct WorstCaseArgs {
-    /// Estimate the latency exceeded with probability 10⁻⁶, 10⁻⁹, 10⁻¹² per period, with
+    /// Estimate the latency exceeded with probability 1e-6, 1e-9, 1e-12 per period, with
     /// 95 % intervals and the checks that allow it. Input: a result (its per-second maxima:
     /// block maxima) or a plain series, one latency per line in time order (needs --unit).
     #[arg(long = "worst-case")]
