@@ -2,12 +2,12 @@
 //! parenthesized source such as `(cyclictest)`), period, loads, probe parameters, CPU and
 //! metric are one row of the comparison.
 
-use crate::result::{Run, Scenario, ThreadResult};
+use crate::result::{ProbeKind, Run, Scenario, ThreadResult};
 
 /// What aligns scenarios across runs.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct AlignKey {
-    pub probe: String,
+    pub probe: ProbeKind,
     /// The method without a parenthesized suffix (`clock-nanosleep (cyclictest)` aligns
     /// with `clock-nanosleep`).
     pub method: String,
@@ -75,10 +75,10 @@ pub struct Aligned<'a> {
 pub fn align(runs: &[Run]) -> Vec<Aligned<'_>> {
     let mut out: Vec<Aligned> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
-        let mut seen: Vec<(String, String, u64, Vec<String>, String)> = Vec::new();
+        let mut seen: Vec<(ProbeKind, String, u64, Vec<String>, String)> = Vec::new();
         for sc in &run.scenarios {
             let base = (
-                sc.probe.clone(),
+                sc.probe,
                 base_method(&sc.params.method),
                 sc.params.period_ns,
                 sc.params.loads.clone(),
@@ -88,7 +88,7 @@ pub fn align(runs: &[Run]) -> Vec<Aligned<'_>> {
             seen.push(base.clone());
             for th in &sc.threads {
                 let key = AlignKey {
-                    probe: base.0.clone(),
+                    probe: base.0,
                     method: base.1.clone(),
                     period_ns: base.2,
                     loads: base.3.clone(),

@@ -203,7 +203,7 @@ pub use crate::result::BreakSample;
 /// A measurement the runner can execute as a scenario.
 pub trait Probe: Send + Sync {
     /// `timer`, `wake`, `net` or `noise`.
-    fn kind(&self) -> &'static str;
+    fn kind(&self) -> crate::result::ProbeKind;
     /// The method or mechanism measured.
     fn method(&self) -> String;
     /// The period or interval in ns (0 where it does not apply).

@@ -118,8 +118,8 @@ impl Probe for NoiseProbe {
     fn busy_waits(&self) -> bool {
         true
     }
-    fn kind(&self) -> &'static str {
-        "noise"
+    fn kind(&self) -> crate::result::ProbeKind {
+        crate::result::ProbeKind::Noise
     }
     fn method(&self) -> String {
         METHOD.to_string()

@@ -434,8 +434,8 @@ impl Probe for TimerProbe {
     fn busy_waits(&self) -> bool {
         self.method == Method::Busy
     }
-    fn kind(&self) -> &'static str {
-        "timer"
+    fn kind(&self) -> crate::result::ProbeKind {
+        crate::result::ProbeKind::Timer
     }
     fn method(&self) -> String {
         self.method.name().to_string()

@@ -425,7 +425,7 @@ fn scenarios_by_interval(
                     "timer {METHOD} {}",
                     crate::units::human_ns(period_ns).replace(' ', "")
                 ),
-                probe: "timer".into(),
+                probe: crate::result::ProbeKind::Timer,
                 params: ScenarioParams {
                     method: METHOD.into(),
                     period_ns,

@@ -8,7 +8,7 @@
 use super::limits::{thread_failures, Limit};
 use super::plots::{self, HistogramLine};
 use super::Reporter;
-use crate::result::{metric_label, Run, Scenario};
+use crate::result::{metric_label, ProbeKind, Run, Scenario};
 use crate::stats::Stat;
 use crate::units::human_ns;
 use std::collections::BTreeMap;
@@ -113,7 +113,7 @@ pub fn summary_table(sc: &Scenario, limits: &[Limit]) -> String {
 fn params_list(sc: &Scenario) -> String {
     let p = &sc.params;
     let mut items: Vec<(String, String)> = vec![
-        ("probe".into(), sc.probe.clone()),
+        ("probe".into(), sc.probe.name().to_string()),
         ("method".into(), p.method.clone()),
     ];
     if p.period_ns > 0 {
@@ -478,10 +478,10 @@ fn study_section(run: &Run, info: &crate::result::SuiteInfo) -> anyhow::Result<S
 /// parameters that vary (x: the first of load, method, ...; one line per combination
 /// of the others).
 fn suite_section(run: &Run) -> anyhow::Result<String> {
-    let mut probes: Vec<&str> = Vec::new();
+    let mut probes: Vec<ProbeKind> = Vec::new();
     for sc in &run.scenarios {
-        if !probes.contains(&sc.probe.as_str()) {
-            probes.push(&sc.probe);
+        if !probes.contains(&sc.probe) {
+            probes.push(sc.probe);
         }
     }
     let mut out = String::new();
@@ -500,10 +500,10 @@ fn suite_section(run: &Run) -> anyhow::Result<String> {
 
 /// A `wake` scenario of a competitor sweep (charted by `wake_section` instead).
 fn is_wake_sweep(sc: &Scenario) -> bool {
-    sc.probe == "wake" && sc.params.extra.contains_key("competitors")
+    sc.probe == ProbeKind::Wake && sc.params.extra.contains_key("competitors")
 }
 
-fn suite_charts(probe: &str, scenarios: &[&Scenario]) -> anyhow::Result<String> {
+fn suite_charts(probe: ProbeKind, scenarios: &[&Scenario]) -> anyhow::Result<String> {
     let dims: Vec<BTreeMap<&str, String>> = scenarios.iter().map(|s| dimensions(s)).collect();
     let varying: Vec<&str> = X_PREFERENCE
         .iter()
@@ -545,7 +545,7 @@ fn suite_charts(probe: &str, scenarios: &[&Scenario]) -> anyhow::Result<String> 
         };
     let mut out = format!(
         "<section class=\"suite\">\n<h2>Across {} scenarios</h2>\n",
-        esc(probe)
+        esc(probe.name())
     );
     let _ = writeln!(
         out,
@@ -594,7 +594,7 @@ fn suite_charts(probe: &str, scenarios: &[&Scenario]) -> anyhow::Result<String> 
 /// the number of competitors, one chart per method.
 fn wake_section(run: &Run) -> anyhow::Result<String> {
     let mut by_method: BTreeMap<String, Vec<(u64, &Scenario)>> = BTreeMap::new();
-    for sc in run.scenarios.iter().filter(|s| s.probe == "wake") {
+    for sc in run.scenarios.iter().filter(|s| s.probe == ProbeKind::Wake) {
         if let Some(n) = sc.params.extra.get("competitors").and_then(|v| v.as_u64()) {
             by_method
                 .entry(sc.params.method.clone())

@@ -94,7 +94,11 @@ fn cell(row: &Value, column: usize) -> u64 {
 /// and a range past the iterations kept.
 pub fn listing(run: &Run, range: IterationRange, in_ns: bool) -> Result<String, UserError> {
     let text = format!("{}-{}", range.first, range.last);
-    let wake: Vec<&Scenario> = run.scenarios.iter().filter(|s| s.probe == "wake").collect();
+    let wake: Vec<&Scenario> = run
+        .scenarios
+        .iter()
+        .filter(|s| s.probe == crate::result::ProbeKind::Wake)
+        .collect();
     if wake.is_empty() {
         return Err(bad_range(
             &text,

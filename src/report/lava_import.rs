@@ -9,7 +9,7 @@
 
 use super::lava_log::{read_log, LavaCase, Sighting};
 use crate::error::UserError;
-use crate::result::{Run, Scenario, ScenarioParams, ThreadResult, UNKNOWN_STATS_KEY};
+use crate::result::{ProbeKind, Run, Scenario, ScenarioParams, ThreadResult, UNKNOWN_STATS_KEY};
 use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
 use crate::warning::{Warning, WarningCode};
@@ -137,12 +137,12 @@ fn set_stat(s: &mut Summary, stat: Stat, v: f64) {
 
 /// Words of a scenario name as a timer/wake/net/noise scenario's probe, method and
 /// period (`timer clock-nanosleep 1ms`), so it aligns with the same scenario's JSON.
-fn params_of(name: &str) -> (String, ScenarioParams) {
+fn params_of(name: &str) -> (ProbeKind, ScenarioParams) {
     let words: Vec<&str> = name.split(' ').collect();
-    let probe = match words.first().copied() {
-        Some(p @ ("timer" | "wake" | "net" | "noise")) => p.to_string(),
-        _ => "lava".to_string(),
-    };
+    let probe = words
+        .first()
+        .and_then(|w| ProbeKind::parse(w))
+        .unwrap_or(ProbeKind::Lava);
     let method = words.get(1).unwrap_or(&"").to_string();
     let period_ns = words
         .get(2)

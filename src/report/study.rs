@@ -5,7 +5,7 @@
 //! rt-cost: latency and throughput per item; irq-response: min/avg/max per load). The
 //! terminal, Markdown and HTML reports all draw these.
 
-use crate::result::{metric_label, LoadResult, Run, Scenario, SuiteInfo, ThreadResult};
+use crate::result::{metric_label, LoadResult, ProbeKind, Run, Scenario, SuiteInfo, ThreadResult};
 use crate::stats::{Stat, Summary};
 use crate::units::{compact_ns, latency_cell};
 use comfy_table::Table;
@@ -35,8 +35,8 @@ fn load_label(sc: &Scenario) -> String {
 fn probe_detail(sc: &Scenario) -> Option<String> {
     let extra = &sc.params.extra;
     let number = |key: &str| extra.get(key).and_then(|v| v.as_u64());
-    match sc.probe.as_str() {
-        "wake" => {
+    match sc.probe {
+        ProbeKind::Wake => {
             let (waker, wakee) = (number("waker_cpu")?, number("wakee_cpu")?);
             let cpus = if waker == wakee {
                 format!("cpu{wakee}")
@@ -45,7 +45,7 @@ fn probe_detail(sc: &Scenario) -> Option<String> {
             };
             Some(format!("competitors={} {cpus}", number("competitors")?))
         }
-        "net" => {
+        ProbeKind::Net => {
             let flood = extra.get("flood").and_then(|v| v.as_bool()) == Some(true);
             Some(format!(
                 "{} B{}",
@@ -53,7 +53,7 @@ fn probe_detail(sc: &Scenario) -> Option<String> {
                 if flood { " flood" } else { "" }
             ))
         }
-        "noise" => Some(format!("threshold {}", compact_ns(number("threshold_ns")?))),
+        ProbeKind::Noise => Some(format!("threshold {}", compact_ns(number("threshold_ns")?))),
         _ => None,
     }
 }
@@ -210,7 +210,7 @@ fn wake_competitors(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
     let number = |sc: &Scenario, key: &str| sc.params.extra.get(key).and_then(|v| v.as_u64());
     // Groups in the order first seen, each with its policies and competitor counts.
     let mut groups: Vec<(String, Vec<&Scenario>)> = Vec::new();
-    for sc in run.scenarios.iter().filter(|s| s.probe == "wake") {
+    for sc in run.scenarios.iter().filter(|s| s.probe == ProbeKind::Wake) {
         let (Some(waker), Some(wakee)) = (number(sc, "waker_cpu"), number(sc, "wakee_cpu")) else {
             continue;
         };
@@ -373,8 +373,8 @@ fn rt_cost(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
     for sc in &run.scenarios {
         let several = sc.threads.len() > 1;
         for th in &sc.threads {
-            let (item, source) = match sc.probe.as_str() {
-                "net" if th.metric == "round_trip" => {
+            let (item, source) = match sc.probe {
+                ProbeKind::Net if th.metric == "round_trip" => {
                     let flood =
                         sc.params.extra.get("flood").and_then(|v| v.as_bool()) == Some(true);
                     let size = sc.params.extra.get("size_bytes").and_then(|v| v.as_u64());
@@ -387,7 +387,7 @@ fn rt_cost(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
                         th,
                     )
                 }
-                "timer" => {
+                ProbeKind::Timer => {
                     let (source, is_irq) = timer_source(sc, th);
                     if is_irq {
                         traced = true;
@@ -406,10 +406,10 @@ fn rt_cost(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
                     };
                     (format!("{what}, {load}"), source)
                 }
-                "net" | "wake" | "noise" => continue,
-                _ => (sc.name.clone(), th),
+                ProbeKind::Net | ProbeKind::Wake | ProbeKind::Noise => continue,
+                ProbeKind::Lava => (sc.name.clone(), th),
             };
-            let item = if several && sc.probe == "timer" {
+            let item = if several && sc.probe == ProbeKind::Timer {
                 format!("{item} (cpu {})", th.cpu)
             } else {
                 item
@@ -469,7 +469,7 @@ fn irq_response(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
     let mut categories = Vec::new();
     let mut values: Vec<Vec<Option<f64>>> = vec![Vec::new(); columns.len()];
     let (mut traced, mut untraced) = (false, false);
-    for sc in run.scenarios.iter().filter(|s| s.probe == "timer") {
+    for sc in run.scenarios.iter().filter(|s| s.probe == ProbeKind::Timer) {
         let several = sc.threads.len() > 1;
         for th in &sc.threads {
             let (source, is_irq) = timer_source(sc, th);

@@ -2,6 +2,7 @@
 //! asked, on which system, and what each measuring thread saw. Every report, suite,
 //! comparison and verdict reads this, so fields are only ever added.
 
+pub mod probe_kind;
 pub mod timer_extra;
 pub mod trace;
 
@@ -10,6 +11,8 @@ use crate::sysinfo::SystemInfo;
 use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+pub use probe_kind::ProbeKind;
 
 /// Bumped when a field changes meaning or disappears (adding fields keeps the version).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -96,7 +99,7 @@ pub struct Scenario {
     /// A readable label, unique within the run (e.g. `timer clock-nanosleep 1ms`).
     pub name: String,
     /// `timer`, `wake`, `net` or `noise`.
-    pub probe: String,
+    pub probe: ProbeKind,
     pub params: ScenarioParams,
     /// True when this scenario was cut short; its statistics cover what was measured.
     pub interrupted: bool,

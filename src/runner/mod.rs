@@ -227,7 +227,7 @@ pub fn execute(
         }
         let scenario = Scenario {
             name: name.clone(),
-            probe: sp.probe.kind().into(),
+            probe: sp.probe.kind(),
             params,
             interrupted: output.interrupted,
             started_at,

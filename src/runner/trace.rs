@@ -6,6 +6,7 @@ use crate::error::UserError;
 use crate::plan::{ScenarioPlan, TraceSettings};
 use crate::probe::ProbeOutput;
 use crate::result::trace::{TraceResult, TraceThread};
+use crate::result::ProbeKind;
 use crate::stats::Stat;
 use crate::trace::{Recording, TraceConfig, TraceError, TraceSession};
 use crate::warning::{Warning, WarningCode};
@@ -93,13 +94,15 @@ pub fn stop(
     }
     let instance = session.instance_name().to_string();
     let recording = session.stop().context("stopping --trace")?;
-    let (t, w) = finish(sp.probe.kind(), ts, recording, instance, output);
+    let method = sp.probe.method();
+    let (t, w) = finish(sp.probe.kind(), &method, ts, recording, instance, output);
     Ok((Some(t), w))
 }
 
 /// Turns a recording and the probe's samples into `scenario.trace` and its warnings.
 pub fn finish(
-    kind: &str,
+    kind: ProbeKind,
+    method: &str,
     ts: &TraceSettings,
     recording: Recording,
     instance: String,
@@ -158,6 +161,6 @@ pub fn finish(
             ..Default::default()
         })
         .collect();
-    crate::trace::analyze::analyze(kind, &recording, output, &mut result);
+    crate::trace::analyze::analyze(kind, method, &recording, output, &mut result);
     (result, warnings)
 }

@@ -155,13 +155,13 @@ fn untraced_switch_ins_are_counted_placed_at_their_lower_bound_and_noted() {
     );
 }
 
-/// What the timer's own `--trace` records (`probe_events("timer")`: no sched_wakeup, no
+/// What the timer's own `--trace` records (`probe_events(ProbeKind::Timer)`: no sched_wakeup, no
 /// local_timer entry/exit on the wake path): the same recorded events cut to that set still
 /// join every sample, place an untraced switch-in at the hrtimer's expiry (now the CPU's
 /// previous traced event) and name the stall's thread.
 #[test]
 fn the_timer_event_set_still_splits_places_and_attributes() {
-    let keep = super::instance::probe_events("timer");
+    let keep = super::instance::probe_events(crate::result::ProbeKind::Timer);
     let events: Vec<Event> = load("timer_stall.txt")
         .into_iter()
         .filter(|e| keep.contains(&e.kind.tracepoint().as_str()))

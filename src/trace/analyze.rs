@@ -20,7 +20,7 @@ use super::timeline::{softirq_name, Timeline};
 use super::wake_split::{split_wake, WakeSample, WakeSplit};
 use super::Recording;
 use crate::probe::ProbeOutput;
-use crate::result::ThreadResult;
+use crate::result::{ProbeKind, ThreadResult};
 use crate::stats::{Recorder, RecorderConfig};
 use std::collections::BTreeMap;
 
@@ -32,14 +32,11 @@ const MAX_WORST_EVENTS: usize = 2000;
 const WORST_MARGIN_NS: u64 = 100_000;
 
 /// The sample series of each measuring thread: (cpu, rows of (stamp_ns, value_ns, row)).
-fn samples<'a>(kind: &str, output: &'a ProbeOutput) -> Vec<(usize, &'a crate::result::RawSeries)> {
+fn samples(kind: ProbeKind, output: &ProbeOutput) -> Vec<(usize, &crate::result::RawSeries)> {
     output
         .raw
         .iter()
-        .filter(|r| match kind {
-            "wake" => r.metric == "response",
-            _ => true,
-        })
+        .filter(|r| kind != ProbeKind::Wake || r.metric == "response")
         .map(|r| (r.cpu, r))
         .collect()
 }
@@ -69,8 +66,15 @@ fn part_result(cpu: usize, method: &str, name: &str, values: &[(u64, i64)]) -> T
 }
 
 /// Fills threads (join counts, parts), spikes, cause summary and the worst spike's events;
-/// for the timer also the split columns of `--raw`.
-pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &mut TraceResult) {
+/// for the timer also the split columns of `--raw`. `method` is the scenario's
+/// (`params.method`): the timer's tells how its samples join hrtimers.
+pub fn analyze(
+    kind: ProbeKind,
+    method: &str,
+    rec: &Recording,
+    output: &mut ProbeOutput,
+    result: &mut TraceResult,
+) {
     let mut sorted: Vec<Event> = rec.events.clone();
     sorted.sort_by_key(|e| e.ts_ns);
     let tl = Timeline::new(&sorted).with_losses(&rec.losses);
@@ -78,12 +82,6 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
         "--trace-threshold" => Threshold::Fixed(result.threshold_ns),
         _ => Threshold::P999,
     };
-    let method = output
-        .extra_params
-        .get("method")
-        .and_then(|m| m.as_str())
-        .unwrap_or("")
-        .to_string();
     let mut spikes: Vec<(TraceSpike, u64, u64)> = Vec::new();
     let mut worst_windows: Vec<(u64, u64, u64)> = Vec::new(); // (latency, from, to)
     let series: Vec<(usize, usize)> = samples(kind, output)
@@ -115,8 +113,8 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
         t.samples_total = rows.len() as u64;
         let cpu = t.cpu as u32;
         match kind {
-            "timer" => {
-                let Some(m) = TimerMethod::from_name(&method) else {
+            ProbeKind::Timer => {
+                let Some(m) = TimerMethod::from_name(method) else {
                     continue;
                 };
                 let samples: Vec<TimerSample> = rows
@@ -127,7 +125,7 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
                     })
                     .collect();
                 let split = split_timer(&tl, t.tid, cpu, m, &samples, &SplitConfig::default());
-                timer_parts(t, &split, &method);
+                timer_parts(t, &split, method);
                 split_columns(&mut output.raw[ri], &split, rows.len());
                 let attribution = attribute_split(
                     &tl,
@@ -149,7 +147,7 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
                     merge_summary(&mut result.cause_summary, e);
                 }
             }
-            "noise" => {
+            ProbeKind::Noise => {
                 let gaps: Vec<NoiseGap> = rows
                     .iter()
                     .map(|r| NoiseGap {
@@ -199,7 +197,7 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
                         .insert("outside the trace or events lost".into(), unknown);
                 }
             }
-            _ => {
+            ProbeKind::Wake | ProbeKind::Net | ProbeKind::Lava => {
                 // wake: the wakee's responses split into waking, wakeup, switch, to_user.
                 let samples: Vec<WakeSample> = rows
                     .iter()
@@ -217,7 +215,7 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
                 {
                     super::wake_split::add_first_iteration_switches(&tl, t.tid, first, 2_000);
                 }
-                wake_parts(t, &samples, &splits, &method);
+                wake_parts(t, &samples, &splits, method);
                 let values: Vec<u64> = rows.iter().map(|r| r[n - 1]).collect();
                 let limit = threshold.resolve(&values);
                 result.threshold_ns = limit;
@@ -261,7 +259,7 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
             .collect();
         result.worst_spike_spans = timeline_spans(&tl, &sorted[a..b.max(a)], from, to);
     }
-    if kind == "noise" {
+    if kind == ProbeKind::Noise {
         result.cause_summary = summarize_fallback(&spikes);
     }
     result

@@ -52,7 +52,7 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     // The converted run: timer probe, method marked as cyclictest, histogram kept.
     let run = latscope::report::cyclictest_import::load_any(&ct).unwrap();
     let sc = &run.scenarios[0];
-    assert_eq!(sc.probe, "timer");
+    assert_eq!(sc.probe, latscope::result::ProbeKind::Timer);
     assert_eq!(sc.params.method, "clock-nanosleep (cyclictest)");
     assert_eq!(sc.params.period_ns, 1_000_000);
     let th = &sc.threads[0];

@@ -351,8 +351,8 @@ impl NetProbe {
 }
 
 impl Probe for NetProbe {
-    fn kind(&self) -> &'static str {
-        "net"
+    fn kind(&self) -> crate::result::ProbeKind {
+        crate::result::ProbeKind::Net
     }
     fn method(&self) -> String {
         format!("udp-{}B", self.size)

@@ -197,8 +197,8 @@ type Measured = (
 );
 
 impl Probe for WakeProbe {
-    fn kind(&self) -> &'static str {
-        "wake"
+    fn kind(&self) -> crate::result::ProbeKind {
+        crate::result::ProbeKind::Wake
     }
     fn method(&self) -> String {
         self.mechanism.name().to_string()
