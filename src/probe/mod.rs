@@ -204,8 +204,12 @@ pub use crate::result::BreakSample;
 pub trait Probe: Send + Sync {
     /// `timer`, `wake`, `net` or `noise`.
     fn kind(&self) -> crate::result::ProbeKind;
-    /// The method or mechanism measured.
+    /// The method or mechanism measured, as the result names it.
     fn method(&self) -> String;
+    /// The timer probe's method (how `--trace` joins its samples to hrtimers).
+    fn timer_method(&self) -> Option<timer::Method> {
+        None
+    }
     /// The period or interval in ns (0 where it does not apply).
     fn period_ns(&self) -> u64;
     /// The latency above which a sample counts as an overrun.

@@ -13,8 +13,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// How the measuring thread waits for its deadline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// How the measuring thread waits for its deadline (serialized as `name` writes it).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Method {
     ClockNanosleep,
     Nanosleep,
@@ -436,6 +439,9 @@ impl Probe for TimerProbe {
     }
     fn kind(&self) -> crate::result::ProbeKind {
         crate::result::ProbeKind::Timer
+    }
+    fn timer_method(&self) -> Option<Method> {
+        Some(self.method)
     }
     fn method(&self) -> String {
         self.method.name().to_string()

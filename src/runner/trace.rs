@@ -8,6 +8,7 @@ use crate::probe::ProbeOutput;
 use crate::result::trace::{TraceResult, TraceThread};
 use crate::result::ProbeKind;
 use crate::stats::Stat;
+use crate::trace::split::TimerMethod;
 use crate::trace::{Recording, TraceConfig, TraceError, TraceSession};
 use crate::warning::{Warning, WarningCode};
 use anyhow::Context;
@@ -95,7 +96,15 @@ pub fn stop(
     let instance = session.instance_name().to_string();
     let recording = session.stop().context("stopping --trace")?;
     let method = sp.probe.method();
-    let (t, w) = finish(sp.probe.kind(), &method, ts, recording, instance, output);
+    let (t, w) = finish(
+        sp.probe.kind(),
+        &method,
+        sp.probe.timer_method(),
+        ts,
+        recording,
+        instance,
+        output,
+    );
     Ok((Some(t), w))
 }
 
@@ -103,6 +112,7 @@ pub fn stop(
 pub fn finish(
     kind: ProbeKind,
     method: &str,
+    timer_method: Option<TimerMethod>,
     ts: &TraceSettings,
     recording: Recording,
     instance: String,
@@ -161,6 +171,6 @@ pub fn finish(
             ..Default::default()
         })
         .collect();
-    crate::trace::analyze::analyze(kind, method, &recording, output, &mut result);
+    crate::trace::analyze::analyze(kind, method, timer_method, &recording, output, &mut result);
     (result, warnings)
 }

@@ -66,11 +66,13 @@ fn part_result(cpu: usize, method: &str, name: &str, values: &[(u64, i64)]) -> T
 }
 
 /// Fills threads (join counts, parts), spikes, cause summary and the worst spike's events;
-/// for the timer also the split columns of `--raw`. `method` is the scenario's
-/// (`params.method`): the timer's tells how its samples join hrtimers.
+/// for the timer also the split columns of `--raw`. `method` is the scenario's (its
+/// `params.method`, the label of the parts) and, for the timer, how its samples join
+/// hrtimers.
 pub fn analyze(
     kind: ProbeKind,
     method: &str,
+    timer_method: Option<TimerMethod>,
     rec: &Recording,
     output: &mut ProbeOutput,
     result: &mut TraceResult,
@@ -114,7 +116,7 @@ pub fn analyze(
         let cpu = t.cpu as u32;
         match kind {
             ProbeKind::Timer => {
-                let Some(m) = TimerMethod::from_name(method) else {
+                let Some(m) = timer_method else {
                     continue;
                 };
                 let samples: Vec<TimerSample> = rows

@@ -9,39 +9,18 @@ use serde::{Deserialize, Serialize};
 use super::event::{Event, EventKind};
 use super::timeline::Timeline;
 
-/// How the timer probe waited; decides how samples are joined to hrtimers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TimerMethod {
-    /// Absolute deadline: hrtimer_start `softexpires` equals the deadline exactly.
-    ClockNanosleep,
-    /// Relative sleep: `softexpires` is the deadline plus the call's own delay, matched
-    /// within [`SplitConfig::nanosleep_tolerance_ns`].
-    Nanosleep,
-    /// Periodic: exact `softexpires` where the kernel re-arms with hrtimer_start (timerfd
-    /// does on read), else the hrtimer pointer and the first expiry at or after the deadline.
-    Timerfd,
-    PosixTimer,
-    /// No timer: nothing to split.
-    Busy,
-}
+/// How the timer probe waited (the probe's own `Method`, parsed once in plan); decides how
+/// samples are joined to hrtimers: clock-nanosleep's hrtimer_start `softexpires` equals
+/// the deadline exactly; nanosleep is relative, its `softexpires` is the deadline plus the
+/// call's own delay, matched within [`SplitConfig::nanosleep_tolerance_ns`]; timerfd and
+/// posix-timer are periodic (exact `softexpires` where the kernel re-arms with
+/// hrtimer_start, else the hrtimer pointer and the first expiry at or after the deadline);
+/// busy has no timer: nothing to split.
+pub use crate::probe::timer::Method as TimerMethod;
 
-impl TimerMethod {
-    /// The CLI's method name (`clock-nanosleep`, `timerfd`, ...).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "clock-nanosleep" => TimerMethod::ClockNanosleep,
-            "nanosleep" => TimerMethod::Nanosleep,
-            "timerfd" => TimerMethod::Timerfd,
-            "posix-timer" => TimerMethod::PosixTimer,
-            "busy" => TimerMethod::Busy,
-            _ => return None,
-        })
-    }
-
-    fn periodic(self) -> bool {
-        matches!(self, TimerMethod::Timerfd | TimerMethod::PosixTimer)
-    }
+/// Whether the kernel re-arms the method's hrtimer itself.
+fn periodic(method: TimerMethod) -> bool {
+    matches!(method, TimerMethod::Timerfd | TimerMethod::PosixTimer)
 }
 
 /// One timer sample as `--raw` writes it: it woke at `deadline_ns + latency_ns`.
@@ -393,7 +372,7 @@ fn split_one(
             let EventKind::HrtimerStart { hrtimer, .. } = list[i].kind else {
                 unreachable!()
             };
-            if method.periodic() {
+            if periodic(method) {
                 *pointer = Some(hrtimer);
             }
             let mut found = None;
@@ -413,7 +392,7 @@ fn split_one(
             }
             (found, list[i].ts_ns)
         }
-        None if method.periodic() && pointer.is_some() => {
+        None if periodic(method) && pointer.is_some() => {
             let p = pointer.unwrap();
             let from = used_expiry.map_or(0, |u| u + 1);
             let found = list
