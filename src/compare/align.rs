@@ -50,19 +50,9 @@ fn base_method(method: &str) -> String {
     }
 }
 
-/// A scenario's probe-specific parameters as `k=v` words (without `method`, which
-/// timer probes repeat there).
+/// A scenario's probe-specific parameters as `k=v` words.
 fn extra_text(sc: &Scenario) -> String {
-    sc.params
-        .extra
-        .iter()
-        .filter(|(k, _)| k.as_str() != "method")
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k}={s}"),
-            other => format!("{k}={other}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    sc.params.extra.words().join(" ")
 }
 
 /// One aligned scenario × CPU: its entry in each run (None where a run lacks it).

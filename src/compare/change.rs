@@ -115,9 +115,8 @@ pub fn chosen_stats(run: &Run) -> Vec<Stat> {
 pub fn item_label(sc: &Scenario) -> String {
     let base = match sc.probe {
         ProbeKind::Net => {
-            let size = sc.params.extra.get("size_bytes").and_then(|v| v.as_u64());
-            let flood = sc.params.extra.get("flood").and_then(|v| v.as_bool()) == Some(true)
-                || sc.params.period_ns == 0;
+            let size = sc.params.extra.size_bytes;
+            let flood = sc.params.extra.flood == Some(true) || sc.params.period_ns == 0;
             match size {
                 Some(s) => format!("UDP round trip {s} B{}", if flood { " flood" } else { "" }),
                 None => sc.name.clone(),

@@ -148,9 +148,9 @@ fn params_list(sc: &Scenario) -> String {
     if !p.isolate.is_empty() {
         items.push(("isolated".into(), crate::units::format_cpu_list(&p.isolate)));
     }
-    for (k, v) in &p.extra {
-        if !items.iter().any(|(name, _)| name == k) {
-            items.push((k.clone(), json_text(v)));
+    for (k, v) in p.extra.fields() {
+        if !items.iter().any(|(name, _)| *name == k) {
+            items.push((k, json_text(&v)));
         }
     }
     if sc.interrupted {
@@ -500,7 +500,7 @@ fn suite_section(run: &Run) -> anyhow::Result<String> {
 
 /// A `wake` scenario of a competitor sweep (charted by `wake_section` instead).
 fn is_wake_sweep(sc: &Scenario) -> bool {
-    sc.probe == ProbeKind::Wake && sc.params.extra.contains_key("competitors")
+    sc.probe == ProbeKind::Wake && sc.params.extra.competitors.is_some()
 }
 
 fn suite_charts(probe: ProbeKind, scenarios: &[&Scenario]) -> anyhow::Result<String> {
@@ -595,7 +595,7 @@ fn suite_charts(probe: ProbeKind, scenarios: &[&Scenario]) -> anyhow::Result<Str
 fn wake_section(run: &Run) -> anyhow::Result<String> {
     let mut by_method: BTreeMap<String, Vec<(u64, &Scenario)>> = BTreeMap::new();
     for sc in run.scenarios.iter().filter(|s| s.probe == ProbeKind::Wake) {
-        if let Some(n) = sc.params.extra.get("competitors").and_then(|v| v.as_u64()) {
+        if let Some(n) = sc.params.extra.competitors {
             by_method
                 .entry(sc.params.method.clone())
                 .or_default()

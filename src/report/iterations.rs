@@ -7,7 +7,6 @@
 use crate::error::UserError;
 use crate::result::{Run, Scenario};
 use crate::units::latency_cell;
-use serde_json::Value;
 
 /// An inclusive range of iterations, numbered from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,9 +61,9 @@ pub fn parse_range(text: &str) -> Result<IterationRange, UserError> {
 struct Kept<'a> {
     kept: u64,
     first_measured: u64,
-    rows: &'a [Value],
-    switch_ns: Option<&'a [Value]>,
-    not_joined: Option<&'a serde_json::Map<String, Value>>,
+    rows: &'a [Vec<u64>],
+    switch_ns: Option<&'a [Option<i64>]>,
+    not_joined: Option<&'a std::collections::BTreeMap<String, u64>>,
 }
 
 fn kept_rows(scenario: &Scenario) -> Option<Kept<'_>> {
@@ -73,21 +72,19 @@ fn kept_rows(scenario: &Scenario) -> Option<Kept<'_>> {
         .iter()
         .find(|t| t.metric == "response")?
         .extra
-        .get("first_iterations")?;
+        .first_iterations
+        .as_ref()?;
     Some(Kept {
-        kept: first.get("kept")?.as_u64()?,
-        first_measured: first.get("first_measured")?.as_u64()?,
-        rows: first.get("rows")?.as_array()?,
-        switch_ns: first
-            .get("switch_ns")
-            .and_then(|s| s.as_array())
-            .map(Vec::as_slice),
-        not_joined: first.get("switch_not_joined").and_then(|s| s.as_object()),
+        kept: first.kept,
+        first_measured: first.first_measured,
+        rows: &first.rows,
+        switch_ns: first.switch_ns.as_deref(),
+        not_joined: first.switch_not_joined.as_ref(),
     })
 }
 
-fn cell(row: &Value, column: usize) -> u64 {
-    row.get(column).and_then(Value::as_u64).unwrap_or(0)
+fn cell(row: &[u64], column: usize) -> u64 {
+    row.get(column).copied().unwrap_or(0)
 }
 
 /// The listing of every wake scenario of `run`. Refuses a run without wake scenarios,
@@ -136,8 +133,8 @@ pub fn listing(run: &Run, range: IterationRange, in_ns: bool) -> Result<String, 
         ];
         let mut lines = vec![header];
         let switch = |i: usize| -> Option<u64> {
-            let value = kept.switch_ns?.get(i)?;
-            value.as_i64().map(|v| v.max(0) as u64)
+            let value = (*kept.switch_ns?.get(i)?)?;
+            Some(value.max(0) as u64)
         };
         for (i, row) in kept.rows.iter().enumerate() {
             let iteration = cell(row, 0);
@@ -185,7 +182,7 @@ pub fn listing(run: &Run, range: IterationRange, in_ns: bool) -> Result<String, 
                 if let Some(why) = kept.not_joined.filter(|m| !m.is_empty()) {
                     let reasons: Vec<String> = why
                         .iter()
-                        .map(|(k, v)| format!("{k} {}", v.as_u64().unwrap_or(0)))
+                        .map(|(k, v)| format!("{k} {v}"))
                         .collect();
                     out.push_str(&format!(
                         "  switch time '-': the trace could not split that iteration ({})\n",

@@ -9,7 +9,7 @@
 
 use super::lava_log::{read_log, LavaCase, Sighting};
 use crate::error::UserError;
-use crate::result::{ProbeKind, Run, Scenario, ScenarioParams, ThreadResult, UNKNOWN_STATS_KEY};
+use crate::result::{ProbeKind, Run, Scenario, ScenarioParams, ThreadResult};
 use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
 use crate::warning::{Warning, WarningCode};
@@ -260,7 +260,7 @@ fn thread_of<'a>(sc: &'a mut Scenario, cpu: usize, metric: &str) -> &'a mut Thre
         summary: Summary::default(),
         histogram: Vec::new(),
         per_second_max_ns: Vec::new(),
-        extra: BTreeMap::new(),
+        extra: Default::default(),
     });
     if !sc.params.cpus.contains(&cpu) {
         sc.params.cpus.push(cpu);
@@ -306,12 +306,12 @@ pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
     for sc in &mut scenarios {
         for th in &mut sc.threads {
             let given = &known[&(sc.name.clone(), th.cpu, th.metric.clone())];
-            let unknown: Vec<serde_json::Value> = Stat::ALL
+            let unknown: Vec<String> = Stat::ALL
                 .iter()
                 .filter(|s| !given.contains(s))
                 .map(|s| s.name().into())
                 .collect();
-            th.extra.insert(UNKNOWN_STATS_KEY.into(), unknown.into());
+            th.extra.unknown_stats = Some(unknown);
         }
     }
     let mut warnings: Vec<Warning> = notes

@@ -89,4 +89,4 @@ pub fn reporter(format: Format, opts: &RenderOptions) -> Box<dyn Reporter> {
     }
 }
 
-pub use crate::result::{stat_unknown, UNKNOWN_STATS_KEY};
+pub use crate::result::stat_unknown;

@@ -34,26 +34,25 @@ fn load_label(sc: &Scenario) -> String {
 /// cpu0->1`, `56 B flood`, `threshold 5us`); None for the timer.
 fn probe_detail(sc: &Scenario) -> Option<String> {
     let extra = &sc.params.extra;
-    let number = |key: &str| extra.get(key).and_then(|v| v.as_u64());
     match sc.probe {
         ProbeKind::Wake => {
-            let (waker, wakee) = (number("waker_cpu")?, number("wakee_cpu")?);
+            let (waker, wakee) = (extra.waker_cpu?, extra.wakee_cpu?);
             let cpus = if waker == wakee {
                 format!("cpu{wakee}")
             } else {
                 format!("cpu{waker}->{wakee}")
             };
-            Some(format!("competitors={} {cpus}", number("competitors")?))
+            Some(format!("competitors={} {cpus}", extra.competitors?))
         }
         ProbeKind::Net => {
-            let flood = extra.get("flood").and_then(|v| v.as_bool()) == Some(true);
+            let flood = extra.flood == Some(true);
             Some(format!(
                 "{} B{}",
-                number("size_bytes")?,
+                extra.size_bytes?,
                 if flood { " flood" } else { "" }
             ))
         }
-        ProbeKind::Noise => Some(format!("threshold {}", compact_ns(number("threshold_ns")?))),
+        ProbeKind::Noise => Some(format!("threshold {}", compact_ns(extra.threshold_ns?))),
         _ => None,
     }
 }
@@ -207,11 +206,11 @@ fn first_thread<'a>(sc: &'a Scenario, metric: &str) -> Option<&'a ThreadResult> 
 /// interval when they vary): a row per competitor count, the policies side by side.
 fn wake_competitors(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
     let mut view = StudyView::default();
-    let number = |sc: &Scenario, key: &str| sc.params.extra.get(key).and_then(|v| v.as_u64());
     // Groups in the order first seen, each with its policies and competitor counts.
     let mut groups: Vec<(String, Vec<&Scenario>)> = Vec::new();
     for sc in run.scenarios.iter().filter(|s| s.probe == ProbeKind::Wake) {
-        let (Some(waker), Some(wakee)) = (number(sc, "waker_cpu"), number(sc, "wakee_cpu")) else {
+        let (Some(waker), Some(wakee)) = (sc.params.extra.waker_cpu, sc.params.extra.wakee_cpu)
+        else {
             continue;
         };
         let placement = if waker == wakee {
@@ -243,7 +242,7 @@ fn wake_competitors(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
             if !policies.contains(&p) {
                 policies.push(p);
             }
-            if let Some(n) = number(sc, "competitors") {
+            if let Some(n) = sc.params.extra.competitors {
                 if !counts.contains(&n) {
                     counts.push(n);
                 }
@@ -253,7 +252,7 @@ fn wake_competitors(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
         let find = |policy: &str, n: u64| {
             scenarios
                 .iter()
-                .find(|sc| policy_label(sc) == policy && number(sc, "competitors") == Some(n))
+                .find(|sc| policy_label(sc) == policy && sc.params.extra.competitors == Some(n))
         };
         let mut header = vec!["competitors".to_string()];
         for p in &policies {
@@ -375,9 +374,8 @@ fn rt_cost(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
         for th in &sc.threads {
             let (item, source) = match sc.probe {
                 ProbeKind::Net if th.metric == "round_trip" => {
-                    let flood =
-                        sc.params.extra.get("flood").and_then(|v| v.as_bool()) == Some(true);
-                    let size = sc.params.extra.get("size_bytes").and_then(|v| v.as_u64());
+                    let flood = sc.params.extra.flood == Some(true);
+                    let size = sc.params.extra.size_bytes;
                     (
                         format!(
                             "UDP round trip {} B{}",

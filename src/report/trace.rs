@@ -2,6 +2,7 @@
 //! (min avg p50 p99 p99.9 max), one line per spike (at most `MAX_SPIKE_LINES`), and the
 //! cause summary.
 
+use crate::result::extras::Bound;
 use crate::result::{Run, ThreadResult};
 use crate::stats::Stat;
 use crate::units::{human_ns, latency_cell};
@@ -22,10 +23,10 @@ pub const PART_STATS: [Stat; 6] = [
 /// A part's name in the tables, `≥` / `≤` after it when some of its samples are a lower /
 /// upper bound (an untraced switch-in; the note under the table says how many).
 pub fn part_label(p: &ThreadResult) -> String {
-    match p.extra.get("bound").and_then(|b| b.as_str()) {
-        Some("lower") => format!("{} ≥", p.metric),
-        Some("upper") => format!("{} ≤", p.metric),
-        _ => p.metric.clone(),
+    match p.extra.bound {
+        Some(Bound::Lower) => format!("{} ≥", p.metric),
+        Some(Bound::Upper) => format!("{} ≤", p.metric),
+        None => p.metric.clone(),
     }
 }
 

@@ -18,10 +18,8 @@ use std::collections::BTreeMap;
 pub fn traced_cpus(sp: &ScenarioPlan) -> Vec<usize> {
     let mut cpus = sp.settings.cpus.clone();
     let extra = sp.probe.extra_params();
-    for key in ["waker_cpu", "wakee_cpu"] {
-        if let Some(c) = extra.get(key).and_then(|v| v.as_u64()) {
-            cpus.push(c as usize);
-        }
+    for c in [extra.waker_cpu, extra.wakee_cpu].into_iter().flatten() {
+        cpus.push(c as usize);
     }
     cpus.sort_unstable();
     cpus.dedup();

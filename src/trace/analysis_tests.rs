@@ -141,10 +141,11 @@ fn untraced_switch_ins_are_counted_placed_at_their_lower_bound_and_noted() {
     );
     assert_eq!(t.switch_in_placement.as_deref(), Some(SWITCH_IN_PLACEMENT));
     let part = |name: &str| t.parts.iter().find(|p| p.metric == name).unwrap();
-    assert_eq!(part("wake_to_run").extra["bound"], "lower");
-    assert_eq!(part("wake_to_run").extra["bounded_samples"], 4);
-    assert_eq!(part("to_user").extra["bound"], "upper");
-    assert!(!part("irq_latency").extra.contains_key("bound"));
+    use crate::result::extras::Bound;
+    assert_eq!(part("wake_to_run").extra.bound, Some(Bound::Lower));
+    assert_eq!(part("wake_to_run").extra.bounded_samples, Some(4));
+    assert_eq!(part("to_user").extra.bound, Some(Bound::Upper));
+    assert_eq!(part("irq_latency").extra.bound, None);
     assert_eq!(part("to_user").summary.samples, 5);
     assert!(part("to_user").summary.p50_ns > 0);
     assert_eq!(t.notes.len(), 1);

@@ -20,6 +20,7 @@ use super::timeline::{softirq_name, Timeline};
 use super::wake_split::{split_wake, WakeSample, WakeSplit};
 use super::Recording;
 use crate::probe::ProbeOutput;
+use crate::result::extras::Bound;
 use crate::result::{ProbeKind, ThreadResult};
 use crate::stats::{Recorder, RecorderConfig};
 use std::collections::BTreeMap;
@@ -59,8 +60,7 @@ fn part_result(cpu: usize, method: &str, name: &str, values: &[(u64, i64)]) -> T
     let mut tr = ThreadResult::from_recorder(cpu, method, name, &rec);
     tr.per_second_max_ns.clear();
     if negative > 0 {
-        tr.extra
-            .insert("negative_counted_as_zero".into(), negative.into());
+        tr.extra.negative_counted_as_zero = Some(negative);
     }
     tr
 }
@@ -213,7 +213,7 @@ pub fn analyze(
                     .threads
                     .iter_mut()
                     .find(|r| r.metric == "response" && r.cpu == t.cpu)
-                    .and_then(|r| r.extra.get_mut("first_iterations"))
+                    .and_then(|r| r.extra.first_iterations.as_mut())
                 {
                     super::wake_split::add_first_iteration_switches(&tl, t.tid, first, 2_000);
                 }
@@ -271,10 +271,10 @@ pub fn analyze(
 }
 
 /// The part's samples whose value is a bound, and which (`lower`/`upper`), in its `extra`.
-fn mark_bound(part: &mut ThreadResult, bound: &str, samples: u64) {
+fn mark_bound(part: &mut ThreadResult, bound: Bound, samples: u64) {
     if samples > 0 {
-        part.extra.insert("bound".into(), bound.into());
-        part.extra.insert("bounded_samples".into(), samples.into());
+        part.extra.bound = Some(bound);
+        part.extra.bounded_samples = Some(samples);
     }
 }
 
@@ -315,15 +315,11 @@ pub(crate) fn timer_parts(t: &mut TraceThread, split: &TimerSplit, method: &str)
         part_result(t.cpu, method, "to_user", &values(2, true)),
         part_result(t.cpu, method, "remainder", &values(3, false)),
     ];
-    mark_bound(&mut parts[1], "lower", c.switch_in_inferred);
-    mark_bound(&mut parts[2], "upper", inferred_with_rseq);
+    mark_bound(&mut parts[1], Bound::Lower, c.switch_in_inferred);
+    mark_bound(&mut parts[2], Bound::Upper, inferred_with_rseq);
     if c.no_rseq > 0 {
-        parts[2]
-            .extra
-            .insert("not_measured_samples".into(), c.no_rseq.into());
-        parts[3]
-            .extra
-            .insert("includes_to_user_samples".into(), c.no_rseq.into());
+        parts[2].extra.not_measured_samples = Some(c.no_rseq);
+        parts[3].extra.includes_to_user_samples = Some(c.no_rseq);
     }
     t.parts.extend(parts);
     t.switch_in_inferred = c.switch_in_inferred;
@@ -379,8 +375,8 @@ fn wake_parts(t: &mut TraceThread, samples: &[WakeSample], splits: &[WakeSplit],
     {
         t.parts.push(part_result(t.cpu, method, name, &parts[i]));
     }
-    mark_bound(&mut t.parts[1], "lower", inferred);
-    mark_bound(&mut t.parts[2], "upper", inferred_with_rseq);
+    mark_bound(&mut t.parts[1], Bound::Lower, inferred);
+    mark_bound(&mut t.parts[2], Bound::Upper, inferred_with_rseq);
     t.switch_in_inferred = inferred;
     if inferred > 0 {
         t.switch_in_placement = Some(SWITCH_IN_PLACEMENT.into());

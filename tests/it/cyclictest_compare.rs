@@ -131,7 +131,7 @@ fn import_labels_each_thread_with_its_own_interval() {
     );
     let second = &run.scenarios[1];
     assert_eq!(second.elapsed_ns, 671 * 1_500_000);
-    assert_eq!(second.threads[0].extra["period_ns"], 1_500_000);
+    assert_eq!(second.threads[0].extra.period_ns, Some(1_500_000));
     let report = common::assert_success(
         common::latscope_command()
             .arg("report")
