@@ -20,7 +20,7 @@ use super::timeline::{softirq_name, Timeline};
 use super::wake_split::{split_wake, WakeSample, WakeSplit};
 use super::Recording;
 use crate::probe::ProbeOutput;
-use crate::result::extras::Bound;
+use crate::result::extras::{Bound, FirstIterations};
 use crate::result::{ProbeKind, ThreadResult};
 use crate::stats::{Recorder, RecorderConfig};
 use std::collections::BTreeMap;
@@ -65,6 +65,39 @@ fn part_result(cpu: usize, method: &str, name: &str, values: &[(u64, i64)]) -> T
     tr
 }
 
+/// What every thread's analysis reads.
+struct Ctx<'a> {
+    tl: &'a Timeline<'a>,
+    threshold: Threshold,
+    /// The scenario's method: the label of the parts.
+    method: &'a str,
+}
+
+/// Where a thread's analysis puts what the scenario's trace shows.
+struct Sink<'a> {
+    threshold_ns: &'a mut u64,
+    cause_summary: &'a mut Vec<CauseSummary>,
+    /// (spike, its window's start, end).
+    spikes: &'a mut Vec<(TraceSpike, u64, u64)>,
+}
+
+/// Each measuring thread's series: (cpu, index in `output.raw`).
+fn series_index(kind: ProbeKind, output: &ProbeOutput) -> Vec<(usize, usize)> {
+    samples(kind, output)
+        .iter()
+        .map(|(cpu, r)| {
+            (
+                *cpu,
+                output
+                    .raw
+                    .iter()
+                    .position(|x| std::ptr::eq(x, *r))
+                    .unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
 /// Fills threads (join counts, parts), spikes, cause summary and the worst spike's events;
 /// for the timer also the split columns of `--raw`. `method` is the scenario's (its
 /// `params.method`, the label of the parts) and, for the timer, how its samples join
@@ -84,21 +117,18 @@ pub fn analyze(
         "--trace-threshold" => Threshold::Fixed(result.threshold_ns),
         _ => Threshold::P999,
     };
+    let ctx = Ctx {
+        tl: &tl,
+        threshold,
+        method,
+    };
     let mut spikes: Vec<(TraceSpike, u64, u64)> = Vec::new();
-    let mut worst_windows: Vec<(u64, u64, u64)> = Vec::new(); // (latency, from, to)
-    let series: Vec<(usize, usize)> = samples(kind, output)
-        .iter()
-        .map(|(cpu, r)| {
-            (
-                *cpu,
-                output
-                    .raw
-                    .iter()
-                    .position(|x| std::ptr::eq(x, *r))
-                    .unwrap_or(0),
-            )
-        })
-        .collect();
+    let series = series_index(kind, output);
+    let mut sink = Sink {
+        threshold_ns: &mut result.threshold_ns,
+        cause_summary: &mut result.cause_summary,
+        spikes: &mut spikes,
+    };
     for t in &mut result.threads {
         if t.role == "waker" {
             continue;
@@ -106,161 +136,31 @@ pub fn analyze(
         let Some(&(_, ri)) = series.iter().find(|(cpu, _)| *cpu == t.cpu) else {
             continue;
         };
-        let raw = &output.raw[ri];
-        let n = raw.columns.len();
-        let rows: Vec<Vec<u64>> = raw
+        let n = output.raw[ri].columns.len();
+        let rows: Vec<Vec<u64>> = output.raw[ri]
             .rows()
             .map(|r| r.iter().map(|&v| v as u64).collect())
             .collect();
         t.samples_total = rows.len() as u64;
-        let cpu = t.cpu as u32;
         match kind {
             ProbeKind::Timer => {
-                let Some(m) = timer_method else {
-                    continue;
-                };
-                let samples: Vec<TimerSample> = rows
-                    .iter()
-                    .map(|r| TimerSample {
-                        deadline_ns: r[0],
-                        latency_ns: r[n - 1],
-                    })
-                    .collect();
-                let split = split_timer(&tl, t.tid, cpu, m, &samples, &SplitConfig::default());
-                timer_parts(t, &split, method);
-                split_columns(&mut output.raw[ri], &split, rows.len());
-                let attribution = attribute_split(
-                    &tl,
-                    &split,
-                    &AttributionConfig {
-                        threshold,
-                        ..AttributionConfig::default()
-                    },
-                );
-                result.threshold_ns = attribution.threshold_ns;
-                let slices = run_slices(tl.cpu(cpu));
-                spikes.extend(
-                    attribution
-                        .spikes
-                        .iter()
-                        .map(|sp| trace_spike(t.cpu, sp, &slices)),
-                );
-                for e in &attribution.summary.entries {
-                    merge_summary(&mut result.cause_summary, e);
+                if let Some(m) = timer_method {
+                    timer_thread(&ctx, t, &rows, m, &mut output.raw[ri], &mut sink);
                 }
             }
-            ProbeKind::Noise => {
-                let gaps: Vec<NoiseGap> = rows
-                    .iter()
-                    .map(|r| NoiseGap {
-                        start_ns: r[0],
-                        gap_ns: r[n - 1],
-                    })
-                    .collect();
-                let classes = classify_gaps(&tl, cpu, t.tid, &gaps, SilenceBounds::default());
-                let values: Vec<u64> = gaps.iter().map(|g| g.gap_ns).collect();
-                let limit = threshold.resolve(&values);
-                result.threshold_ns = limit;
-                for g in &classes {
-                    let class = if g.unknown {
-                        "not_classified".to_string()
-                    } else {
-                        g.dominant
-                            .map(kind_name)
-                            .unwrap_or_else(|| "unexplained".into())
-                    };
-                    *t.classes.entry(class).or_default() += 1;
-                    if !g.unknown {
-                        t.samples_joined += 1;
-                    }
-                    if g.gap_ns > limit {
-                        let end = g.start_ns + g.gap_ns;
-                        spikes.push((
-                            TraceSpike {
-                                cpu: t.cpu,
-                                at_ns: g.start_ns,
-                                latency_ns: g.gap_ns,
-                                causes: g
-                                    .causes
-                                    .iter()
-                                    .map(|c| cause_json(c, &[], g.start_ns, end))
-                                    .collect(),
-                                unexplained_ns: g.unexplained_ns,
-                                line: g.render(),
-                            },
-                            g.start_ns,
-                            end,
-                        ));
-                    }
-                }
-                let unknown = t.samples_total - t.samples_joined;
-                if unknown > 0 {
-                    t.not_joined
-                        .insert("outside the trace or events lost".into(), unknown);
-                }
-            }
+            ProbeKind::Noise => noise_thread(&ctx, t, &rows, n, &mut sink),
             ProbeKind::Wake | ProbeKind::Net | ProbeKind::Lava => {
-                // wake: the wakee's responses split into waking, wakeup, switch, to_user.
-                let samples: Vec<WakeSample> = rows
-                    .iter()
-                    .map(|r| WakeSample {
-                        t0_ns: r[0],
-                        t1_ns: r[1],
-                    })
-                    .collect();
-                let splits = split_wake(&tl, t.tid, &samples, 2_000);
-                if let Some(first) = output
+                let first = output
                     .threads
                     .iter_mut()
                     .find(|r| r.metric == "response" && r.cpu == t.cpu)
-                    .and_then(|r| r.extra.first_iterations.as_mut())
-                {
-                    super::wake_split::add_first_iteration_switches(&tl, t.tid, first, 2_000);
-                }
-                wake_parts(t, &samples, &splits, method);
-                let values: Vec<u64> = rows.iter().map(|r| r[n - 1]).collect();
-                let limit = threshold.resolve(&values);
-                result.threshold_ns = limit;
-                // Each spike accounted as the timer's are (account.rs): who held the
-                // wakee's CPU from the waker's stamp to the wakee's.
-                let slices = run_slices(tl.cpu(cpu));
-                let wake_spikes: Vec<Spike> = rows
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, r)| r[n - 1] > limit)
-                    .map(|(i, r)| {
-                        attribute_response(
-                            &tl,
-                            cpu,
-                            i,
-                            r[0],
-                            r[n - 1],
-                            t.tid,
-                            SilenceBounds::default(),
-                        )
-                    })
-                    .collect();
-                spikes.extend(wake_spikes.iter().map(|sp| trace_spike(t.cpu, sp, &slices)));
-                for e in &summarize(&wake_spikes).entries {
-                    merge_summary(&mut result.cause_summary, e);
-                }
+                    .and_then(|r| r.extra.first_iterations.as_mut());
+                wake_thread(&ctx, t, &rows, n, first, &mut sink);
             }
         }
     }
     spikes.sort_by_key(|s| std::cmp::Reverse(s.0.latency_ns));
-    if let Some((_, from, to)) = spikes.first() {
-        worst_windows.push((0, *from, *to));
-    }
-    if let Some(&(_, from, to)) = worst_windows.first() {
-        let a = sorted.partition_point(|e| e.ts_ns < from.saturating_sub(WORST_MARGIN_NS));
-        let b = sorted.partition_point(|e| e.ts_ns <= to);
-        result.worst_spike_events = sorted[a..b.max(a)]
-            .iter()
-            .take(MAX_WORST_EVENTS)
-            .map(super::render_text_line)
-            .collect();
-        result.worst_spike_spans = timeline_spans(&tl, &sorted[a..b.max(a)], from, to);
-    }
+    worst_spike(result, &sorted, &tl, &spikes);
     if kind == ProbeKind::Noise {
         result.cause_summary = summarize_fallback(&spikes);
     }
@@ -268,6 +168,178 @@ pub fn analyze(
         .cause_summary
         .sort_by_key(|c| std::cmp::Reverse(c.total_ns));
     result.spikes = spikes.into_iter().take(MAX_SPIKES).map(|s| s.0).collect();
+}
+
+/// The worst spike's events and timeline (from `WORST_MARGIN_NS` before it).
+fn worst_spike(
+    result: &mut TraceResult,
+    sorted: &[Event],
+    tl: &Timeline,
+    spikes: &[(TraceSpike, u64, u64)],
+) {
+    let Some(&(_, from, to)) = spikes.first() else {
+        return;
+    };
+    let a = sorted.partition_point(|e| e.ts_ns < from.saturating_sub(WORST_MARGIN_NS));
+    let b = sorted.partition_point(|e| e.ts_ns <= to);
+    result.worst_spike_events = sorted[a..b.max(a)]
+        .iter()
+        .take(MAX_WORST_EVENTS)
+        .map(super::render_text_line)
+        .collect();
+    result.worst_spike_spans = timeline_spans(tl, &sorted[a..b.max(a)], from, to);
+}
+
+/// A timer thread: its samples joined to hrtimers and split, the split columns of
+/// `--raw`, spikes attributed.
+fn timer_thread(
+    ctx: &Ctx,
+    t: &mut TraceThread,
+    rows: &[Vec<u64>],
+    method: TimerMethod,
+    raw: &mut crate::result::RawSeries,
+    sink: &mut Sink,
+) {
+    let n = raw.columns.len();
+    let cpu = t.cpu as u32;
+    let samples: Vec<TimerSample> = rows
+        .iter()
+        .map(|r| TimerSample {
+            deadline_ns: r[0],
+            latency_ns: r[n - 1],
+        })
+        .collect();
+    let split = split_timer(
+        ctx.tl,
+        t.tid,
+        cpu,
+        method,
+        &samples,
+        &SplitConfig::default(),
+    );
+    timer_parts(t, &split, ctx.method);
+    split_columns(raw, &split, rows.len());
+    let attribution = attribute_split(
+        ctx.tl,
+        &split,
+        &AttributionConfig {
+            threshold: ctx.threshold,
+            ..AttributionConfig::default()
+        },
+    );
+    *sink.threshold_ns = attribution.threshold_ns;
+    let slices = run_slices(ctx.tl.cpu(cpu));
+    sink.spikes.extend(
+        attribution
+            .spikes
+            .iter()
+            .map(|sp| trace_spike(t.cpu, sp, &slices)),
+    );
+    for e in &attribution.summary.entries {
+        merge_summary(sink.cause_summary, e);
+    }
+}
+
+/// A noise thread: its gaps in classes by dominant cause, those above the threshold as
+/// spikes.
+fn noise_thread(ctx: &Ctx, t: &mut TraceThread, rows: &[Vec<u64>], n: usize, sink: &mut Sink) {
+    let gaps: Vec<NoiseGap> = rows
+        .iter()
+        .map(|r| NoiseGap {
+            start_ns: r[0],
+            gap_ns: r[n - 1],
+        })
+        .collect();
+    let classes = classify_gaps(ctx.tl, t.cpu as u32, t.tid, &gaps, SilenceBounds::default());
+    let values: Vec<u64> = gaps.iter().map(|g| g.gap_ns).collect();
+    let limit = ctx.threshold.resolve(&values);
+    *sink.threshold_ns = limit;
+    for g in &classes {
+        let class = if g.unknown {
+            "not_classified".to_string()
+        } else {
+            g.dominant
+                .map(kind_name)
+                .unwrap_or_else(|| "unexplained".into())
+        };
+        *t.classes.entry(class).or_default() += 1;
+        if !g.unknown {
+            t.samples_joined += 1;
+        }
+        if g.gap_ns > limit {
+            let end = g.start_ns + g.gap_ns;
+            let spike = TraceSpike {
+                cpu: t.cpu,
+                at_ns: g.start_ns,
+                latency_ns: g.gap_ns,
+                causes: g
+                    .causes
+                    .iter()
+                    .map(|c| cause_json(c, &[], g.start_ns, end))
+                    .collect(),
+                unexplained_ns: g.unexplained_ns,
+                line: g.render(),
+            };
+            sink.spikes.push((spike, g.start_ns, end));
+        }
+    }
+    let unknown = t.samples_total - t.samples_joined;
+    if unknown > 0 {
+        t.not_joined
+            .insert("outside the trace or events lost".into(), unknown);
+    }
+}
+
+/// The wakee: its responses split into waking, wakeup, switch, to_user (and its first
+/// iterations' switch times), spikes accounted.
+fn wake_thread(
+    ctx: &Ctx,
+    t: &mut TraceThread,
+    rows: &[Vec<u64>],
+    n: usize,
+    first: Option<&mut FirstIterations>,
+    sink: &mut Sink,
+) {
+    let cpu = t.cpu as u32;
+    let samples: Vec<WakeSample> = rows
+        .iter()
+        .map(|r| WakeSample {
+            t0_ns: r[0],
+            t1_ns: r[1],
+        })
+        .collect();
+    let splits = split_wake(ctx.tl, t.tid, &samples, 2_000);
+    if let Some(first) = first {
+        super::wake_split::add_first_iteration_switches(ctx.tl, t.tid, first, 2_000);
+    }
+    wake_parts(t, &samples, &splits, ctx.method);
+    let values: Vec<u64> = rows.iter().map(|r| r[n - 1]).collect();
+    let limit = ctx.threshold.resolve(&values);
+    *sink.threshold_ns = limit;
+    // Each spike accounted as the timer's are (account.rs): who held the wakee's CPU from
+    // the waker's stamp to the wakee's.
+    let slices = run_slices(ctx.tl.cpu(cpu));
+    let wake_spikes: Vec<Spike> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r[n - 1] > limit)
+        .map(|(i, r)| {
+            attribute_response(
+                ctx.tl,
+                cpu,
+                i,
+                r[0],
+                r[n - 1],
+                t.tid,
+                SilenceBounds::default(),
+            )
+        })
+        .collect();
+    sink.spikes
+        .extend(wake_spikes.iter().map(|sp| trace_spike(t.cpu, sp, &slices)));
+    for e in &summarize(&wake_spikes).entries {
+        merge_summary(sink.cause_summary, e);
+    }
 }
 
 /// The part's samples whose value is a bound, and which (`lower`/`upper`), in its `extra`.
