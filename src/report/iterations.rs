@@ -102,7 +102,6 @@ pub fn listing(run: &Run, range: IterationRange, in_ns: bool) -> Result<String, 
             "this result has no wake scenario; --iterations lists the wake probe's iterations (latscope wake, or a suite's wake blocks)",
         ));
     }
-    let unit = if in_ns { "ns" } else { "µs" };
     let mut out = String::new();
     let mut untraced = false;
     for scenario in wake {
@@ -125,47 +124,7 @@ pub fn listing(run: &Run, range: IterationRange, in_ns: bool) -> Result<String, 
                 ),
             ));
         }
-        let header = [
-            "iteration".to_string(),
-            format!("switch time ({unit})"),
-            format!("response time ({unit})"),
-            String::new(),
-        ];
-        let mut lines = vec![header];
-        let switch = |i: usize| -> Option<u64> {
-            let value = (*kept.switch_ns?.get(i)?)?;
-            Some(value.max(0) as u64)
-        };
-        for (i, row) in kept.rows.iter().enumerate() {
-            let iteration = cell(row, 0);
-            if iteration < range.first || iteration > range.last {
-                continue;
-            }
-            let mut note = Vec::new();
-            if iteration == 1 {
-                note.push("first wake-up (cold)".to_string());
-            }
-            if iteration < kept.first_measured {
-                note.push("warm-up".into());
-            }
-            let merged = cell(row, 4);
-            if merged > 0 {
-                note.push(format!(
-                    "also served {}",
-                    if merged == 1 {
-                        format!("{}", iteration + 1)
-                    } else {
-                        format!("{}-{}", iteration + 1, iteration + merged)
-                    }
-                ));
-            }
-            lines.push([
-                iteration.to_string(),
-                switch(i).map_or("-".into(), |v| latency_cell(v, in_ns)),
-                latency_cell(cell(row, 3), in_ns),
-                note.join(", "),
-            ]);
-        }
+        let lines = iteration_lines(&kept, range, in_ns);
         if lines.len() == 1 {
             out.push_str(&format!(
                 "  none of iterations {text} was served by a wake-up of its own (the run ended before them, or they were served with an earlier one)\n"
@@ -173,24 +132,7 @@ pub fn listing(run: &Run, range: IterationRange, in_ns: bool) -> Result<String, 
         } else {
             out.push_str(&aligned(&lines));
         }
-        match (kept.switch_ns, scenario.trace.is_some()) {
-            (None, false) => untraced = true,
-            (None, true) => out.push_str(
-                "  switch time '-': this scenario's trace holds no per-iteration split (recorded by an older latscope)\n",
-            ),
-            (Some(_), _) => {
-                if let Some(why) = kept.not_joined.filter(|m| !m.is_empty()) {
-                    let reasons: Vec<String> = why
-                        .iter()
-                        .map(|(k, v)| format!("{k} {v}"))
-                        .collect();
-                    out.push_str(&format!(
-                        "  switch time '-': the trace could not split that iteration ({})\n",
-                        reasons.join(", ")
-                    ));
-                }
-            }
-        }
+        untraced |= switch_note(&mut out, &kept, scenario.trace.is_some());
         out.push_str(&format!(
             "  iteration 1 is the first wake-up of the run; iterations before {} were warm-up (not in the statistics)\n\n",
             kept.first_measured
@@ -200,6 +142,77 @@ pub fn listing(run: &Run, range: IterationRange, in_ns: bool) -> Result<String, 
         out.push_str("switch time '-': this run was not traced. The switch time (the wakee's sched_wakeup to its switch-in) comes from the --trace split: run the wake probe with --trace (root, tracefs) to see it.\n");
     }
     Ok(out)
+}
+
+/// The header and one line per kept row in `range`: iteration, switch time, response
+/// time, notes (cold first wake-up, warm-up, iterations it served too).
+fn iteration_lines(kept: &Kept, range: IterationRange, in_ns: bool) -> Vec<[String; 4]> {
+    let unit = if in_ns { "ns" } else { "µs" };
+    let header = [
+        "iteration".to_string(),
+        format!("switch time ({unit})"),
+        format!("response time ({unit})"),
+        String::new(),
+    ];
+    let mut lines = vec![header];
+    let switch = |i: usize| -> Option<u64> {
+        let value = (*kept.switch_ns?.get(i)?)?;
+        Some(value.max(0) as u64)
+    };
+    for (i, row) in kept.rows.iter().enumerate() {
+        let iteration = cell(row, 0);
+        if iteration < range.first || iteration > range.last {
+            continue;
+        }
+        let mut note = Vec::new();
+        if iteration == 1 {
+            note.push("first wake-up (cold)".to_string());
+        }
+        if iteration < kept.first_measured {
+            note.push("warm-up".into());
+        }
+        let merged = cell(row, 4);
+        if merged > 0 {
+            note.push(format!(
+                "also served {}",
+                if merged == 1 {
+                    format!("{}", iteration + 1)
+                } else {
+                    format!("{}-{}", iteration + 1, iteration + merged)
+                }
+            ));
+        }
+        lines.push([
+            iteration.to_string(),
+            switch(i).map_or("-".into(), |v| latency_cell(v, in_ns)),
+            latency_cell(cell(row, 3), in_ns),
+            note.join(", "),
+        ]);
+    }
+    lines
+}
+
+/// Why switch times are `-`, under a scenario's rows; true when the run was not traced.
+fn switch_note(out: &mut String, kept: &Kept, traced: bool) -> bool {
+    match (kept.switch_ns, traced) {
+        (None, false) => return true,
+        (None, true) => out.push_str(
+            "  switch time '-': this scenario's trace holds no per-iteration split (recorded by an older latscope)\n",
+        ),
+        (Some(_), _) => {
+            if let Some(why) = kept.not_joined.filter(|m| !m.is_empty()) {
+                let reasons: Vec<String> = why
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect();
+                out.push_str(&format!(
+                    "  switch time '-': the trace could not split that iteration ({})\n",
+                    reasons.join(", ")
+                ));
+            }
+        }
+    }
+    false
 }
 
 /// Left-aligned first and last columns, numbers right-aligned, two spaces apart.
