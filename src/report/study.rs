@@ -248,14 +248,8 @@ fn wake_groups(run: &Run) -> Vec<(String, Vec<&Scenario>)> {
     groups
 }
 
-/// One group's table and chart: a row per competitor count, the policies side by side.
-fn competitor_group(
-    view: &mut StudyView,
-    title: &str,
-    scenarios: &[&Scenario],
-    columns: &[String],
-    in_ns: bool,
-) {
+/// A group's policies in the order first seen and its competitor counts, ascending.
+fn policies_and_counts(scenarios: &[&Scenario]) -> (Vec<String>, Vec<u64>) {
     let mut policies: Vec<String> = Vec::new();
     let mut counts: Vec<u64> = Vec::new();
     for sc in scenarios {
@@ -270,6 +264,18 @@ fn competitor_group(
         }
     }
     counts.sort_unstable();
+    (policies, counts)
+}
+
+/// One group's table and chart: a row per competitor count, the policies side by side.
+fn competitor_group(
+    view: &mut StudyView,
+    title: &str,
+    scenarios: &[&Scenario],
+    columns: &[String],
+    in_ns: bool,
+) {
+    let (policies, counts) = policies_and_counts(scenarios);
     let find = |policy: &str, n: u64| {
         scenarios
             .iter()
