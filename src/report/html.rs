@@ -292,6 +292,31 @@ fn trace_section(sc: &Scenario, t: &crate::result::trace::TraceResult) -> anyhow
             esc(&serde_json::to_string(&t.losses).unwrap_or_default())
         );
     }
+    trace_parts(&mut out, t);
+    trace_causes(&mut out, t);
+    if !t.worst_spike_spans.is_empty() {
+        let svg = plots::spike_timeline_svg(
+            &format!("{} — the worst spike", sc.name),
+            &t.worst_spike_spans,
+        )?;
+        out.push_str(&figure(
+            &svg,
+            "One lane per traced CPU: tasks (grey: idle), IRQs (red) and softirqs (orange); the black line is the deadline (or the gap's start), the blue one the switch-in.",
+        ));
+    }
+    if !t.worst_spike_events.is_empty() {
+        let _ = writeln!(
+            out,
+            "<details><summary>The worst spike's events ({})</summary><pre>{}</pre></details>",
+            t.worst_spike_events.len(),
+            esc(&t.worst_spike_events.join("\n"))
+        );
+    }
+    Ok(out)
+}
+
+/// The split parts per thread and part, then each thread's join counts and notes.
+fn trace_parts(out: &mut String, t: &crate::result::trace::TraceResult) {
     out.push_str("<table>\n<tr><th>CPU</th><th>part</th>");
     for stat in super::trace::PART_STATS {
         let _ = write!(out, "<th>{stat}</th>");
@@ -331,6 +356,11 @@ fn trace_section(sc: &Scenario, t: &crate::result::trace::TraceResult) -> anyhow
             let _ = writeln!(out, "<p class=\"note\">CPU {}: {}</p>", th.cpu, esc(note));
         }
     }
+}
+
+/// The spikes (worst first) and the causes over all of them.
+fn trace_causes(out: &mut String, t: &crate::result::trace::TraceResult) {
+    use crate::units::human_ns;
     if !t.spikes.is_empty() {
         let _ = writeln!(
             out,
@@ -356,25 +386,6 @@ fn trace_section(sc: &Scenario, t: &crate::result::trace::TraceResult) -> anyhow
         }
         out.push_str("</table>\n");
     }
-    if !t.worst_spike_spans.is_empty() {
-        let svg = plots::spike_timeline_svg(
-            &format!("{} — the worst spike", sc.name),
-            &t.worst_spike_spans,
-        )?;
-        out.push_str(&figure(
-            &svg,
-            "One lane per traced CPU: tasks (grey: idle), IRQs (red) and softirqs (orange); the black line is the deadline (or the gap's start), the blue one the switch-in.",
-        ));
-    }
-    if !t.worst_spike_events.is_empty() {
-        let _ = writeln!(
-            out,
-            "<details><summary>The worst spike's events ({})</summary><pre>{}</pre></details>",
-            t.worst_spike_events.len(),
-            esc(&t.worst_spike_events.join("\n"))
-        );
-    }
-    Ok(out)
 }
 
 /// The dimensions a scenario can differ in, for suite charts: name -> value.
