@@ -187,15 +187,8 @@ fn figure(svg: &str, caption: &str) -> String {
     )
 }
 
-fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Result<String> {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<section id=\"scenario-{index}\">\n<h2>{}</h2>",
-        esc(&sc.name)
-    );
-    out.push_str(&params_list(sc));
-    out.push_str(&summary_table(sc, limits));
+/// A scenario's histogram (or why there is none) and its largest latency per second.
+fn scenario_figures(out: &mut String, sc: &Scenario) -> anyhow::Result<()> {
     let lines: Vec<HistogramLine> = sc
         .threads
         .iter()
@@ -240,6 +233,19 @@ fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Re
             "The largest latency of each second of the run.",
         ));
     }
+    Ok(())
+}
+
+fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<section id=\"scenario-{index}\">\n<h2>{}</h2>",
+        esc(&sc.name)
+    );
+    out.push_str(&params_list(sc));
+    out.push_str(&summary_table(sc, limits));
+    scenario_figures(&mut out, sc)?;
     if !sc.loads.is_empty() {
         out.push_str("<h3>Loads</h3>\n<table>\n<tr><th>load</th><th>CPUs</th><th>throughput</th><th>CPU use</th></tr>\n");
         for l in &sc.loads {
@@ -360,7 +366,6 @@ fn trace_parts(out: &mut String, t: &crate::result::trace::TraceResult) {
 
 /// The spikes (worst first) and the causes over all of them.
 fn trace_causes(out: &mut String, t: &crate::result::trace::TraceResult) {
-    use crate::units::human_ns;
     if !t.spikes.is_empty() {
         let _ = writeln!(
             out,
@@ -521,39 +526,7 @@ fn suite_charts(probe: ProbeKind, scenarios: &[&Scenario]) -> anyhow::Result<Str
         .copied()
         .filter(|k| dims.iter().any(|d| d[k] != dims[0][k]))
         .collect();
-    let (x_dim, categories, keys): (&str, Vec<String>, Vec<(String, String)>) =
-        match varying.first() {
-            Some(&x) => {
-                let mut cats: Vec<String> = Vec::new();
-                let mut keys = Vec::new();
-                for d in &dims {
-                    if !cats.contains(&d[x]) {
-                        cats.push(d[x].clone());
-                    }
-                    let rest: Vec<String> = varying[1..]
-                        .iter()
-                        .map(|k| format!("{k} {}", d[k]))
-                        .collect();
-                    keys.push((
-                        d[x].clone(),
-                        if rest.is_empty() {
-                            "worst CPU".into()
-                        } else {
-                            rest.join(", ")
-                        },
-                    ));
-                }
-                (x, cats, keys)
-            }
-            None => {
-                let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
-                let keys = names
-                    .iter()
-                    .map(|n| (n.clone(), "worst CPU".to_string()))
-                    .collect();
-                ("scenario", names, keys)
-            }
-        };
+    let (x_dim, categories, keys) = chart_axes(scenarios, &dims, &varying);
     let mut out = format!(
         "<section class=\"suite\">\n<h2>Across {} scenarios</h2>\n",
         esc(probe.name())
@@ -599,6 +572,47 @@ fn suite_charts(probe: ProbeKind, scenarios: &[&Scenario]) -> anyhow::Result<Str
     }
     out.push_str("</section>\n");
     Ok(out)
+}
+
+/// Suite charts' x axis (the first varying dimension, else the scenarios), its categories,
+/// and per scenario (its category, its line: the other varying dimensions).
+fn chart_axes(
+    scenarios: &[&Scenario],
+    dims: &[BTreeMap<&str, String>],
+    varying: &[&'static str],
+) -> (&'static str, Vec<String>, Vec<(String, String)>) {
+    match varying.first() {
+        Some(&x) => {
+            let mut cats: Vec<String> = Vec::new();
+            let mut keys = Vec::new();
+            for d in dims {
+                if !cats.contains(&d[x]) {
+                    cats.push(d[x].clone());
+                }
+                let rest: Vec<String> = varying[1..]
+                    .iter()
+                    .map(|k| format!("{k} {}", d[k]))
+                    .collect();
+                keys.push((
+                    d[x].clone(),
+                    if rest.is_empty() {
+                        "worst CPU".into()
+                    } else {
+                        rest.join(", ")
+                    },
+                ));
+            }
+            (x, cats, keys)
+        }
+        None => {
+            let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
+            let keys = names
+                .iter()
+                .map(|n| (n.clone(), "worst CPU".to_string()))
+                .collect();
+            ("scenario", names, keys)
+        }
+    }
 }
 
 /// For `wake` runs whose scenarios carry `competitors`: response percentiles against
