@@ -185,8 +185,21 @@ impl Probe for NoiseProbe {
         progress.finish();
         let (outcomes, tids) = outcomes?;
 
+        Ok(self.results(settings, outcomes, tids, stop.load(Ordering::Relaxed)))
+    }
+}
+
+impl NoiseProbe {
+    /// Every thread's gaps as a result (with its noise figures), warnings, `--raw`.
+    fn results(
+        &self,
+        settings: &CommonSettings,
+        outcomes: Vec<NoiseOutcome>,
+        tids: Vec<i32>,
+        interrupted: bool,
+    ) -> ProbeOutput {
         let mut out = ProbeOutput {
-            interrupted: stop.load(Ordering::Relaxed),
+            interrupted,
             ..Default::default()
         };
         let throttle_gap_ns = rt_throttle_gap_ns(settings);
@@ -243,7 +256,7 @@ impl Probe for NoiseProbe {
         }
         out.elapsed_ns = ended.saturating_sub(started);
         out.window_ns = [started, ended];
-        Ok(out)
+        out
     }
 }
 

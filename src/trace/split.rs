@@ -348,23 +348,7 @@ fn split_one(
         _ => return SampleSplit::unjoined(s, OutsideWindow),
     }
     let lost = |from_ns: u64| tl.lost_in(cpu, from_ns, wake);
-    // The hrtimer_start for this deadline, latest first (the kernel may re-arm).
-    let start = match method {
-        TimerMethod::Nanosleep => {
-            let tol = cfg.nanosleep_tolerance_ns as i64;
-            let d = deadline as i64;
-            let a = sorted_starts.partition_point(|(x, _)| *x < d - tol);
-            let b = sorted_starts.partition_point(|(x, _)| *x <= d + tol);
-            sorted_starts[a..b]
-                .iter()
-                .filter(|(_, i)| list[*i].ts_ns <= wake)
-                .min_by_key(|(x, _)| (x - d).abs())
-                .map(|(_, i)| *i)
-        }
-        _ => starts
-            .get(&(deadline as i64))
-            .and_then(|v| v.iter().rev().copied().find(|&i| list[i].ts_ns <= wake)),
-    };
+    let start = find_start(list, method, deadline, wake, cfg, starts, sorted_starts);
     // Find the expiry: by the start's pointer, or (periodic timers re-armed inside the
     // handler) by the pointer of earlier samples and the first expiry after the deadline.
     let (expiry, from_ns) = match start {
@@ -375,22 +359,7 @@ fn split_one(
             if periodic(method) {
                 *pointer = Some(hrtimer);
             }
-            let mut found = None;
-            for (j, e) in list.iter().enumerate().skip(i + 1) {
-                if e.ts_ns > until {
-                    break;
-                }
-                match e.kind {
-                    EventKind::HrtimerExpireEntry { hrtimer: h, .. } if h == hrtimer => {
-                        found = Some(j);
-                        break;
-                    }
-                    EventKind::HrtimerCancel { hrtimer: h } if h == hrtimer => break,
-                    EventKind::HrtimerStart { hrtimer: h, .. } if h == hrtimer => break,
-                    _ => {}
-                }
-            }
-            (found, list[i].ts_ns)
+            (expiry_after(list, i, hrtimer, until), list[i].ts_ns)
         }
         None if periodic(method) && pointer.is_some() => {
             let p = pointer.unwrap();
@@ -430,9 +399,60 @@ fn split_one(
     let Some(sw) = find_switch_in(tl, cpu, tid, expiry + 1, until) else {
         return SampleSplit::unjoined(s, NoSwitchIn);
     };
-    let entry_ns = list[expiry].ts_ns;
-    let sw_ns = sw.ts_ns;
     let rseq = find_rseq(tl, cpu, tid, sw.index, until);
+    joined(s, list[expiry].ts_ns, &sw, rseq)
+}
+
+/// The hrtimer_start for a deadline, latest first (the kernel may re-arm); nanosleep's is
+/// relative: the nearest within the tolerance.
+fn find_start(
+    list: &[&Event],
+    method: TimerMethod,
+    deadline: u64,
+    wake: u64,
+    cfg: &SplitConfig,
+    starts: &HashMap<i64, Vec<usize>>,
+    sorted_starts: &[(i64, usize)],
+) -> Option<usize> {
+    match method {
+        TimerMethod::Nanosleep => {
+            let tol = cfg.nanosleep_tolerance_ns as i64;
+            let d = deadline as i64;
+            let a = sorted_starts.partition_point(|(x, _)| *x < d - tol);
+            let b = sorted_starts.partition_point(|(x, _)| *x <= d + tol);
+            sorted_starts[a..b]
+                .iter()
+                .filter(|(_, i)| list[*i].ts_ns <= wake)
+                .min_by_key(|(x, _)| (x - d).abs())
+                .map(|(_, i)| *i)
+        }
+        _ => starts
+            .get(&(deadline as i64))
+            .and_then(|v| v.iter().rev().copied().find(|&i| list[i].ts_ns <= wake)),
+    }
+}
+
+/// The expiry of `hrtimer` after its start at `list[start]`, until `until` (none when it
+/// is cancelled or started again first).
+fn expiry_after(list: &[&Event], start: usize, hrtimer: u64, until: u64) -> Option<usize> {
+    for (j, e) in list.iter().enumerate().skip(start + 1) {
+        if e.ts_ns > until {
+            break;
+        }
+        match e.kind {
+            EventKind::HrtimerExpireEntry { hrtimer: h, .. } if h == hrtimer => return Some(j),
+            EventKind::HrtimerCancel { hrtimer: h } if h == hrtimer => break,
+            EventKind::HrtimerStart { hrtimer: h, .. } if h == hrtimer => break,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A joined sample's parts: deadline → expiry entry → switch-in → rseq (to user space).
+fn joined(s: TimerSample, entry_ns: u64, sw: &SwitchIn, rseq: Option<u64>) -> SampleSplit {
+    let deadline = s.deadline_ns;
+    let sw_ns = sw.ts_ns;
     let irq = entry_ns as i64 - deadline as i64;
     let wake_to_run = sw_ns as i64 - entry_ns as i64;
     let to_user = rseq.map_or(0, |r| r as i64 - sw_ns as i64);
