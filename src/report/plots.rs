@@ -139,14 +139,9 @@ fn deadline_style() -> ShapeStyle {
     RED.stroke_width(2)
 }
 
-/// The latency histogram: count (log) against latency (µs), one line per entry, and
-/// the deadline as a vertical line when it falls within three times the largest sample.
-/// Returns the SVG and a note when the deadline was left off the axis.
-pub fn histogram_svg(
-    title: &str,
-    lines: &[HistogramLine],
-    deadline_ns: Option<u64>,
-) -> anyhow::Result<(String, Option<String>)> {
+/// The histogram's x axis end, ns: the largest sample (at least 1 µs), or the deadline
+/// when it falls within three times that; else a note that the deadline is off the axis.
+fn histogram_axis(lines: &[HistogramLine], deadline_ns: Option<u64>) -> (u64, Option<String>) {
     let max_ns = lines
         .iter()
         .flat_map(|l| l.buckets.iter().map(|b| b[0]))
@@ -165,6 +160,18 @@ pub fn histogram_svg(
             ));
         }
     }
+    (axis_ns, note)
+}
+
+/// The latency histogram: count (log) against latency (µs), one line per entry, and
+/// the deadline as a vertical line when it falls within three times the largest sample.
+/// Returns the SVG and a note when the deadline was left off the axis.
+pub fn histogram_svg(
+    title: &str,
+    lines: &[HistogramLine],
+    deadline_ns: Option<u64>,
+) -> anyhow::Result<(String, Option<String>)> {
+    let (axis_ns, note) = histogram_axis(lines, deadline_ns);
     let bin_ns = (axis_ns / MAX_BINS).max(1000).div_ceil(1000) * 1000;
     const FLOOR: f64 = 0.5;
     let binned: Vec<Vec<(f64, f64)>> = lines
@@ -225,6 +232,60 @@ pub fn histogram_svg(
         Ok(())
     })?;
     Ok((svg, note))
+}
+
+/// The CPUs the spans are on (markers, on `usize::MAX`, have no lane), ascending.
+fn span_lanes(spans: &[crate::result::trace::TimelineSpan]) -> Vec<usize> {
+    let mut c: Vec<usize> = spans
+        .iter()
+        .filter(|s| s.cpu != usize::MAX)
+        .map(|s| s.cpu)
+        .collect();
+    c.sort_unstable();
+    c.dedup();
+    c
+}
+
+/// The room above the lanes, in lanes: the legend (deadline, switch-in, up to 8 tasks)
+/// gets a band of its own so it never hides a span (its share of the ~310 px plot).
+fn legend_headroom(spans: &[crate::result::trace::TimelineSpan], lane_count: f64) -> f64 {
+    let mut t: Vec<&str> = spans
+        .iter()
+        .filter(|s| s.cpu != usize::MAX && s.kind == "task")
+        .map(|s| s.label.as_str())
+        .filter(|l| !(l.starts_with("swapper") || l.ends_with("/0")))
+        .collect();
+    t.sort_unstable();
+    t.dedup();
+    let tasks = t.len().min(8);
+    let legend_share = ((2 + tasks) as f64 * 20.0 + 20.0) / 310.0;
+    lane_count * legend_share.min(0.6) / (1.0 - legend_share.min(0.6))
+}
+
+/// A span's band in its lane (from, to) and fill: IRQs and softirqs high, tasks low (idle
+/// grey, others a colour each, first seen first, remembered in `task_colors`).
+fn span_style(
+    s: &crate::result::trace::TimelineSpan,
+    task_colors: &mut Vec<String>,
+) -> (f64, f64, ShapeStyle) {
+    match s.kind.as_str() {
+        "irq" => (0.55, 0.95, RGBColor(214, 39, 40).filled()),
+        "softirq" => (0.55, 0.95, RGBColor(255, 127, 14).filled()),
+        _ if s.label.starts_with("swapper") || s.label.ends_with("/0") => {
+            (0.1, 0.5, RGBColor(220, 220, 220).filled())
+        }
+        _ => {
+            let i = match task_colors.iter().position(|l| *l == s.label) {
+                Some(i) => i,
+                None => {
+                    task_colors.push(s.label.clone());
+                    task_colors.len() - 1
+                }
+            };
+            let c = [0usize, 2, 4, 5, 6, 8, 9][i % 7];
+            (0.1, 0.5, color(c).filled())
+        }
+    }
 }
 
 /// The largest latency of each second (µs) over the run, one line per entry, and the
@@ -361,16 +422,7 @@ pub fn spike_timeline_svg(
     title: &str,
     spans: &[crate::result::trace::TimelineSpan],
 ) -> anyhow::Result<String> {
-    let lanes: Vec<usize> = {
-        let mut c: Vec<usize> = spans
-            .iter()
-            .filter(|s| s.cpu != usize::MAX)
-            .map(|s| s.cpu)
-            .collect();
-        c.sort_unstable();
-        c.dedup();
-        c
-    };
+    let lanes = span_lanes(spans);
     let t0 = spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
     let t1 = spans
         .iter()
@@ -381,21 +433,7 @@ pub fn spike_timeline_svg(
     let x = |ns: u64| (ns.saturating_sub(t0)) as f64 / 1e3;
     let x_max = x(t1) * 1.02;
     let lane_count = lanes.len().max(1) as f64;
-    // The legend (deadline, switch-in, up to 8 tasks) gets a band of its own above the
-    // lanes, so it never hides a span: its share of the ~310 px plot height.
-    let tasks = {
-        let mut t: Vec<&str> = spans
-            .iter()
-            .filter(|s| s.cpu != usize::MAX && s.kind == "task")
-            .map(|s| s.label.as_str())
-            .filter(|l| !(l.starts_with("swapper") || l.ends_with("/0")))
-            .collect();
-        t.sort_unstable();
-        t.dedup();
-        t.len().min(8)
-    };
-    let legend_share = ((2 + tasks) as f64 * 20.0 + 20.0) / 310.0;
-    let headroom = lane_count * legend_share.min(0.6) / (1.0 - legend_share.min(0.6));
+    let headroom = legend_headroom(spans, lane_count);
     let mut task_colors: Vec<String> = Vec::new();
     with_svg(|root| {
         let mut chart = chart_builder(root, title)
@@ -420,24 +458,7 @@ pub fn spike_timeline_svg(
             let Some(lane) = lanes.iter().position(|&c| c == s.cpu) else {
                 continue;
             };
-            let (lo, hi, style) = match s.kind.as_str() {
-                "irq" => (0.55, 0.95, RGBColor(214, 39, 40).filled()),
-                "softirq" => (0.55, 0.95, RGBColor(255, 127, 14).filled()),
-                _ if s.label.starts_with("swapper") || s.label.ends_with("/0") => {
-                    (0.1, 0.5, RGBColor(220, 220, 220).filled())
-                }
-                _ => {
-                    let i = match task_colors.iter().position(|l| *l == s.label) {
-                        Some(i) => i,
-                        None => {
-                            task_colors.push(s.label.clone());
-                            task_colors.len() - 1
-                        }
-                    };
-                    let c = [0usize, 2, 4, 5, 6, 8, 9][i % 7];
-                    (0.1, 0.5, color(c).filled())
-                }
-            };
+            let (lo, hi, style) = span_style(s, &mut task_colors);
             let y = lane as f64;
             chart.draw_series(std::iter::once(Rectangle::new(
                 [
