@@ -2,12 +2,12 @@
 //! parenthesized source such as `(cyclictest)`), period, loads, probe parameters, CPU and
 //! metric are one row of the comparison.
 
-use crate::result::{Run, Scenario, ThreadResult};
+use crate::result::{ProbeKind, Run, Scenario, ThreadResult};
 
 /// What aligns scenarios across runs.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct AlignKey {
-    pub probe: String,
+    pub probe: ProbeKind,
     /// The method without a parenthesized suffix (`clock-nanosleep (cyclictest)` aligns
     /// with `clock-nanosleep`).
     pub method: String,
@@ -50,19 +50,9 @@ fn base_method(method: &str) -> String {
     }
 }
 
-/// A scenario's probe-specific parameters as `k=v` words (without `method`, which
-/// timer probes repeat there).
+/// A scenario's probe-specific parameters as `k=v` words.
 fn extra_text(sc: &Scenario) -> String {
-    sc.params
-        .extra
-        .iter()
-        .filter(|(k, _)| k.as_str() != "method")
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k}={s}"),
-            other => format!("{k}={other}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    sc.params.extra.words().join(" ")
 }
 
 /// One aligned scenario × CPU: its entry in each run (None where a run lacks it).
@@ -75,10 +65,10 @@ pub struct Aligned<'a> {
 pub fn align(runs: &[Run]) -> Vec<Aligned<'_>> {
     let mut out: Vec<Aligned> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
-        let mut seen: Vec<(String, String, u64, Vec<String>, String)> = Vec::new();
+        let mut seen: Vec<(ProbeKind, String, u64, Vec<String>, String)> = Vec::new();
         for sc in &run.scenarios {
             let base = (
-                sc.probe.clone(),
+                sc.probe,
                 base_method(&sc.params.method),
                 sc.params.period_ns,
                 sc.params.loads.clone(),
@@ -88,7 +78,7 @@ pub fn align(runs: &[Run]) -> Vec<Aligned<'_>> {
             seen.push(base.clone());
             for th in &sc.threads {
                 let key = AlignKey {
-                    probe: base.0.clone(),
+                    probe: base.0,
                     method: base.1.clone(),
                     period_ns: base.2,
                     loads: base.3.clone(),

@@ -4,7 +4,7 @@
 //! throughput. Latency: higher is worse; throughput: lower is worse.
 
 use super::Comparison;
-use crate::result::{stat_unknown, Run, Scenario, ThreadResult};
+use crate::result::{stat_unknown, ProbeKind, Run, Scenario, ThreadResult};
 use crate::stats::Stat;
 
 /// What a changed value measures, and so which direction is worse.
@@ -113,17 +113,16 @@ pub fn chosen_stats(run: &Run) -> Vec<Stat> {
 /// What a scenario is in words: `UDP round trip 56 B flood`, `timer clock-nanosleep 1ms
 /// under net`, else its name.
 pub fn item_label(sc: &Scenario) -> String {
-    let base = match sc.probe.as_str() {
-        "net" => {
-            let size = sc.params.extra.get("size_bytes").and_then(|v| v.as_u64());
-            let flood = sc.params.extra.get("flood").and_then(|v| v.as_bool()) == Some(true)
-                || sc.params.period_ns == 0;
+    let base = match sc.probe {
+        ProbeKind::Net => {
+            let size = sc.params.extra.size_bytes;
+            let flood = sc.params.extra.flood == Some(true) || sc.params.period_ns == 0;
             match size {
                 Some(s) => format!("UDP round trip {s} B{}", if flood { " flood" } else { "" }),
                 None => sc.name.clone(),
             }
         }
-        "timer" => {
+        ProbeKind::Timer => {
             let mut s = format!("timer {}", sc.params.method);
             if !sc.params.loads.is_empty() {
                 s.push_str(&format!(" under {}", sc.params.loads.join(" + ")));
@@ -140,9 +139,9 @@ pub fn item_label(sc: &Scenario) -> String {
 }
 
 fn group_of(sc: &Scenario) -> ChangeGroup {
-    match sc.probe.as_str() {
-        "net" => ChangeGroup::Network,
-        "timer" => ChangeGroup::Timer,
+    match sc.probe {
+        ProbeKind::Net => ChangeGroup::Network,
+        ProbeKind::Timer => ChangeGroup::Timer,
         _ => ChangeGroup::Other,
     }
 }

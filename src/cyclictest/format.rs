@@ -6,10 +6,8 @@
 //! parser that takes its last line or every line gets cyclictest's.
 
 use crate::report::Reporter;
-use crate::result::timer_extra as extra_keys;
 use crate::result::{RawSeries, Run, ThreadResult};
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -73,10 +71,6 @@ struct ThreadView<'a> {
     max: u64,
 }
 
-fn extra_u64(t: &ThreadResult, key: &str) -> Option<u64> {
-    t.extra.get(key).and_then(Value::as_u64)
-}
-
 fn threads<'a>(run: &'a Run, opts: &CyclictestOutput) -> Vec<ThreadView<'a>> {
     let unit = opts.unit_ns();
     let Some(scenario) = run.scenarios.first() else {
@@ -90,17 +84,12 @@ fn threads<'a>(run: &'a Run, opts: &CyclictestOutput) -> Vec<ThreadView<'a>> {
             let empty = s.samples == 0;
             ThreadView {
                 result: t,
-                tid: t
-                    .extra
-                    .get(extra_keys::TID)
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0),
-                period_us: extra_u64(t, extra_keys::PERIOD_NS).unwrap_or(scenario.params.period_ns)
-                    / 1000,
+                tid: t.extra.tid.unwrap_or(0).into(),
+                period_us: t.extra.period_ns.unwrap_or(scenario.params.period_ns) / 1000,
                 cycles: s.samples,
                 // cyclictest's values before the first cycle.
                 min: if empty { 1_000_000 } else { s.min_ns / unit },
-                act: extra_u64(t, extra_keys::LAST_NS).unwrap_or(0) / unit,
+                act: t.extra.last_ns.unwrap_or(0) / unit,
                 avg: if empty { 0.0 } else { s.mean_ns / unit as f64 },
                 max: s.max_ns / unit,
             }
@@ -133,31 +122,16 @@ struct Fixed {
 
 fn fixed_of(t: &ThreadResult, buckets: usize) -> Fixed {
     let mut counts = vec![0u64; buckets];
-    let h = t.extra.get(extra_keys::FIXED_HISTOGRAM);
-    if let Some(pairs) = h.and_then(|h| h.get("counts")).and_then(Value::as_array) {
-        for pair in pairs {
-            let (Some(i), Some(c)) = (
-                pair.get(0).and_then(Value::as_u64),
-                pair.get(1).and_then(Value::as_u64),
-            ) else {
-                continue;
-            };
-            if let Some(slot) = counts.get_mut(i as usize) {
-                *slot = c;
-            }
+    let h = t.extra.fixed_histogram.as_ref();
+    for &[i, c] in h.map_or(&[][..], |h| &h.counts) {
+        if let Some(slot) = counts.get_mut(i as usize) {
+            *slot = c;
         }
     }
     Fixed {
         counts,
-        overflows: h
-            .and_then(|h| h.get("overflows"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        overflow_samples: h
-            .and_then(|h| h.get("overflow_samples"))
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_u64).collect())
-            .unwrap_or_default(),
+        overflows: h.map_or(0, |h| h.overflows),
+        overflow_samples: h.map(|h| h.overflow_samples.clone()).unwrap_or_default(),
     }
 }
 

@@ -110,36 +110,62 @@ fn cpu_set(option: &GivenOption, online: &[usize]) -> Result<Vec<usize>, UserErr
     Ok(cpus)
 }
 
-/// Resolves the given options on `machine`, with `available` the CPUs this process may
-/// run on (cyclictest's "current" affinity).
-pub fn resolve(
-    given: &[GivenOption],
-    machine: &Machine,
-    available: &[usize],
-) -> Result<CyclictestPlan, UserError> {
-    let mut out = CyclictestOutput {
-        oscope: 1,
-        dma_latency_us: Some(0),
-        ..CyclictestOutput::default()
-    };
-    let mut help = false;
-    let mut interval_us = DEFAULT_INTERVAL_US;
-    let mut distance_us: Option<u64> = None;
-    let mut loops: u64 = 0;
-    let mut duration_s: u64 = 0;
-    let mut priority: i64 = 0;
-    let mut policy = Policy::Other;
-    let mut policy_typed: Option<String> = None;
-    let mut smp = false;
-    let mut threads: Option<Option<u64>> = None;
-    let mut affinity: Option<Option<Vec<usize>>> = None;
-    let mut method = Method::ClockNanosleep;
-    let mut start = StartAlignment::AtRelease;
-    let mut latency_us: i32 = 0;
-    let mut tune_power = true;
-    let mut spike_nodes = DEFAULT_SPIKE_NODES;
-    let mut breaktrace: Option<u64> = None;
-    let mut spike: Option<u64> = None;
+/// What the options asked for, before anything is resolved (cyclictest's defaults).
+struct Asked {
+    out: CyclictestOutput,
+    help: bool,
+    interval_us: u64,
+    distance_us: Option<u64>,
+    loops: u64,
+    duration_s: u64,
+    priority: i64,
+    policy: Policy,
+    policy_typed: Option<String>,
+    smp: bool,
+    threads: Option<Option<u64>>,
+    affinity: Option<Option<Vec<usize>>>,
+    method: Method,
+    start: StartAlignment,
+    latency_us: i32,
+    tune_power: bool,
+    spike_nodes: usize,
+    breaktrace: Option<u64>,
+    spike: Option<u64>,
+}
+
+impl Asked {
+    fn defaults() -> Self {
+        Asked {
+            out: CyclictestOutput {
+                oscope: 1,
+                dma_latency_us: Some(0),
+                ..CyclictestOutput::default()
+            },
+            help: false,
+            interval_us: DEFAULT_INTERVAL_US,
+            distance_us: None,
+            loops: 0,
+            duration_s: 0,
+            priority: 0,
+            policy: Policy::Other,
+            policy_typed: None,
+            smp: false,
+            threads: None,
+            affinity: None,
+            method: Method::ClockNanosleep,
+            start: StartAlignment::AtRelease,
+            latency_us: 0,
+            tune_power: true,
+            spike_nodes: DEFAULT_SPIKE_NODES,
+            breaktrace: None,
+            spike: None,
+        }
+    }
+}
+
+/// Every option in the order given, refusals first.
+fn read_options(given: &[GivenOption], machine: &Machine) -> Result<Asked, UserError> {
+    let mut asked = Asked::defaults();
     for option in given {
         if let Some(why) = refusal(option.name) {
             return Err(UserError::Other(format!(
@@ -147,189 +173,213 @@ pub fn resolve(
                 option.typed
             )));
         }
-        match option.name {
-            "help" => help = true,
-            "affinity" => {
-                affinity = Some(match &option.value {
-                    Some(_) => Some(cpu_set(option, &machine.online)?),
-                    None => None,
-                })
-            }
-            "aligned" => {
-                start = StartAlignment::Staggered {
-                    offset_ns: option.value.as_ref().map_or(Ok(0), |_| number(option))? * 1000,
-                }
-            }
-            "secaligned" => {
-                start = StartAlignment::NextSecond {
-                    offset_ns: option.value.as_ref().map_or(Ok(0), |_| number(option))? * 1000,
-                }
-            }
-            "breaktrace" => breaktrace = Some(number(option)?),
-            "clock" => match number(option)? {
-                0 => {}
-                1 => {
-                    return Err(UserError::Other(format!(
-                        "latscope cyclictest: {} 1 (CLOCK_REALTIME) is not supported: latscope measures on CLOCK_MONOTONIC only (CLOCK_REALTIME jumps with NTP and settimeofday); leave -c out",
-                        option.typed
-                    )))
-                }
-                _ => {
-                    return Err(out_of_range(
-                        &option.typed,
-                        option.value.as_deref().unwrap_or(""),
-                        "0 (CLOCK_MONOTONIC) or 1 (CLOCK_REALTIME)",
-                    ))
-                }
-            },
-            "default-system" => tune_power = false,
-            "distance" => distance_us = Some(number(option)?),
-            "duration" => duration_s = duration_seconds(option)?,
-            "latency" => latency_us = number(option)?.min(i32::MAX as u64) as i32,
-            "histogram" | "histofall" => {
-                let n = number(option)?;
-                if n == 0 {
-                    return Err(out_of_range(&option.typed, "0", "1 or more µs"));
-                }
-                out.histogram = Some(n.min(MAX_HISTOGRAM_BUCKETS) as usize);
-                out.histofall |= option.name == "histofall";
-            }
-            "histfile" => out.histfile = option.value.clone().map(PathBuf::from),
-            "interval" => interval_us = number(option)?,
-            "json" => out.json = option.value.clone().map(PathBuf::from),
-            "laptop" => {
-                out.notices
-                    .push("WARN: not setting cpu_dma_latency to save battery power".into());
-                tune_power = false;
-            }
-            "loops" => loops = number(option)?,
-            "mainaffinity" => out.main_affinity = Some(cpu_set(option, &machine.online)?),
-            "mlockall" => {} // latscope always locks its memory (mlockall, MCL_ONFAULT)
-            "refresh_on_max" | "unbuffered" | "dbg_cyclictest" => {} // live-display knobs
-            "nanosleep" => method = Method::ClockNanosleep,
-            "nsecs" => out.nsecs = true,
-            "oscope" => {
-                out.oscope = number(option)?;
-                if out.oscope < 1 {
-                    return Err(out_of_range(&option.typed, "0", "1 or more"));
-                }
-            }
-            "priority" => {
-                let p = number(option)?;
-                if p > 99 {
-                    return Err(out_of_range(&option.typed, &p.to_string(), "0-99"));
-                }
-                priority = p as i64;
-                if policy == Policy::Other {
-                    policy = Policy::Fifo;
-                }
-            }
-            "policy" => {
-                let name = option.value.clone().unwrap_or_default();
-                let lower = name.to_ascii_lowercase();
-                policy = if lower.starts_with("other") || lower.starts_with("normal") {
-                    Policy::Other
-                } else if lower.starts_with("fifo") {
-                    Policy::Fifo
-                } else if lower.starts_with("rr") {
-                    Policy::Rr
-                } else if lower.starts_with("batch") || lower.starts_with("idle") {
-                    return Err(UserError::Other(format!(
-                        "latscope cyclictest: {} {name} is not supported: latscope measures at SCHED_OTHER, SCHED_FIFO or SCHED_RR; use --policy other",
-                        option.typed
-                    )));
-                } else {
-                    return Err(invalid(
-                        &option.typed,
-                        &name,
-                        "use other, normal, fifo or rr (cyclictest would fall back to other)",
-                    ));
-                };
-                policy_typed = Some(lower);
-            }
-            "quiet" => out.quiet = true,
-            "relative" | "system" => {
-                method = Method::Nanosleep;
-                out.differences.push(format!(
-                    "{}: relative sleeps for the time left to each deadline (the schedule stays absolute; cyclictest's drifts by each wake-up's latency)",
-                    option.typed
-                ));
-            }
-            "smp" => smp = true,
-            "spike" => spike = Some(number(option)?),
-            "spike-nodes" => spike_nodes = number(option)?.clamp(1, 1 << 20) as usize,
-            "threads" => {
-                threads = Some(match &option.value {
-                    Some(_) => Some(number(option)?),
-                    None => None,
-                })
-            }
-            "verbose" => out.verbose = true,
-            "posix_timers" => method = Method::PosixTimer,
-            other => {
-                return Err(UserError::Other(format!(
-                    "latscope cyclictest: {other} is not handled (a latscope bug)"
-                )))
-            }
+        if !output_option(&mut asked, option, machine)? {
+            run_option(&mut asked, option, machine)?;
         }
     }
-    if help {
-        return Ok(CyclictestPlan {
-            plan: Plan {
-                scenarios: Vec::new(),
-                output: OutputSettings::default(),
-                warnings: Vec::new(),
-                suite: None,
-            },
-            output: out,
-            help,
-            distance_us: 0,
-        });
+    Ok(asked)
+}
+
+/// The options of what is printed and kept (false: not one of them).
+fn output_option(
+    asked: &mut Asked,
+    option: &GivenOption,
+    machine: &Machine,
+) -> Result<bool, UserError> {
+    let out = &mut asked.out;
+    match option.name {
+        "help" => asked.help = true,
+        "breaktrace" => asked.breaktrace = Some(number(option)?),
+        "histogram" | "histofall" => {
+            let n = number(option)?;
+            if n == 0 {
+                return Err(out_of_range(&option.typed, "0", "1 or more µs"));
+            }
+            out.histogram = Some(n.min(MAX_HISTOGRAM_BUCKETS) as usize);
+            out.histofall |= option.name == "histofall";
+        }
+        "histfile" => out.histfile = option.value.clone().map(PathBuf::from),
+        "json" => out.json = option.value.clone().map(PathBuf::from),
+        "laptop" => {
+            out.notices
+                .push("WARN: not setting cpu_dma_latency to save battery power".into());
+            asked.tune_power = false;
+        }
+        "mainaffinity" => out.main_affinity = Some(cpu_set(option, &machine.online)?),
+        "mlockall" => {} // latscope always locks its memory (mlockall, MCL_ONFAULT)
+        "refresh_on_max" | "unbuffered" | "dbg_cyclictest" => {} // live-display knobs
+        "nsecs" => out.nsecs = true,
+        "oscope" => {
+            out.oscope = number(option)?;
+            if out.oscope < 1 {
+                return Err(out_of_range(&option.typed, "0", "1 or more"));
+            }
+        }
+        "quiet" => out.quiet = true,
+        "spike" => asked.spike = Some(number(option)?),
+        "spike-nodes" => asked.spike_nodes = number(option)?.clamp(1, 1 << 20) as usize,
+        "verbose" => out.verbose = true,
+        _ => return Ok(false),
     }
-    if out.oscope > 1 && !out.verbose {
+    Ok(true)
+}
+
+/// The options of how, where and how long the threads measure.
+fn run_option(asked: &mut Asked, option: &GivenOption, machine: &Machine) -> Result<(), UserError> {
+    let alignment_ns = |option: &GivenOption| -> Result<u64, UserError> {
+        Ok(option.value.as_ref().map_or(Ok(0), |_| number(option))? * 1000)
+    };
+    match option.name {
+        "affinity" => {
+            asked.affinity = Some(match &option.value {
+                Some(_) => Some(cpu_set(option, &machine.online)?),
+                None => None,
+            })
+        }
+        "aligned" => {
+            asked.start = StartAlignment::Staggered {
+                offset_ns: alignment_ns(option)?,
+            }
+        }
+        "secaligned" => {
+            asked.start = StartAlignment::NextSecond {
+                offset_ns: alignment_ns(option)?,
+            }
+        }
+        "clock" => clock(option)?,
+        "default-system" => asked.tune_power = false,
+        "distance" => asked.distance_us = Some(number(option)?),
+        "duration" => asked.duration_s = duration_seconds(option)?,
+        "latency" => asked.latency_us = number(option)?.min(i32::MAX as u64) as i32,
+        "interval" => asked.interval_us = number(option)?,
+        "loops" => asked.loops = number(option)?,
+        "nanosleep" => asked.method = Method::ClockNanosleep,
+        "priority" => {
+            let p = number(option)?;
+            if p > 99 {
+                return Err(out_of_range(&option.typed, &p.to_string(), "0-99"));
+            }
+            asked.priority = p as i64;
+            if asked.policy == Policy::Other {
+                asked.policy = Policy::Fifo;
+            }
+        }
+        "policy" => {
+            let (policy, lower) = policy_option(option)?;
+            asked.policy = policy;
+            asked.policy_typed = Some(lower);
+        }
+        "relative" | "system" => {
+            asked.method = Method::Nanosleep;
+            asked.out.differences.push(format!(
+                "{}: relative sleeps for the time left to each deadline (the schedule stays absolute; cyclictest's drifts by each wake-up's latency)",
+                option.typed
+            ));
+        }
+        "smp" => asked.smp = true,
+        "threads" => {
+            asked.threads = Some(match &option.value {
+                Some(_) => Some(number(option)?),
+                None => None,
+            })
+        }
+        "posix_timers" => asked.method = Method::PosixTimer,
+        other => {
+            return Err(UserError::Other(format!(
+                "latscope cyclictest: {other} is not handled (a latscope bug)"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// `-c`: only 0 (CLOCK_MONOTONIC), cyclictest's default.
+fn clock(option: &GivenOption) -> Result<(), UserError> {
+    match number(option)? {
+        0 => Ok(()),
+        1 => Err(UserError::Other(format!(
+            "latscope cyclictest: {} 1 (CLOCK_REALTIME) is not supported: latscope measures on CLOCK_MONOTONIC only (CLOCK_REALTIME jumps with NTP and settimeofday); leave -c out",
+            option.typed
+        ))),
+        _ => Err(out_of_range(
+            &option.typed,
+            option.value.as_deref().unwrap_or(""),
+            "0 (CLOCK_MONOTONIC) or 1 (CLOCK_REALTIME)",
+        )),
+    }
+}
+
+/// `--policy NAME` by its prefix, as cyclictest reads it; with the name lowercased.
+fn policy_option(option: &GivenOption) -> Result<(Policy, String), UserError> {
+    let name = option.value.clone().unwrap_or_default();
+    let lower = name.to_ascii_lowercase();
+    let policy = if lower.starts_with("other") || lower.starts_with("normal") {
+        Policy::Other
+    } else if lower.starts_with("fifo") {
+        Policy::Fifo
+    } else if lower.starts_with("rr") {
+        Policy::Rr
+    } else if lower.starts_with("batch") || lower.starts_with("idle") {
+        return Err(UserError::Other(format!(
+            "latscope cyclictest: {} {name} is not supported: latscope measures at SCHED_OTHER, SCHED_FIFO or SCHED_RR; use --policy other",
+            option.typed
+        )));
+    } else {
+        return Err(invalid(
+            &option.typed,
+            &name,
+            "use other, normal, fifo or rr (cyclictest would fall back to other)",
+        ));
+    };
+    Ok((policy, lower))
+}
+
+/// Options that exclude each other.
+fn check_combinations(asked: &Asked, given: &[GivenOption]) -> Result<(), UserError> {
+    if asked.out.oscope > 1 && !asked.out.verbose {
         return Err(UserError::Other(
             "latscope cyclictest: -o is only meaningful with -v (as cyclictest says)".into(),
         ));
     }
-    if matches!(start, StartAlignment::Staggered { .. })
+    if matches!(asked.start, StartAlignment::Staggered { .. })
         && given.iter().any(|g| g.name == "secaligned")
     {
         return Err(UserError::Other(
             "latscope cyclictest: -A and --secaligned exclude each other (as in cyclictest)".into(),
         ));
     }
+    Ok(())
+}
 
-    let cpus = place_threads(smp, threads, &affinity, available, &mut out)?;
-    let thread_count = cpus.len() as u64;
-    let asked_other = policy_typed
-        .as_deref()
-        .is_some_and(|p| p.starts_with("other") || p.starts_with("normal"));
-    let p_given = given.iter().any(|g| g.name == "priority");
-    let (policy, priority) = policy_and_priority(
-        policy,
-        priority,
-        asked_other && p_given,
-        thread_count,
-        &mut out,
-    );
+/// The schedule and bounds of a run: interval, distance, loops, duration.
+struct Timing {
+    /// 1 with `-N`, else 1000.
+    unit_ns: u64,
+    period_ns: u64,
+    /// `-d` as applied (0 with `-h`), µs.
+    distance_us: u64,
+    distance_ns: u64,
+    duration_ns: Option<u64>,
+    samples: Option<u64>,
+}
 
-    // Interval, distance, loops, duration.
-    let unit_ns: u64 = if out.nsecs { 1 } else { 1000 };
+fn timing(asked: &mut Asked, thread_count: u64) -> Result<Timing, UserError> {
+    let out = &mut asked.out;
     let period_ns = duration_in_range(
         "-i",
-        &format!("{interval_us}us"),
+        &format!("{}us", asked.interval_us),
         1000,
         MIN_PERIOD_NS,
         MAX_PERIOD_NS,
     )?;
     let distance_us = if out.histogram.is_some() {
-        if distance_us.is_some() {
+        if asked.distance_us.is_some() {
             out.notices
                 .push("WARN: distance is ignored and set to 0, if histogram enabled".into());
         }
         0
     } else {
-        distance_us.unwrap_or(DEFAULT_DISTANCE_US)
+        asked.distance_us.unwrap_or(DEFAULT_DISTANCE_US)
     };
     let distance_ns = distance_us.saturating_mul(1000);
     if period_ns + distance_ns * (thread_count - 1) > MAX_PERIOD_NS {
@@ -339,66 +389,117 @@ pub fn resolve(
             "intervals up to 10 s for every thread",
         ));
     }
-    let duration_ns = match duration_s {
+    let duration_ns = match asked.duration_s {
         0 => None,
         s => Some(s.saturating_mul(1_000_000_000)),
     };
     if duration_ns.is_some_and(|d| d > MAX_DURATION_NS) {
         return Err(out_of_range(
             "-D",
-            &format!("{duration_s}s"),
+            &format!("{}s", asked.duration_s),
             "up to 7 days",
         ));
     }
-    let samples = (loops > 0).then_some(loops);
-    // cyclictest runs until Ctrl-C without -l or -D; so does this.
-    let unbounded = samples.is_none() && duration_ns.is_none();
+    Ok(Timing {
+        unit_ns: if out.nsecs { 1 } else { 1000 },
+        period_ns,
+        distance_us,
+        distance_ns,
+        duration_ns,
+        samples: (asked.loops > 0).then_some(asked.loops),
+    })
+}
 
-    out.breaktrace = breaktrace;
-    out.spike = spike.map(|s| (s, spike_nodes));
-    let keep_raw = out.verbose || spike.is_some();
+/// cpu_dma_latency: cyclictest writes --latency (default 0) unless told not to, and only
+/// warns when it cannot.
+fn dma_latency(asked: &mut Asked) -> Option<i32> {
+    if !asked.tune_power {
+        return None;
+    }
+    let writable = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .is_ok();
+    if writable {
+        Some(asked.latency_us.max(0))
+    } else {
+        asked.out.notices.push(
+            "WARN: open /dev/cpu_dma_latency: Permission denied (latscope leaves it as it is)"
+                .into(),
+        );
+        None
+    }
+}
+
+/// Resolves the given options on `machine`, with `available` the CPUs this process may
+/// run on (cyclictest's "current" affinity).
+pub fn resolve(
+    given: &[GivenOption],
+    machine: &Machine,
+    available: &[usize],
+) -> Result<CyclictestPlan, UserError> {
+    let mut asked = read_options(given, machine)?;
+    if asked.help {
+        return Ok(CyclictestPlan {
+            plan: Plan {
+                scenarios: Vec::new(),
+                output: OutputSettings::default(),
+                warnings: Vec::new(),
+                suite: None,
+            },
+            output: asked.out,
+            help: true,
+            distance_us: 0,
+        });
+    }
+    check_combinations(&asked, given)?;
+    let cpus = place_threads(
+        asked.smp,
+        asked.threads,
+        &asked.affinity,
+        available,
+        &mut asked.out,
+    )?;
+    let thread_count = cpus.len() as u64;
+    let asked_other = asked
+        .policy_typed
+        .as_deref()
+        .is_some_and(|p| p.starts_with("other") || p.starts_with("normal"));
+    let p_given = given.iter().any(|g| g.name == "priority");
+    let (policy, priority) = policy_and_priority(
+        asked.policy,
+        asked.priority,
+        asked_other && p_given,
+        thread_count,
+        &mut asked.out,
+    );
+    let timing = timing(&mut asked, thread_count)?;
+    // cyclictest runs until Ctrl-C without -l or -D; so does this.
+    let unbounded = timing.samples.is_none() && timing.duration_ns.is_none();
+    asked.out.breaktrace = asked.breaktrace;
+    asked.out.spike = asked.spike.map(|s| (s, asked.spike_nodes));
+    let keep_raw = asked.out.verbose || asked.spike.is_some();
     if keep_raw && unbounded {
         return Err(UserError::Other(format!(
             "latscope cyclictest: {} needs -l or -D: latscope keeps every sample in memory (preallocated) and prints them at the end",
-            if out.verbose { "-v" } else { "--spike" }
+            if asked.out.verbose { "-v" } else { "--spike" }
         )));
     }
-
-    // cpu_dma_latency: cyclictest writes --latency (default 0) unless told not to, and
-    // only warns when it cannot.
-    out.dma_latency_us = if tune_power {
-        let writable = std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/cpu_dma_latency")
-            .is_ok();
-        if writable {
-            Some(latency_us.max(0))
-        } else {
-            out.notices.push(
-                "WARN: open /dev/cpu_dma_latency: Permission denied (latscope leaves it as it is)"
-                    .into(),
-            );
-            None
-        }
-    } else {
-        None
-    };
-    if out.verbose {
-        out.preamble
-            .push(format!("Max CPUs = {}", machine.online.len()));
-        out.preamble
-            .push(format!("Online CPUs = {}", machine.online.len()));
+    asked.out.dma_latency_us = dma_latency(&mut asked);
+    if asked.out.verbose {
+        let online = machine.online.len();
+        asked.out.preamble.push(format!("Max CPUs = {online}"));
+        asked.out.preamble.push(format!("Online CPUs = {online}"));
     }
-
     let request = CommonRequest {
         cpus: Some(CpuList::These(cpus)),
         policy: Some(policy),
         priority: Some(if policy.is_realtime() { priority } else { 0 }),
-        samples,
-        duration_ns,
+        samples: timing.samples,
+        duration_ns: timing.duration_ns,
         warmup_ns: 0,
         worst_case: false,
-        dma_latency_us: out.dma_latency_us,
+        dma_latency_us: asked.out.dma_latency_us,
         // cyclictest never sets the timer slack: its threads keep the inherited one.
         timer_slack_ns: None,
         raw: None,
@@ -406,29 +507,43 @@ pub fn resolve(
         isolate: None,
         loads: Vec::new(),
     };
+    timer_plan(asked, &request, &timing, keep_raw, machine)
+}
+
+/// The one timer scenario the request and timing make, and the output files checked.
+fn timer_plan(
+    asked: Asked,
+    request: &CommonRequest,
+    timing: &Timing,
+    keep_raw: bool,
+    machine: &Machine,
+) -> Result<CyclictestPlan, UserError> {
+    let out = asked.out;
     if keep_raw {
         check_raw_capacity(
-            &request,
+            request,
             true,
-            period_ns,
+            timing.period_ns,
             RAW_BYTES_PER_SAMPLE,
             "samples per thread",
         )?;
     }
-    let mut common = resolve_common(&request, &machine.online, machine)?;
+    let mut common = resolve_common(request, &machine.online, machine)?;
     common.settings.keep_raw = keep_raw;
     // The run is bounded by -l/-D only (resolve_common's 10 s default is latscope's).
-    common.settings.duration_ns = duration_ns;
+    common.settings.duration_ns = timing.duration_ns;
     let probe = TimerProbe {
-        method,
-        period_ns,
-        deadline_ns: period_ns,
+        method: asked.method,
+        period_ns: timing.period_ns,
+        deadline_ns: timing.period_ns,
         // cyclictest breaks when the truncated value exceeds -b: at (b + 1) units.
-        break_above_ns: breaktrace.map(|b| (b + 1).saturating_mul(unit_ns) - 1),
-        distance_ns,
-        start,
+        break_above_ns: asked
+            .breaktrace
+            .map(|b| (b + 1).saturating_mul(timing.unit_ns) - 1),
+        distance_ns: timing.distance_ns,
+        start: asked.start,
         cyclictest: Some(CyclictestExtras {
-            buckets: out.histogram.map(|n| (unit_ns, n)),
+            buckets: out.histogram.map(|n| (timing.unit_ns, n)),
         }),
     };
     let mut warnings = common.warnings.clone();
@@ -453,7 +568,7 @@ pub fn resolve(
         },
         output: out,
         help: false,
-        distance_us,
+        distance_us: timing.distance_us,
     })
 }
 

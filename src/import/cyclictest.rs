@@ -5,13 +5,11 @@
 //! unknown and never judged.
 
 use crate::error::UserError;
-use crate::result::timer_extra::PERIOD_NS;
-use crate::result::{Run, Scenario, ScenarioParams, ThreadResult};
+use crate::result::{Run, Scenario, ScenarioParams, ThreadExtra, ThreadResult};
 use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
 use crate::warning::{Warning, WarningCode};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The method name imported scenarios get; compare aligns it with `clock-nanosleep`.
@@ -145,28 +143,31 @@ fn rank_of(p: f64, total: u64) -> u64 {
 /// longest period, 10 s.
 const MAX_INTERVAL_US: u64 = 10_000_000;
 
-/// Converts cyclictest's JSON into a Run with one timer scenario.
-pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
-    let scale: u64 = if v.get("resolution_in_ns").and_then(Value::as_u64) == Some(1) {
-        1
-    } else {
-        1000
-    };
-    let cmdline = v
+/// What cyclictest's recorded command line says about the run.
+struct CommandLine {
+    text: String,
+    interval_us: u64,
+    priority: i32,
+    policy: String,
+    distance_us: u64,
+}
+
+fn command_line_of(v: &Value) -> Result<CommandLine, String> {
+    let text = v
         .get("cmdline:")
         .and_then(Value::as_str)
         .unwrap_or("cyclictest")
         .to_string();
-    let args: Vec<&str> = cmdline.split_whitespace().collect();
+    let args: Vec<&str> = text.split_whitespace().collect();
     let interval_us: u64 = match option_value(&args, "-i", "--interval") {
         None => 1000,
-        Some(text) => text
+        Some(value) => value
             .parse()
             .ok()
             .filter(|us| (1..=MAX_INTERVAL_US).contains(us))
             .ok_or_else(|| {
                 format!(
-                    "its command line's interval -i '{text}' is not a number of µs in 1-{MAX_INTERVAL_US}"
+                    "its command line's interval -i '{value}' is not a number of µs in 1-{MAX_INTERVAL_US}"
                 )
             })?,
     };
@@ -176,147 +177,166 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
     let policy = option_value(&args, "-y", "--policy")
         .unwrap_or_else(|| if priority > 0 { "fifo" } else { "other" }.to_string());
     let distance_us = distance_of(&args);
-    let threads_obj = v
-        .get("thread")
-        .and_then(Value::as_object)
-        .ok_or("no 'thread' object")?;
-    let mut entries: Vec<(u64, &Value)> = threads_obj
-        .iter()
-        .map(|(k, t)| (k.parse().unwrap_or(u64::MAX), t))
-        .collect();
-    entries.sort_by_key(|e| e.0);
-    let mut threads = Vec::new();
-    let mut warnings = vec![Warning::new(
-        WarningCode::ImportedCyclictest,
-        format!("imported from cyclictest --json ({cmdline})"),
-    )];
-    let mut periods_ns = Vec::new();
-    for (index, t) in entries {
-        let cycles = cycles_of(t)?;
-        // Thread N sleeps -i + N × -d (cyclictest's "I:"); the keys are 0, 1, ...
-        let period_us = interval_us.saturating_add(index.min(4096).saturating_mul(distance_us));
-        periods_ns.push(period_us.min(MAX_INTERVAL_US) * 1000);
-        let min_ns = latency_of(t, "min", scale)? as u64;
-        let max_ns = latency_of(t, "max", scale)? as u64;
-        let mean_ns = latency_of(t, "avg", scale)?;
-        let cpu = cpu_of(t)?;
-        // A thread without cycles keeps cyclictest's initial min (1000000) and max (0);
-        // the average may be rounded by up to one unit.
-        let (low, high) = (min_ns as f64 - scale as f64, max_ns as f64 + scale as f64);
-        if cycles > 0 && (min_ns > max_ns || mean_ns < low || mean_ns > high) {
-            return Err(format!(
-                "a thread's min {}, avg {} and max {} are not in order (min <= avg <= max)",
-                t["min"], t["avg"], t["max"]
-            ));
-        }
-        let mut histogram: Vec<[u64; 2]> = Vec::new();
-        if let Some(h) = t.get("histogram") {
-            let h = h
-                .as_object()
-                .ok_or("a thread's 'histogram' is not an object of latency: count")?;
-            for (k, c) in h {
-                let bucket = k
-                    .parse::<u64>()
-                    .ok()
-                    .and_then(|k| k.checked_mul(scale)?.checked_add(scale - 1))
-                    .ok_or_else(|| {
-                        format!("histogram key '{k}' is not a latency (a whole number of µs)")
-                    })?;
-                let count = c
-                    .as_u64()
-                    .ok_or_else(|| format!("histogram count {c} for '{k}' is not a count"))?;
-                if count > 0 {
-                    histogram.push([bucket, count]);
-                }
+    Ok(CommandLine {
+        text,
+        interval_us,
+        priority,
+        policy,
+        distance_us,
+    })
+}
+
+/// A thread's `histogram` object as sorted `[upper bound ns, count]` buckets (empty when
+/// absent).
+fn histogram_of(t: &Value, scale: u64) -> Result<Vec<[u64; 2]>, String> {
+    let mut histogram: Vec<[u64; 2]> = Vec::new();
+    if let Some(h) = t.get("histogram") {
+        let h = h
+            .as_object()
+            .ok_or("a thread's 'histogram' is not an object of latency: count")?;
+        for (k, c) in h {
+            let bucket = k
+                .parse::<u64>()
+                .ok()
+                .and_then(|k| k.checked_mul(scale)?.checked_add(scale - 1))
+                .ok_or_else(|| {
+                    format!("histogram key '{k}' is not a latency (a whole number of µs)")
+                })?;
+            let count = c
+                .as_u64()
+                .ok_or_else(|| format!("histogram count {c} for '{k}' is not a count"))?;
+            if count > 0 {
+                histogram.push([bucket, count]);
             }
         }
-        histogram.sort_unstable();
-        let mut extra = BTreeMap::new();
-        extra.insert(
-            PERIOD_NS.into(),
-            Value::from(periods_ns[periods_ns.len() - 1]),
-        );
-        let mut summary = Summary {
-            samples: cycles,
-            min_ns,
-            mean_ns,
-            max_ns,
-            ..Summary::default()
-        };
-        let mut unknown: Vec<Stat> = vec![Stat::Overruns, Stat::Missed];
-        let in_hist: u64 = histogram
-            .iter()
-            .try_fold(0u64, |sum, b| sum.checked_add(b[1]))
-            .ok_or("the histogram's counts add up to more than 2^64")?;
-        if histogram.is_empty() || cycles == 0 {
-            let percentiles = Stat::ALL.into_iter().filter(|s| s.percentile().is_some());
-            unknown.push(Stat::Stddev);
-            unknown.extend(percentiles);
-        } else {
-            let overflow = cycles.saturating_sub(in_hist);
-            if overflow > 0 {
-                extra.insert("histogram_overflows".into(), Value::from(overflow));
-                warnings.push(Warning::new(WarningCode::CyclictestHistogramOverflow, format!(
-                        "CPU {cpu}: {overflow} samples were beyond cyclictest's histogram (-h); percentiles that fall there and the standard deviation are unknown (raise -h)"
-                    )));
-            }
-            let total = in_hist.saturating_add(overflow);
-            let fields: [(Stat, f64, &mut u64); 6] = [
-                (Stat::P50, 50.0, &mut summary.p50_ns),
-                (Stat::P90, 90.0, &mut summary.p90_ns),
-                (Stat::P99, 99.0, &mut summary.p99_ns),
-                (Stat::P999, 99.9, &mut summary.p999_ns),
-                (Stat::P9999, 99.99, &mut summary.p9999_ns),
-                (Stat::P99999, 99.999, &mut summary.p99999_ns),
-            ];
-            for (name, q, field) in fields {
-                let rank = rank_of(q, total);
-                if rank > in_hist {
-                    // Only known to lie between the histogram's end and the maximum.
-                    *field = max_ns;
-                    unknown.push(name);
-                } else {
-                    *field = value_at_rank(&histogram, rank).clamp(min_ns, max_ns);
-                }
-            }
-            if overflow > 0 {
-                unknown.push(Stat::Stddev);
-                summary.stddev_ns = 0.0;
-            } else {
-                let var = histogram
-                    .iter()
-                    .map(|&[v, c]| {
-                        let mid = v.saturating_sub(scale / 2) as f64;
-                        c as f64 * (mid - mean_ns).powi(2)
-                    })
-                    .sum::<f64>()
-                    / total as f64;
-                summary.stddev_ns = var.sqrt();
-            }
-            if overflow > 0 {
-                histogram.push([max_ns, overflow]);
-            }
-        }
-        extra.insert(
-            crate::result::UNKNOWN_STATS_KEY.into(),
-            Value::from(
-                unknown
-                    .iter()
-                    .map(|s| Value::from(s.name()))
-                    .collect::<Vec<_>>(),
-            ),
-        );
-        threads.push(ThreadResult {
-            cpu,
-            method: METHOD.into(),
-            metric: crate::result::LATENCY_METRIC.into(),
-            summary,
-            histogram,
-            per_second_max_ns: Vec::new(),
-            extra,
-            worst_case: None,
-        });
     }
+    histogram.sort_unstable();
+    Ok(histogram)
+}
+
+/// The percentiles and standard deviation a thread's histogram gives (those it cannot
+/// give go to `unknown`; samples beyond it become one bucket at the maximum).
+fn distribution(
+    cpu: usize,
+    histogram: &mut Vec<[u64; 2]>,
+    summary: &mut Summary,
+    scale: u64,
+    extra: &mut ThreadExtra,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<Stat>, String> {
+    let mut unknown: Vec<Stat> = vec![Stat::Overruns, Stat::Missed];
+    let cycles = summary.samples;
+    let (min_ns, max_ns, mean_ns) = (summary.min_ns, summary.max_ns, summary.mean_ns);
+    let in_hist: u64 = histogram
+        .iter()
+        .try_fold(0u64, |sum, b| sum.checked_add(b[1]))
+        .ok_or("the histogram's counts add up to more than 2^64")?;
+    if histogram.is_empty() || cycles == 0 {
+        let percentiles = Stat::ALL.into_iter().filter(|s| s.percentile().is_some());
+        unknown.push(Stat::Stddev);
+        unknown.extend(percentiles);
+        return Ok(unknown);
+    }
+    let overflow = cycles.saturating_sub(in_hist);
+    if overflow > 0 {
+        extra.histogram_overflows = Some(overflow);
+        warnings.push(Warning::new(WarningCode::CyclictestHistogramOverflow, format!(
+                "CPU {cpu}: {overflow} samples were beyond cyclictest's histogram (-h); percentiles that fall there and the standard deviation are unknown (raise -h)"
+            )));
+    }
+    let total = in_hist.saturating_add(overflow);
+    let fields: [(Stat, f64, &mut u64); 6] = [
+        (Stat::P50, 50.0, &mut summary.p50_ns),
+        (Stat::P90, 90.0, &mut summary.p90_ns),
+        (Stat::P99, 99.0, &mut summary.p99_ns),
+        (Stat::P999, 99.9, &mut summary.p999_ns),
+        (Stat::P9999, 99.99, &mut summary.p9999_ns),
+        (Stat::P99999, 99.999, &mut summary.p99999_ns),
+    ];
+    for (name, q, field) in fields {
+        let rank = rank_of(q, total);
+        if rank > in_hist {
+            // Only known to lie between the histogram's end and the maximum.
+            *field = max_ns;
+            unknown.push(name);
+        } else {
+            *field = value_at_rank(histogram, rank).clamp(min_ns, max_ns);
+        }
+    }
+    if overflow > 0 {
+        unknown.push(Stat::Stddev);
+        summary.stddev_ns = 0.0;
+        histogram.push([max_ns, overflow]);
+    } else {
+        let var = histogram
+            .iter()
+            .map(|&[v, c]| {
+                let mid = v.saturating_sub(scale / 2) as f64;
+                c as f64 * (mid - mean_ns).powi(2)
+            })
+            .sum::<f64>()
+            / total as f64;
+        summary.stddev_ns = var.sqrt();
+    }
+    Ok(unknown)
+}
+
+/// One thread of the file (`period_ns` its own interval) as a ThreadResult.
+fn thread_of(
+    t: &Value,
+    scale: u64,
+    period_ns: u64,
+    warnings: &mut Vec<Warning>,
+) -> Result<ThreadResult, String> {
+    let cycles = cycles_of(t)?;
+    let min_ns = latency_of(t, "min", scale)? as u64;
+    let max_ns = latency_of(t, "max", scale)? as u64;
+    let mean_ns = latency_of(t, "avg", scale)?;
+    let cpu = cpu_of(t)?;
+    // A thread without cycles keeps cyclictest's initial min (1000000) and max (0);
+    // the average may be rounded by up to one unit.
+    let (low, high) = (min_ns as f64 - scale as f64, max_ns as f64 + scale as f64);
+    if cycles > 0 && (min_ns > max_ns || mean_ns < low || mean_ns > high) {
+        return Err(format!(
+            "a thread's min {}, avg {} and max {} are not in order (min <= avg <= max)",
+            t["min"], t["avg"], t["max"]
+        ));
+    }
+    let mut histogram = histogram_of(t, scale)?;
+    let mut extra = ThreadExtra {
+        period_ns: Some(period_ns),
+        ..ThreadExtra::default()
+    };
+    let mut summary = Summary {
+        samples: cycles,
+        min_ns,
+        mean_ns,
+        max_ns,
+        ..Summary::default()
+    };
+    let unknown = distribution(
+        cpu,
+        &mut histogram,
+        &mut summary,
+        scale,
+        &mut extra,
+        warnings,
+    )?;
+    extra.unknown_stats = Some(unknown.iter().map(|s| s.name().to_string()).collect());
+    Ok(ThreadResult {
+        cpu,
+        method: METHOD.into(),
+        metric: crate::result::LATENCY_METRIC.into(),
+        summary,
+        histogram,
+        per_second_max_ns: Vec::new(),
+        extra,
+        worst_case: None,
+    })
+}
+
+/// The system cyclictest's `sysinfo` describes.
+fn system_of(v: &Value) -> SystemInfo {
     let sys = v.get("sysinfo").cloned().unwrap_or(Value::Null);
     let s = |k: &str| sys.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     let version = s("version");
@@ -331,41 +351,65 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
     } else {
         "unknown"
     };
-    let system = SystemInfo {
+    SystemInfo {
         hostname: s("nodename"),
         kernel_release: s("release"),
         kernel_version: version.clone(),
         preemption_model: preemption_model.into(),
         ..SystemInfo::default()
+    }
+}
+
+/// Converts cyclictest's JSON into a Run with one timer scenario.
+pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
+    let scale: u64 = if v.get("resolution_in_ns").and_then(Value::as_u64) == Some(1) {
+        1
+    } else {
+        1000
     };
-    let started = v
-        .get("start_time")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let cmd = command_line_of(v)?;
+    let threads_obj = v
+        .get("thread")
+        .and_then(Value::as_object)
+        .ok_or("no 'thread' object")?;
+    let mut entries: Vec<(u64, &Value)> = threads_obj
+        .iter()
+        .map(|(k, t)| (k.parse().unwrap_or(u64::MAX), t))
+        .collect();
+    entries.sort_by_key(|e| e.0);
+    let mut threads = Vec::new();
+    let mut warnings = vec![Warning::new(
+        WarningCode::ImportedCyclictest,
+        format!("imported from cyclictest --json ({})", cmd.text),
+    )];
+    let mut periods_ns = Vec::new();
+    for (index, t) in entries {
+        // Thread N sleeps -i + N × -d (cyclictest's "I:"); the keys are 0, 1, ...
+        let period_us = cmd
+            .interval_us
+            .saturating_add(index.min(4096).saturating_mul(cmd.distance_us));
+        let period_ns = period_us.min(MAX_INTERVAL_US) * 1000;
+        periods_ns.push(period_ns);
+        threads.push(thread_of(t, scale, period_ns, &mut warnings)?);
+    }
+    let text = |key: &str| v.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let started = text("start_time");
     let scenarios = scenarios_by_interval(
         threads,
         &periods_ns,
         Meta {
-            policy,
-            priority,
+            policy: cmd.policy,
+            priority: cmd.priority,
             started: started.clone(),
             warnings,
         },
     );
-    let mut run = Run::new(system, args.iter().map(|s| s.to_string()).collect());
+    let args = cmd.text.split_whitespace().map(str::to_string).collect();
+    let mut run = Run::new(system_of(v), args);
     run.tool = "cyclictest".into();
-    run.tool_version = v
-        .get("rt_test_version:")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    run.tool_version = text("rt_test_version:");
     run.started_at = started;
-    run.finished_at = v
-        .get("end_time")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    run.finished_at = text("end_time");
     run.scenarios = scenarios;
     Ok(run)
 }
@@ -426,7 +470,7 @@ fn scenarios_by_interval(
                     "timer {METHOD} {}",
                     crate::units::human_ns(period_ns).replace(' ', "")
                 ),
-                probe: "timer".into(),
+                probe: crate::result::ProbeKind::Timer,
                 params: ScenarioParams {
                     method: METHOD.into(),
                     period_ns,

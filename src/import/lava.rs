@@ -9,7 +9,7 @@
 
 use crate::error::UserError;
 use crate::import::lava_log::{read_log, LavaCase, Sighting};
-use crate::result::{Run, Scenario, ScenarioParams, ThreadResult, UNKNOWN_STATS_KEY};
+use crate::result::{ProbeKind, Run, Scenario, ScenarioParams, ThreadResult};
 use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
 use crate::warning::{Warning, WarningCode};
@@ -137,12 +137,12 @@ fn set_stat(s: &mut Summary, stat: Stat, v: f64) {
 
 /// Words of a scenario name as a timer/wake/net/noise scenario's probe, method and
 /// period (`timer clock-nanosleep 1ms`), so it aligns with the same scenario's JSON.
-fn params_of(name: &str) -> (String, ScenarioParams) {
+fn params_of(name: &str) -> (ProbeKind, ScenarioParams) {
     let words: Vec<&str> = name.split(' ').collect();
-    let probe = match words.first().copied() {
-        Some(p @ ("timer" | "wake" | "net" | "noise")) => p.to_string(),
-        _ => "lava".to_string(),
-    };
+    let probe = words
+        .first()
+        .and_then(|w| ProbeKind::parse(w))
+        .unwrap_or(ProbeKind::Lava);
     let method = words.get(1).unwrap_or(&"").to_string();
     let period_ns = words
         .get(2)
@@ -260,7 +260,7 @@ fn thread_of<'a>(sc: &'a mut Scenario, cpu: usize, metric: &str) -> &'a mut Thre
         summary: Summary::default(),
         histogram: Vec::new(),
         per_second_max_ns: Vec::new(),
-        extra: BTreeMap::new(),
+        extra: Default::default(),
         worst_case: None,
     });
     if !sc.params.cpus.contains(&cpu) {
@@ -307,12 +307,12 @@ pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
     for sc in &mut scenarios {
         for th in &mut sc.threads {
             let given = &known[&(sc.name.clone(), th.cpu, th.metric.clone())];
-            let unknown: Vec<serde_json::Value> = Stat::ALL
+            let unknown: Vec<String> = Stat::ALL
                 .iter()
                 .filter(|s| !given.contains(s))
                 .map(|s| s.name().into())
                 .collect();
-            th.extra.insert(UNKNOWN_STATS_KEY.into(), unknown.into());
+            th.extra.unknown_stats = Some(unknown);
         }
     }
     let mut warnings: Vec<Warning> = notes

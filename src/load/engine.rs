@@ -3,7 +3,7 @@
 //! each load achieved: throughput and the CPU share measured from /proc.
 
 use super::active::{summarize, ActiveLoad};
-use super::{exec::ExecLoad, Load, LoadKind, LoadSpec, Step, DUTY_SLICE_NS};
+use super::{exec::ExecLoad, Load, LoadKind, LoadSpec, Step, Worker, DUTY_SLICE_NS};
 use crate::error::UserError;
 use crate::result::LoadResult;
 use crate::sys::{affinity, clock, process, sched};
@@ -286,6 +286,19 @@ impl ActiveLoad for ThreadedLoad {
     }
 }
 
+/// This thread pinned to its worker's CPU at SCHED_OTHER, then the worker's state built
+/// there (so its memory is that CPU's).
+fn placed_worker(load: &dyn Load, index: usize) -> anyhow::Result<Box<dyn Worker>> {
+    let cpu = load.cpu_of(index);
+    affinity::pin_current_thread(cpu)
+        .map_err(|e| anyhow::anyhow!("pinning a load thread to CPU {cpu}: {e}"))
+        .and_then(|()| {
+            sched::set_current_thread(sched::Policy::Other, 0)
+                .map_err(|e| anyhow::anyhow!("setting SCHED_OTHER: {e}"))
+        })
+        .and_then(|()| load.worker(index))
+}
+
 /// The body of one worker thread: place it, build its state, wait for the others,
 /// then step with the duty cycle until told to stop.
 fn worker_main(
@@ -296,15 +309,7 @@ fn worker_main(
     stop: &AtomicBool,
     ready: mpsc::Sender<Result<(), String>>,
 ) -> WorkerReport {
-    let cpu = load.cpu_of(index);
-    let built = affinity::pin_current_thread(cpu)
-        .map_err(|e| anyhow::anyhow!("pinning a load thread to CPU {cpu}: {e}"))
-        .and_then(|()| {
-            sched::set_current_thread(sched::Policy::Other, 0)
-                .map_err(|e| anyhow::anyhow!("setting SCHED_OTHER: {e}"))
-        })
-        .and_then(|()| load.worker(index));
-    let mut worker = match built {
+    let mut worker = match placed_worker(load, index) {
         Ok(w) => w,
         Err(e) => {
             let _ = ready.send(Err(format!("{e:#}")));

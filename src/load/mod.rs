@@ -333,97 +333,120 @@ pub fn parse_spec(text: &str) -> Result<LoadSpec, UserError> {
                 ),
             ));
         }
-        match field {
-            Field::Duty => {
-                let number = value.trim_end_matches('%');
-                let duty: u32 = number.parse().map_err(|_| {
-                    bad(
-                        text,
-                        format!("duty '{token}' is not a percentage; write e.g. 50%"),
-                    )
-                })?;
-                if !(1..=100).contains(&duty) {
-                    return Err(bad(
-                        text,
-                        format!("duty '{token}' is out of range: allowed 1% to 100%"),
-                    ));
-                }
-                spec.duty_percent = duty;
+        if field == Field::Cpus {
+            // A CPU list has commas of its own: the plain numbers and ranges after
+            // `cpus=` belong to it.
+            let mut list = value.to_string();
+            while i < tokens.len() && is_cpu_item(tokens[i]) {
+                list.push(',');
+                list.push_str(tokens[i]);
+                i += 1;
             }
-            Field::Count => {
-                let n: usize = value.parse().map_err(|_| {
-                    bad(
-                        text,
-                        format!("count '{token}' is not a whole number; write e.g. 16 or n=16"),
-                    )
-                })?;
-                if n == 0 || n > MAX_COUNT {
-                    return Err(bad(
-                        text,
-                        format!("count '{token}' is out of range: allowed 1 to {MAX_COUNT}"),
-                    ));
-                }
-                spec.count = Some(n);
-            }
-            Field::Size => {
-                let bytes = crate::units::parse_size_bytes(value)
-                    .map_err(|r| bad(text, format!("size: {r}")))?;
-                if bytes < crate::sys::memory::page_size() as u64 || bytes > MAX_SIZE_BYTES {
-                    return Err(bad(
-                        text,
-                        format!("size '{value}' is out of range: allowed 4K to 64G"),
-                    ));
-                }
-                spec.size_bytes = Some(bytes);
-            }
-            Field::Cpus => {
-                // A CPU list has commas of its own: the plain numbers and ranges after
-                // `cpus=` belong to it.
-                let mut list = value.to_string();
-                while i < tokens.len() && is_cpu_item(tokens[i]) {
-                    list.push(',');
-                    list.push_str(tokens[i]);
-                    i += 1;
-                }
-                let cpus = crate::units::parse_cpu_list_plain(&list)
-                    .map_err(|r| bad(text, format!("cpus: {r}")))?;
-                spec.cpus = Some(cpus);
-            }
-            Field::Unknown => unreachable!("no kind lists Field::Unknown"),
-            Field::Dir => {
-                if value.is_empty() {
-                    return Err(bad(text, "dir= needs a directory path"));
-                }
-                spec.dir = Some(PathBuf::from(value));
-            }
-            Field::Baud => {
-                let baud: u32 = value
-                    .parse()
-                    .ok()
-                    .filter(|b| crate::sys::tty::standard_bauds().any(|s| s == *b))
-                    .ok_or_else(|| {
-                        bad(
-                            text,
-                            format!(
-                                "baud rate '{value}' is not one a terminal can be set to; allowed: {}",
-                                serial::allowed_bauds()
-                            ),
-                        )
-                    })?;
-                spec.baud = Some(baud);
-            }
-            Field::Dev => {
-                if value.is_empty() {
-                    return Err(bad(
-                        text,
-                        "dev= needs a terminal device, e.g. dev=/dev/ttyS0",
-                    ));
-                }
-                spec.device = Some(PathBuf::from(value));
-            }
+            let cpus = crate::units::parse_cpu_list_plain(&list)
+                .map_err(|r| bad(text, format!("cpus: {r}")))?;
+            spec.cpus = Some(cpus);
+        } else {
+            set_field(&mut spec, field, token, value, text)?;
         }
     }
     Ok(spec)
+}
+
+/// Sets one field but `cpus` (which takes the tokens after it) from its token.
+fn set_field(
+    spec: &mut LoadSpec,
+    field: Field,
+    token: &str,
+    value: &str,
+    text: &str,
+) -> Result<(), UserError> {
+    match field {
+        Field::Duty => spec.duty_percent = duty_of(token, value, text)?,
+        Field::Count => spec.count = Some(count_of(token, value, text)?),
+        Field::Size => {
+            let bytes = crate::units::parse_size_bytes(value)
+                .map_err(|r| bad(text, format!("size: {r}")))?;
+            if bytes < crate::sys::memory::page_size() as u64 || bytes > MAX_SIZE_BYTES {
+                return Err(bad(
+                    text,
+                    format!("size '{value}' is out of range: allowed 4K to 64G"),
+                ));
+            }
+            spec.size_bytes = Some(bytes);
+        }
+        Field::Cpus | Field::Unknown => {
+            unreachable!("cpus is parsed by parse_spec; no kind lists Unknown")
+        }
+        Field::Dir => {
+            if value.is_empty() {
+                return Err(bad(text, "dir= needs a directory path"));
+            }
+            spec.dir = Some(PathBuf::from(value));
+        }
+        Field::Baud => spec.baud = Some(baud_of(value, text)?),
+        Field::Dev => {
+            if value.is_empty() {
+                return Err(bad(
+                    text,
+                    "dev= needs a terminal device, e.g. dev=/dev/ttyS0",
+                ));
+            }
+            spec.device = Some(PathBuf::from(value));
+        }
+    }
+    Ok(())
+}
+
+/// `50%`: a duty cycle of 1 to 100 %.
+fn duty_of(token: &str, value: &str, text: &str) -> Result<u32, UserError> {
+    let number = value.trim_end_matches('%');
+    let duty: u32 = number.parse().map_err(|_| {
+        bad(
+            text,
+            format!("duty '{token}' is not a percentage; write e.g. 50%"),
+        )
+    })?;
+    if !(1..=100).contains(&duty) {
+        return Err(bad(
+            text,
+            format!("duty '{token}' is out of range: allowed 1% to 100%"),
+        ));
+    }
+    Ok(duty)
+}
+
+/// `16` or `n=16`: a count of 1 to `MAX_COUNT`.
+fn count_of(token: &str, value: &str, text: &str) -> Result<usize, UserError> {
+    let n: usize = value.parse().map_err(|_| {
+        bad(
+            text,
+            format!("count '{token}' is not a whole number; write e.g. 16 or n=16"),
+        )
+    })?;
+    if n == 0 || n > MAX_COUNT {
+        return Err(bad(
+            text,
+            format!("count '{token}' is out of range: allowed 1 to {MAX_COUNT}"),
+        ));
+    }
+    Ok(n)
+}
+
+/// A baud rate a terminal can be set to.
+fn baud_of(value: &str, text: &str) -> Result<u32, UserError> {
+    value
+        .parse()
+        .ok()
+        .filter(|b| crate::sys::tty::standard_bauds().any(|s| s == *b))
+        .ok_or_else(|| {
+            bad(
+                text,
+                format!(
+                    "baud rate '{value}' is not one a terminal can be set to; allowed: {}",
+                    serial::allowed_bauds()
+                ),
+            )
+        })
 }
 
 /// Which field a token sets, and its value.

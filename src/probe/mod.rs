@@ -13,7 +13,6 @@ use crate::stats::{LiveStats, Recorder};
 use crate::sys::sched::Policy;
 use crate::warning::{Warning, WarningCode};
 use harness::ThreadPlacement;
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -125,7 +124,7 @@ pub fn finish_raw(
 ) {
     let dropped = rec.raw_dropped();
     if dropped > 0 {
-        tr.extra.insert("raw_dropped".into(), dropped.into());
+        tr.extra.raw_dropped = Some(dropped);
         out.warnings.push(Warning::new(WarningCode::RawDropped, format!(
                 "{}: {dropped} {} did not fit the --raw buffer and are missing from the raw file (they are in every statistic)",
                 label.subject, label.what
@@ -183,7 +182,7 @@ pub struct ProbeOutput {
     pub warnings: Vec<Warning>,
     pub raw: Vec<RawSeries>,
     /// Probe-specific parameters to record in the scenario.
-    pub extra_params: BTreeMap<String, serde_json::Value>,
+    pub extra_params: crate::result::ParamsExtra,
     /// Every measuring thread's kernel thread id, for `--trace` to find it in sched events.
     pub tids: Vec<MeasuringThread>,
     /// `--break-above` stopped the run at this sample.
@@ -205,9 +204,13 @@ pub use crate::result::BreakSample;
 /// A measurement the runner can execute as a scenario.
 pub trait Probe: Send + Sync {
     /// `timer`, `wake`, `net` or `noise`.
-    fn kind(&self) -> &'static str;
-    /// The method or mechanism measured.
+    fn kind(&self) -> crate::result::ProbeKind;
+    /// The method or mechanism measured, as the result names it.
     fn method(&self) -> String;
+    /// The timer probe's method (how `--trace` joins its samples to hrtimers).
+    fn timer_method(&self) -> Option<timer::Method> {
+        None
+    }
     /// The period or interval in ns (0 where it does not apply).
     fn period_ns(&self) -> u64;
     /// The latency above which a sample counts as an overrun.
@@ -223,8 +226,8 @@ pub trait Probe: Send + Sync {
         false
     }
     /// Probe-specific parameters for the result file.
-    fn extra_params(&self) -> BTreeMap<String, serde_json::Value> {
-        BTreeMap::new()
+    fn extra_params(&self) -> crate::result::ParamsExtra {
+        crate::result::ParamsExtra::default()
     }
     /// Runs the measurement.
     fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput>;

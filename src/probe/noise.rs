@@ -5,11 +5,10 @@
 
 use super::harness::run_measuring_threads_with_tids;
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
-use crate::result::ThreadResult;
+use crate::result::{ParamsExtra, ThreadExtra, ThreadResult};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::clock;
 use crate::warning::{Warning, WarningCode};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -125,8 +124,8 @@ impl Probe for NoiseProbe {
     fn busy_waits(&self) -> bool {
         true
     }
-    fn kind(&self) -> &'static str {
-        "noise"
+    fn kind(&self) -> crate::result::ProbeKind {
+        crate::result::ProbeKind::Noise
     }
     fn method(&self) -> String {
         METHOD.to_string()
@@ -143,10 +142,11 @@ impl Probe for NoiseProbe {
         (self.threshold_ns != 1_000)
             .then(|| format!("threshold={}", crate::units::compact_ns(self.threshold_ns)))
     }
-    fn extra_params(&self) -> BTreeMap<String, serde_json::Value> {
-        let mut m = BTreeMap::new();
-        m.insert("threshold_ns".into(), self.threshold_ns.into());
-        m
+    fn extra_params(&self) -> ParamsExtra {
+        ParamsExtra {
+            threshold_ns: Some(self.threshold_ns),
+            ..ParamsExtra::default()
+        }
     }
 
     fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput> {
@@ -192,8 +192,21 @@ impl Probe for NoiseProbe {
         progress.finish();
         let (outcomes, tids) = outcomes?;
 
+        Ok(self.results(settings, outcomes, tids, stop.load(Ordering::Relaxed)))
+    }
+}
+
+impl NoiseProbe {
+    /// Every thread's gaps as a result (with its noise figures), warnings, `--raw`.
+    fn results(
+        &self,
+        settings: &CommonSettings,
+        outcomes: Vec<NoiseOutcome>,
+        tids: Vec<i32>,
+        interrupted: bool,
+    ) -> ProbeOutput {
         let mut out = ProbeOutput {
-            interrupted: stop.load(Ordering::Relaxed),
+            interrupted,
             ..Default::default()
         };
         let throttle_gap_ns = rt_throttle_gap_ns(settings);
@@ -210,23 +223,17 @@ impl Probe for NoiseProbe {
             let rec = &o.recorder;
             let figures = NoiseFigures::of(rec.sum_ns() as u64, rec.count(), elapsed);
             let mut tr = ThreadResult::from_recorder(cpu, METHOD, "gap", rec);
-            let e = &mut tr.extra;
-            e.insert("noise_ns_total".into(), figures.noise_ns_total.into());
-            e.insert(
-                "noise_ns_per_second".into(),
-                round2(figures.noise_ns_per_second).into(),
-            );
-            e.insert("noise_percent".into(), round4(figures.noise_percent).into());
-            e.insert(
-                "gaps_per_second".into(),
-                round2(figures.gaps_per_second).into(),
-            );
-            e.insert("loop_cost_ns".into(), o.loop_cost_ns.into());
-            e.insert("threshold_ns".into(), self.threshold_ns.into());
-            e.insert("measured_ns".into(), elapsed.into());
-            if rec.series().truncated() {
-                e.insert("per_second_truncated".into(), true.into());
-            }
+            tr.extra = ThreadExtra {
+                noise_ns_total: Some(figures.noise_ns_total),
+                noise_ns_per_second: Some(round2(figures.noise_ns_per_second)),
+                noise_percent: Some(round4(figures.noise_percent)),
+                gaps_per_second: Some(round2(figures.gaps_per_second)),
+                loop_cost_ns: Some(o.loop_cost_ns),
+                threshold_ns: Some(self.threshold_ns),
+                measured_ns: Some(elapsed),
+                per_second_truncated: rec.series().truncated().then_some(true),
+                ..ThreadExtra::default()
+            };
             if let Some(gap) = throttle_gap_ns {
                 let long = count_at_or_above(rec, gap * 8 / 10);
                 if long > 0 {
@@ -256,8 +263,7 @@ impl Probe for NoiseProbe {
         }
         out.elapsed_ns = ended.saturating_sub(started);
         out.window_ns = [started, ended];
-        out.extra_params.insert("method".into(), METHOD.into());
-        Ok(out)
+        out
     }
 }
 

@@ -5,16 +5,19 @@
 
 use super::harness::run_measuring_threads_with_tids;
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
+use crate::result::extras::FixedHistogram;
 use crate::result::ThreadResult;
 use crate::stats::fixed_buckets::FixedBuckets;
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{clock, posix_timer::PosixTimer, sched, signals::SignalSet, timerfd::TimerFd};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// How the measuring thread waits for its deadline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// How the measuring thread waits for its deadline (serialized as `name` writes it).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Method {
     ClockNanosleep,
     Nanosleep,
@@ -111,8 +114,6 @@ pub struct CyclictestExtras {
     /// `-h N`: (bucket width ns, N).
     pub buckets: Option<(u64, usize)>,
 }
-
-pub use crate::result::timer_extra as extra_keys;
 
 /// When a measuring phase ends: whichever comes first.
 #[derive(Debug, Clone, Copy)]
@@ -398,35 +399,25 @@ impl TimerProbe {
 }
 
 impl TimerProbe {
-    /// The `latscope cyclictest` keys of one thread's result (see [`extra_keys`]).
+    /// The `latscope cyclictest` fields of one thread's result (`tid`, `last_ns`,
+    /// `period_ns`, `fixed_histogram`).
     fn add_cyclictest_extras(&self, tr: &mut ThreadResult, rec: &Recorder, index: usize, tid: i32) {
-        use serde_json::json;
-        tr.extra.insert(extra_keys::TID.into(), tid.into());
-        tr.extra
-            .insert(extra_keys::LAST_NS.into(), rec.last_ns().into());
-        tr.extra.insert(
-            extra_keys::PERIOD_NS.into(),
-            self.thread_period_ns(index).into(),
-        );
-        if let Some(fixed) = rec.fixed_buckets() {
-            let counts: Vec<[u64; 2]> = fixed
+        tr.extra.tid = Some(tid);
+        tr.extra.last_ns = Some(rec.last_ns());
+        tr.extra.period_ns = Some(self.thread_period_ns(index));
+        tr.extra.fixed_histogram = rec.fixed_buckets().map(|fixed| FixedHistogram {
+            buckets: fixed.counts().len() as u64,
+            counts: fixed
                 .counts()
                 .iter()
                 .enumerate()
                 .filter(|(_, &c)| c > 0)
                 .map(|(i, &c)| [i as u64, c])
-                .collect();
-            tr.extra.insert(
-                extra_keys::FIXED_HISTOGRAM.into(),
-                json!({
-                    "unit_ns": fixed.unit_ns(),
-                    "buckets": fixed.counts().len(),
-                    "counts": counts,
-                    "overflows": fixed.overflows(),
-                    "overflow_samples": fixed.overflow_samples(),
-                }),
-            );
-        }
+                .collect(),
+            overflow_samples: fixed.overflow_samples().to_vec(),
+            overflows: fixed.overflows(),
+            unit_ns: fixed.unit_ns(),
+        });
     }
 }
 
@@ -434,8 +425,11 @@ impl Probe for TimerProbe {
     fn busy_waits(&self) -> bool {
         self.method == Method::Busy
     }
-    fn kind(&self) -> &'static str {
-        "timer"
+    fn kind(&self) -> crate::result::ProbeKind {
+        crate::result::ProbeKind::Timer
+    }
+    fn timer_method(&self) -> Option<Method> {
+        Some(self.method)
     }
     fn method(&self) -> String {
         self.method.name().to_string()
@@ -510,7 +504,7 @@ impl Probe for TimerProbe {
             }
             let mut tr = ThreadResult::from_recorder(cpu, method, "latency", &o.recorder);
             if o.recorder.series().truncated() {
-                tr.extra.insert("per_second_truncated".into(), true.into());
+                tr.extra.per_second_truncated = Some(true);
             }
             if self.cyclictest.is_some() {
                 self.add_cyclictest_extras(&mut tr, &o.recorder, index, tid);
@@ -536,9 +530,6 @@ impl Probe for TimerProbe {
         }
         out.elapsed_ns = ended.saturating_sub(started);
         out.window_ns = [started, ended];
-        let mut extra = BTreeMap::new();
-        extra.insert("method".into(), method.into());
-        out.extra_params = extra;
         Ok(out)
     }
 }

@@ -31,7 +31,7 @@ impl Reporter for CsvReporter {
             for th in &sc.threads {
                 let mut row: Vec<String> = vec![
                     sc.name.clone(),
-                    sc.probe.clone(),
+                    sc.probe.name().to_string(),
                     th.method.clone(),
                     p.period_ns.to_string(),
                     p.deadline_ns.to_string(),

@@ -1,16 +1,8 @@
 //! Lines under the terminal table for numbers a probe keeps in `extra` (noise per
 //! second, lost packets): the table's columns are shared, these are per probe.
 
-use crate::result::{Run, ThreadResult};
+use crate::result::Run;
 use crate::units::human_ns;
-
-fn u(t: &ThreadResult, key: &str) -> u64 {
-    t.extra.get(key).and_then(|v| v.as_u64()).unwrap_or(0)
-}
-
-fn f(t: &ThreadResult, key: &str) -> f64 {
-    t.extra.get(key).and_then(|v| v.as_f64()).unwrap_or(0.0)
-}
 
 /// One line per noise thread and per net scenario; empty for other probes.
 pub fn extra_lines(run: &Run) -> String {
@@ -21,22 +13,22 @@ pub fn extra_lines(run: &Run) -> String {
                 "gap" => out.push_str(&format!(
                     "noise cpu {}: {}/s lost ({:.4} % of the time), {:.1} gaps/s, largest gap {}, loop cost {} ns, threshold {}\n",
                     t.cpu,
-                    human_ns(f(t, "noise_ns_per_second").round() as u64),
-                    f(t, "noise_percent"),
-                    f(t, "gaps_per_second"),
+                    human_ns(t.extra.noise_ns_per_second.unwrap_or(0.0).round() as u64),
+                    t.extra.noise_percent.unwrap_or(0.0),
+                    t.extra.gaps_per_second.unwrap_or(0.0),
                     human_ns(t.summary.max_ns),
-                    u(t, "loop_cost_ns"),
-                    human_ns(u(t, "threshold_ns")),
+                    t.extra.loop_cost_ns.unwrap_or(0),
+                    human_ns(t.extra.threshold_ns.unwrap_or(0)),
                 )),
                 "round_trip" => out.push_str(&format!(
                     "net {}: sent {}, received {}, lost {}, reordered {}, duplicated {}, malformed {}\n",
                     t.method,
-                    u(t, "sent"),
-                    u(t, "received"),
-                    u(t, "lost"),
-                    u(t, "reordered"),
-                    u(t, "duplicated"),
-                    u(t, "malformed"),
+                    t.extra.sent.unwrap_or(0),
+                    t.extra.received.unwrap_or(0),
+                    t.extra.lost.unwrap_or(0),
+                    t.extra.reordered.unwrap_or(0),
+                    t.extra.duplicated.unwrap_or(0),
+                    t.extra.malformed.unwrap_or(0),
                 )),
                 _ => {}
             }

@@ -9,7 +9,7 @@ use super::histogram::HistogramLine;
 use super::plots;
 use super::Reporter;
 use crate::result::limits::{thread_failures, Limit};
-use crate::result::{metric_label, Run, Scenario};
+use crate::result::{metric_label, ProbeKind, Run, Scenario};
 use crate::stats::Stat;
 use crate::units::human_ns;
 use std::collections::BTreeMap;
@@ -100,7 +100,7 @@ pub fn summary_table(sc: &Scenario, limits: &[Limit]) -> String {
 fn params_list(sc: &Scenario) -> String {
     let p = &sc.params;
     let mut items: Vec<(String, String)> = vec![
-        ("probe".into(), sc.probe.clone()),
+        ("probe".into(), sc.probe.name().to_string()),
         ("method".into(), p.method.clone()),
     ];
     if p.period_ns > 0 {
@@ -135,9 +135,9 @@ fn params_list(sc: &Scenario) -> String {
     if !p.isolate.is_empty() {
         items.push(("isolated".into(), crate::units::format_cpu_list(&p.isolate)));
     }
-    for (k, v) in &p.extra {
-        if !items.iter().any(|(name, _)| name == k) {
-            items.push((k.clone(), json_text(v)));
+    for (k, v) in p.extra.fields() {
+        if !items.iter().any(|(name, _)| *name == k) {
+            items.push((k, json_text(&v)));
         }
     }
     if sc.interrupted {
@@ -174,15 +174,8 @@ fn figure(svg: &str, caption: &str) -> String {
     )
 }
 
-fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Result<String> {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<section id=\"scenario-{index}\">\n<h2>{}</h2>",
-        esc(&sc.name)
-    );
-    out.push_str(&params_list(sc));
-    out.push_str(&summary_table(sc, limits));
+/// A scenario's histogram (or why there is none) and its largest latency per second.
+fn scenario_figures(out: &mut String, sc: &Scenario) -> anyhow::Result<()> {
     let lines: Vec<HistogramLine> = sc
         .threads
         .iter()
@@ -228,6 +221,19 @@ fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Re
             "The largest latency of each second of the run.",
         ));
     }
+    Ok(())
+}
+
+fn scenario_section(sc: &Scenario, index: usize, limits: &[Limit]) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<section id=\"scenario-{index}\">\n<h2>{}</h2>",
+        esc(&sc.name)
+    );
+    out.push_str(&params_list(sc));
+    out.push_str(&summary_table(sc, limits));
+    scenario_figures(&mut out, sc)?;
     if !sc.loads.is_empty() {
         out.push_str("<h3>Loads</h3>\n<table>\n<tr><th>load</th><th>CPUs</th><th>throughput</th><th>CPU use</th></tr>\n");
         for l in &sc.loads {
@@ -281,6 +287,31 @@ fn trace_section(sc: &Scenario, t: &crate::result::trace::TraceResult) -> anyhow
             esc(&serde_json::to_string(&t.losses).unwrap_or_default())
         );
     }
+    trace_parts(&mut out, t);
+    trace_causes(&mut out, t);
+    if !t.worst_spike_spans.is_empty() {
+        let svg = plots::spike_timeline_svg(
+            &format!("{} — the worst spike", sc.name),
+            &t.worst_spike_spans,
+        )?;
+        out.push_str(&figure(
+            &svg,
+            "One lane per traced CPU: tasks (grey: idle), IRQs (red) and softirqs (orange); the black line is the deadline (or the gap's start), the blue one the switch-in.",
+        ));
+    }
+    if !t.worst_spike_events.is_empty() {
+        let _ = writeln!(
+            out,
+            "<details><summary>The worst spike's events ({})</summary><pre>{}</pre></details>",
+            t.worst_spike_events.len(),
+            esc(&t.worst_spike_events.join("\n"))
+        );
+    }
+    Ok(out)
+}
+
+/// The split parts per thread and part, then each thread's join counts and notes.
+fn trace_parts(out: &mut String, t: &crate::result::trace::TraceResult) {
     out.push_str("<table>\n<tr><th>CPU</th><th>part</th>");
     for stat in super::trace::PART_STATS {
         let _ = write!(out, "<th>{stat}</th>");
@@ -320,6 +351,10 @@ fn trace_section(sc: &Scenario, t: &crate::result::trace::TraceResult) -> anyhow
             let _ = writeln!(out, "<p class=\"note\">CPU {}: {}</p>", th.cpu, esc(note));
         }
     }
+}
+
+/// The spikes (worst first) and the causes over all of them.
+fn trace_causes(out: &mut String, t: &crate::result::trace::TraceResult) {
     if !t.spikes.is_empty() {
         let _ = writeln!(
             out,
@@ -345,25 +380,6 @@ fn trace_section(sc: &Scenario, t: &crate::result::trace::TraceResult) -> anyhow
         }
         out.push_str("</table>\n");
     }
-    if !t.worst_spike_spans.is_empty() {
-        let svg = plots::spike_timeline_svg(
-            &format!("{} — the worst spike", sc.name),
-            &t.worst_spike_spans,
-        )?;
-        out.push_str(&figure(
-            &svg,
-            "One lane per traced CPU: tasks (grey: idle), IRQs (red) and softirqs (orange); the black line is the deadline (or the gap's start), the blue one the switch-in.",
-        ));
-    }
-    if !t.worst_spike_events.is_empty() {
-        let _ = writeln!(
-            out,
-            "<details><summary>The worst spike's events ({})</summary><pre>{}</pre></details>",
-            t.worst_spike_events.len(),
-            esc(&t.worst_spike_events.join("\n"))
-        );
-    }
-    Ok(out)
 }
 
 /// The dimensions a scenario can differ in, for suite charts: name -> value.
@@ -467,10 +483,10 @@ fn study_section(run: &Run, info: &crate::result::SuiteInfo) -> anyhow::Result<S
 /// parameters that vary (x: the first of load, method, ...; one line per combination
 /// of the others).
 fn suite_section(run: &Run) -> anyhow::Result<String> {
-    let mut probes: Vec<&str> = Vec::new();
+    let mut probes: Vec<ProbeKind> = Vec::new();
     for sc in &run.scenarios {
-        if !probes.contains(&sc.probe.as_str()) {
-            probes.push(&sc.probe);
+        if !probes.contains(&sc.probe) {
+            probes.push(sc.probe);
         }
     }
     let mut out = String::new();
@@ -489,52 +505,20 @@ fn suite_section(run: &Run) -> anyhow::Result<String> {
 
 /// A `wake` scenario of a competitor sweep (charted by `wake_section` instead).
 fn is_wake_sweep(sc: &Scenario) -> bool {
-    sc.probe == "wake" && sc.params.extra.contains_key("competitors")
+    sc.probe == ProbeKind::Wake && sc.params.extra.competitors.is_some()
 }
 
-fn suite_charts(probe: &str, scenarios: &[&Scenario]) -> anyhow::Result<String> {
+fn suite_charts(probe: ProbeKind, scenarios: &[&Scenario]) -> anyhow::Result<String> {
     let dims: Vec<BTreeMap<&str, String>> = scenarios.iter().map(|s| dimensions(s)).collect();
     let varying: Vec<&str> = X_PREFERENCE
         .iter()
         .copied()
         .filter(|k| dims.iter().any(|d| d[k] != dims[0][k]))
         .collect();
-    let (x_dim, categories, keys): (&str, Vec<String>, Vec<(String, String)>) =
-        match varying.first() {
-            Some(&x) => {
-                let mut cats: Vec<String> = Vec::new();
-                let mut keys = Vec::new();
-                for d in &dims {
-                    if !cats.contains(&d[x]) {
-                        cats.push(d[x].clone());
-                    }
-                    let rest: Vec<String> = varying[1..]
-                        .iter()
-                        .map(|k| format!("{k} {}", d[k]))
-                        .collect();
-                    keys.push((
-                        d[x].clone(),
-                        if rest.is_empty() {
-                            "worst CPU".into()
-                        } else {
-                            rest.join(", ")
-                        },
-                    ));
-                }
-                (x, cats, keys)
-            }
-            None => {
-                let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
-                let keys = names
-                    .iter()
-                    .map(|n| (n.clone(), "worst CPU".to_string()))
-                    .collect();
-                ("scenario", names, keys)
-            }
-        };
+    let (x_dim, categories, keys) = chart_axes(scenarios, &dims, &varying);
     let mut out = format!(
         "<section class=\"suite\">\n<h2>Across {} scenarios</h2>\n",
-        esc(probe)
+        esc(probe.name())
     );
     let _ = writeln!(
         out,
@@ -579,12 +563,53 @@ fn suite_charts(probe: &str, scenarios: &[&Scenario]) -> anyhow::Result<String> 
     Ok(out)
 }
 
+/// Suite charts' x axis (the first varying dimension, else the scenarios), its categories,
+/// and per scenario (its category, its line: the other varying dimensions).
+fn chart_axes(
+    scenarios: &[&Scenario],
+    dims: &[BTreeMap<&str, String>],
+    varying: &[&'static str],
+) -> (&'static str, Vec<String>, Vec<(String, String)>) {
+    match varying.first() {
+        Some(&x) => {
+            let mut cats: Vec<String> = Vec::new();
+            let mut keys = Vec::new();
+            for d in dims {
+                if !cats.contains(&d[x]) {
+                    cats.push(d[x].clone());
+                }
+                let rest: Vec<String> = varying[1..]
+                    .iter()
+                    .map(|k| format!("{k} {}", d[k]))
+                    .collect();
+                keys.push((
+                    d[x].clone(),
+                    if rest.is_empty() {
+                        "worst CPU".into()
+                    } else {
+                        rest.join(", ")
+                    },
+                ));
+            }
+            (x, cats, keys)
+        }
+        None => {
+            let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
+            let keys = names
+                .iter()
+                .map(|n| (n.clone(), "worst CPU".to_string()))
+                .collect();
+            ("scenario", names, keys)
+        }
+    }
+}
+
 /// For `wake` runs whose scenarios carry `competitors`: response percentiles against
 /// the number of competitors, one chart per method.
 fn wake_section(run: &Run) -> anyhow::Result<String> {
     let mut by_method: BTreeMap<String, Vec<(u64, &Scenario)>> = BTreeMap::new();
-    for sc in run.scenarios.iter().filter(|s| s.probe == "wake") {
-        if let Some(n) = sc.params.extra.get("competitors").and_then(|v| v.as_u64()) {
+    for sc in run.scenarios.iter().filter(|s| s.probe == ProbeKind::Wake) {
+        if let Some(n) = sc.params.extra.competitors {
             by_method
                 .entry(sc.params.method.clone())
                 .or_default()

@@ -7,7 +7,6 @@
 use crate::error::UserError;
 use crate::result::{Run, Scenario};
 use crate::units::latency_cell;
-use serde_json::Value;
 
 /// An inclusive range of iterations, numbered from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,9 +61,9 @@ pub fn parse_range(text: &str) -> Result<IterationRange, UserError> {
 struct Kept<'a> {
     kept: u64,
     first_measured: u64,
-    rows: &'a [Value],
-    switch_ns: Option<&'a [Value]>,
-    not_joined: Option<&'a serde_json::Map<String, Value>>,
+    rows: &'a [Vec<u64>],
+    switch_ns: Option<&'a [Option<i64>]>,
+    not_joined: Option<&'a std::collections::BTreeMap<String, u64>>,
 }
 
 fn kept_rows(scenario: &Scenario) -> Option<Kept<'_>> {
@@ -73,35 +72,36 @@ fn kept_rows(scenario: &Scenario) -> Option<Kept<'_>> {
         .iter()
         .find(|t| t.metric == "response")?
         .extra
-        .get("first_iterations")?;
+        .first_iterations
+        .as_ref()?;
     Some(Kept {
-        kept: first.get("kept")?.as_u64()?,
-        first_measured: first.get("first_measured")?.as_u64()?,
-        rows: first.get("rows")?.as_array()?,
-        switch_ns: first
-            .get("switch_ns")
-            .and_then(|s| s.as_array())
-            .map(Vec::as_slice),
-        not_joined: first.get("switch_not_joined").and_then(|s| s.as_object()),
+        kept: first.kept,
+        first_measured: first.first_measured,
+        rows: &first.rows,
+        switch_ns: first.switch_ns.as_deref(),
+        not_joined: first.switch_not_joined.as_ref(),
     })
 }
 
-fn cell(row: &Value, column: usize) -> u64 {
-    row.get(column).and_then(Value::as_u64).unwrap_or(0)
+fn cell(row: &[u64], column: usize) -> u64 {
+    row.get(column).copied().unwrap_or(0)
 }
 
 /// The listing of every wake scenario of `run`. Refuses a run without wake scenarios,
 /// and a range past the iterations kept.
 pub fn listing(run: &Run, range: IterationRange, in_ns: bool) -> Result<String, UserError> {
     let text = format!("{}-{}", range.first, range.last);
-    let wake: Vec<&Scenario> = run.scenarios.iter().filter(|s| s.probe == "wake").collect();
+    let wake: Vec<&Scenario> = run
+        .scenarios
+        .iter()
+        .filter(|s| s.probe == crate::result::ProbeKind::Wake)
+        .collect();
     if wake.is_empty() {
         return Err(bad_range(
             &text,
             "this result has no wake scenario; --iterations lists the wake probe's iterations (latscope wake, or a suite's wake blocks)",
         ));
     }
-    let unit = if in_ns { "ns" } else { "µs" };
     let mut out = String::new();
     let mut untraced = false;
     for scenario in wake {
@@ -124,47 +124,7 @@ pub fn listing(run: &Run, range: IterationRange, in_ns: bool) -> Result<String, 
                 ),
             ));
         }
-        let header = [
-            "iteration".to_string(),
-            format!("switch time ({unit})"),
-            format!("response time ({unit})"),
-            String::new(),
-        ];
-        let mut lines = vec![header];
-        let switch = |i: usize| -> Option<u64> {
-            let value = kept.switch_ns?.get(i)?;
-            value.as_i64().map(|v| v.max(0) as u64)
-        };
-        for (i, row) in kept.rows.iter().enumerate() {
-            let iteration = cell(row, 0);
-            if iteration < range.first || iteration > range.last {
-                continue;
-            }
-            let mut note = Vec::new();
-            if iteration == 1 {
-                note.push("first wake-up (cold)".to_string());
-            }
-            if iteration < kept.first_measured {
-                note.push("warm-up".into());
-            }
-            let merged = cell(row, 4);
-            if merged > 0 {
-                note.push(format!(
-                    "also served {}",
-                    if merged == 1 {
-                        format!("{}", iteration + 1)
-                    } else {
-                        format!("{}-{}", iteration + 1, iteration + merged)
-                    }
-                ));
-            }
-            lines.push([
-                iteration.to_string(),
-                switch(i).map_or("-".into(), |v| latency_cell(v, in_ns)),
-                latency_cell(cell(row, 3), in_ns),
-                note.join(", "),
-            ]);
-        }
+        let lines = iteration_lines(&kept, range, in_ns);
         if lines.len() == 1 {
             out.push_str(&format!(
                 "  none of iterations {text} was served by a wake-up of its own (the run ended before them, or they were served with an earlier one)\n"
@@ -172,24 +132,7 @@ pub fn listing(run: &Run, range: IterationRange, in_ns: bool) -> Result<String, 
         } else {
             out.push_str(&aligned(&lines));
         }
-        match (kept.switch_ns, scenario.trace.is_some()) {
-            (None, false) => untraced = true,
-            (None, true) => out.push_str(
-                "  switch time '-': this scenario's trace holds no per-iteration split (recorded by an older latscope)\n",
-            ),
-            (Some(_), _) => {
-                if let Some(why) = kept.not_joined.filter(|m| !m.is_empty()) {
-                    let reasons: Vec<String> = why
-                        .iter()
-                        .map(|(k, v)| format!("{k} {}", v.as_u64().unwrap_or(0)))
-                        .collect();
-                    out.push_str(&format!(
-                        "  switch time '-': the trace could not split that iteration ({})\n",
-                        reasons.join(", ")
-                    ));
-                }
-            }
-        }
+        untraced |= switch_note(&mut out, &kept, scenario.trace.is_some());
         out.push_str(&format!(
             "  iteration 1 is the first wake-up of the run; iterations before {} were warm-up (not in the statistics)\n\n",
             kept.first_measured
@@ -199,6 +142,77 @@ pub fn listing(run: &Run, range: IterationRange, in_ns: bool) -> Result<String, 
         out.push_str("switch time '-': this run was not traced. The switch time (the wakee's sched_wakeup to its switch-in) comes from the --trace split: run the wake probe with --trace (root, tracefs) to see it.\n");
     }
     Ok(out)
+}
+
+/// The header and one line per kept row in `range`: iteration, switch time, response
+/// time, notes (cold first wake-up, warm-up, iterations it served too).
+fn iteration_lines(kept: &Kept, range: IterationRange, in_ns: bool) -> Vec<[String; 4]> {
+    let unit = if in_ns { "ns" } else { "µs" };
+    let header = [
+        "iteration".to_string(),
+        format!("switch time ({unit})"),
+        format!("response time ({unit})"),
+        String::new(),
+    ];
+    let mut lines = vec![header];
+    let switch = |i: usize| -> Option<u64> {
+        let value = (*kept.switch_ns?.get(i)?)?;
+        Some(value.max(0) as u64)
+    };
+    for (i, row) in kept.rows.iter().enumerate() {
+        let iteration = cell(row, 0);
+        if iteration < range.first || iteration > range.last {
+            continue;
+        }
+        let mut note = Vec::new();
+        if iteration == 1 {
+            note.push("first wake-up (cold)".to_string());
+        }
+        if iteration < kept.first_measured {
+            note.push("warm-up".into());
+        }
+        let merged = cell(row, 4);
+        if merged > 0 {
+            note.push(format!(
+                "also served {}",
+                if merged == 1 {
+                    format!("{}", iteration + 1)
+                } else {
+                    format!("{}-{}", iteration + 1, iteration + merged)
+                }
+            ));
+        }
+        lines.push([
+            iteration.to_string(),
+            switch(i).map_or("-".into(), |v| latency_cell(v, in_ns)),
+            latency_cell(cell(row, 3), in_ns),
+            note.join(", "),
+        ]);
+    }
+    lines
+}
+
+/// Why switch times are `-`, under a scenario's rows; true when the run was not traced.
+fn switch_note(out: &mut String, kept: &Kept, traced: bool) -> bool {
+    match (kept.switch_ns, traced) {
+        (None, false) => return true,
+        (None, true) => out.push_str(
+            "  switch time '-': this scenario's trace holds no per-iteration split (recorded by an older latscope)\n",
+        ),
+        (Some(_), _) => {
+            if let Some(why) = kept.not_joined.filter(|m| !m.is_empty()) {
+                let reasons: Vec<String> = why
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect();
+                out.push_str(&format!(
+                    "  switch time '-': the trace could not split that iteration ({})\n",
+                    reasons.join(", ")
+                ));
+            }
+        }
+    }
+    false
 }
 
 /// Left-aligned first and last columns, numbers right-aligned, two spaces apart.

@@ -22,7 +22,7 @@ impl Reporter for JunitReporter {
             let elapsed = Duration::from_nanos(sc.elapsed_ns);
             total += elapsed;
             suite.set_time(elapsed);
-            suite.add_property(Property::new("probe", sc.probe.as_str()));
+            suite.add_property(Property::new("probe", sc.probe.name()));
             suite.add_property(Property::new("period_ns", sc.params.period_ns.to_string()));
             suite.add_property(Property::new(
                 "deadline_ns",

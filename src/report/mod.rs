@@ -79,4 +79,4 @@ pub fn write_exports(
     Ok(())
 }
 
-pub use crate::result::{stat_unknown, UNKNOWN_STATS_KEY};
+pub use crate::result::stat_unknown;

@@ -237,16 +237,7 @@ pub fn spike_timeline_svg(
     title: &str,
     spans: &[crate::result::trace::TimelineSpan],
 ) -> anyhow::Result<String> {
-    let lanes: Vec<usize> = {
-        let mut c: Vec<usize> = spans
-            .iter()
-            .filter(|s| s.cpu != usize::MAX)
-            .map(|s| s.cpu)
-            .collect();
-        c.sort_unstable();
-        c.dedup();
-        c
-    };
+    let lanes = span_lanes(spans);
     let t0 = spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
     let t1 = spans
         .iter()
@@ -257,21 +248,7 @@ pub fn spike_timeline_svg(
     let x = |ns: u64| (ns.saturating_sub(t0)) as f64 / 1e3;
     let x_max = x(t1) * 1.02;
     let lane_count = lanes.len().max(1) as f64;
-    // The legend (deadline, switch-in, up to 8 tasks) gets a band of its own above the
-    // lanes, so it never hides a span: its share of the ~310 px plot height.
-    let tasks = {
-        let mut t: Vec<&str> = spans
-            .iter()
-            .filter(|s| s.cpu != usize::MAX && s.kind == "task")
-            .map(|s| s.label.as_str())
-            .filter(|l| !(l.starts_with("swapper") || l.ends_with("/0")))
-            .collect();
-        t.sort_unstable();
-        t.dedup();
-        t.len().min(8)
-    };
-    let legend_share = ((2 + tasks) as f64 * 20.0 + 20.0) / 310.0;
-    let headroom = lane_count * legend_share.min(0.6) / (1.0 - legend_share.min(0.6));
+    let headroom = legend_headroom(spans, lane_count);
     let mut task_colors: Vec<String> = Vec::new();
     with_svg(|root| {
         let mut chart = chart_builder(root, title)
@@ -296,24 +273,7 @@ pub fn spike_timeline_svg(
             let Some(lane) = lanes.iter().position(|&c| c == s.cpu) else {
                 continue;
             };
-            let (lo, hi, style) = match s.kind.as_str() {
-                "irq" => (0.55, 0.95, RGBColor(214, 39, 40).filled()),
-                "softirq" => (0.55, 0.95, RGBColor(255, 127, 14).filled()),
-                _ if s.label.starts_with("swapper") || s.label.ends_with("/0") => {
-                    (0.1, 0.5, RGBColor(220, 220, 220).filled())
-                }
-                _ => {
-                    let i = match task_colors.iter().position(|l| *l == s.label) {
-                        Some(i) => i,
-                        None => {
-                            task_colors.push(s.label.clone());
-                            task_colors.len() - 1
-                        }
-                    };
-                    let c = [0usize, 2, 4, 5, 6, 8, 9][i % 7];
-                    (0.1, 0.5, color(c).filled())
-                }
-            };
+            let (lo, hi, style) = span_style(s, &mut task_colors);
             let y = lane as f64;
             chart.draw_series(std::iter::once(Rectangle::new(
                 [
@@ -349,4 +309,58 @@ pub fn spike_timeline_svg(
         draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
+}
+
+/// The CPUs the spans are on (markers, on `usize::MAX`, have no lane), ascending.
+fn span_lanes(spans: &[crate::result::trace::TimelineSpan]) -> Vec<usize> {
+    let mut c: Vec<usize> = spans
+        .iter()
+        .filter(|s| s.cpu != usize::MAX)
+        .map(|s| s.cpu)
+        .collect();
+    c.sort_unstable();
+    c.dedup();
+    c
+}
+
+/// The room above the lanes, in lanes: the legend (deadline, switch-in, up to 8 tasks)
+/// gets a band of its own so it never hides a span (its share of the ~310 px plot).
+fn legend_headroom(spans: &[crate::result::trace::TimelineSpan], lane_count: f64) -> f64 {
+    let mut t: Vec<&str> = spans
+        .iter()
+        .filter(|s| s.cpu != usize::MAX && s.kind == "task")
+        .map(|s| s.label.as_str())
+        .filter(|l| !(l.starts_with("swapper") || l.ends_with("/0")))
+        .collect();
+    t.sort_unstable();
+    t.dedup();
+    let tasks = t.len().min(8);
+    let legend_share = ((2 + tasks) as f64 * 20.0 + 20.0) / 310.0;
+    lane_count * legend_share.min(0.6) / (1.0 - legend_share.min(0.6))
+}
+
+/// A span's band in its lane (from, to) and fill: IRQs and softirqs high, tasks low (idle
+/// grey, others a colour each, first seen first, remembered in `task_colors`).
+fn span_style(
+    s: &crate::result::trace::TimelineSpan,
+    task_colors: &mut Vec<String>,
+) -> (f64, f64, ShapeStyle) {
+    match s.kind.as_str() {
+        "irq" => (0.55, 0.95, RGBColor(214, 39, 40).filled()),
+        "softirq" => (0.55, 0.95, RGBColor(255, 127, 14).filled()),
+        _ if s.label.starts_with("swapper") || s.label.ends_with("/0") => {
+            (0.1, 0.5, RGBColor(220, 220, 220).filled())
+        }
+        _ => {
+            let i = match task_colors.iter().position(|l| *l == s.label) {
+                Some(i) => i,
+                None => {
+                    task_colors.push(s.label.clone());
+                    task_colors.len() - 1
+                }
+            };
+            let c = [0usize, 2, 4, 5, 6, 8, 9][i % 7];
+            (0.1, 0.5, color(c).filled())
+        }
+    }
 }

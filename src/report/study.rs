@@ -5,7 +5,7 @@
 //! rt-cost: latency and throughput per item; irq-response: min/avg/max per load). The
 //! terminal, Markdown and HTML reports all draw these.
 
-use crate::result::{metric_label, LoadResult, Run, Scenario, SuiteInfo, ThreadResult};
+use crate::result::{metric_label, LoadResult, ProbeKind, Run, Scenario, SuiteInfo, ThreadResult};
 use crate::stats::{Stat, Summary};
 use crate::units::{compact_ns, latency_cell};
 use comfy_table::Table;
@@ -34,26 +34,25 @@ fn load_label(sc: &Scenario) -> String {
 /// cpu0->1`, `56 B flood`, `threshold 5us`); None for the timer.
 fn probe_detail(sc: &Scenario) -> Option<String> {
     let extra = &sc.params.extra;
-    let number = |key: &str| extra.get(key).and_then(|v| v.as_u64());
-    match sc.probe.as_str() {
-        "wake" => {
-            let (waker, wakee) = (number("waker_cpu")?, number("wakee_cpu")?);
+    match sc.probe {
+        ProbeKind::Wake => {
+            let (waker, wakee) = (extra.waker_cpu?, extra.wakee_cpu?);
             let cpus = if waker == wakee {
                 format!("cpu{wakee}")
             } else {
                 format!("cpu{waker}->{wakee}")
             };
-            Some(format!("competitors={} {cpus}", number("competitors")?))
+            Some(format!("competitors={} {cpus}", extra.competitors?))
         }
-        "net" => {
-            let flood = extra.get("flood").and_then(|v| v.as_bool()) == Some(true);
+        ProbeKind::Net => {
+            let flood = extra.flood == Some(true);
             Some(format!(
                 "{} B{}",
-                number("size_bytes")?,
+                extra.size_bytes?,
                 if flood { " flood" } else { "" }
             ))
         }
-        "noise" => Some(format!("threshold {}", compact_ns(number("threshold_ns")?))),
+        ProbeKind::Noise => Some(format!("threshold {}", compact_ns(extra.threshold_ns?))),
         _ => None,
     }
 }
@@ -207,11 +206,22 @@ fn first_thread<'a>(sc: &'a Scenario, metric: &str) -> Option<&'a ThreadResult> 
 /// interval when they vary): a row per competitor count, the policies side by side.
 fn wake_competitors(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
     let mut view = StudyView::default();
-    let number = |sc: &Scenario, key: &str| sc.params.extra.get(key).and_then(|v| v.as_u64());
+    for (title, scenarios) in wake_groups(run) {
+        competitor_group(&mut view, &title, &scenarios, columns, in_ns);
+    }
+    view.notes.push(
+        "response: write/wake call in the waker -> the wakee's read returns (the study's response time); competitors: SCHED_OTHER threads looping nanosleep(1 µs) on the wakee's CPU".into(),
+    );
+    view
+}
+
+/// The wake scenarios by table title (mechanism, placement, interval, load, isolation).
+fn wake_groups(run: &Run) -> Vec<(String, Vec<&Scenario>)> {
     // Groups in the order first seen, each with its policies and competitor counts.
     let mut groups: Vec<(String, Vec<&Scenario>)> = Vec::new();
-    for sc in run.scenarios.iter().filter(|s| s.probe == "wake") {
-        let (Some(waker), Some(wakee)) = (number(sc, "waker_cpu"), number(sc, "wakee_cpu")) else {
+    for sc in run.scenarios.iter().filter(|s| s.probe == ProbeKind::Wake) {
+        let (Some(waker), Some(wakee)) = (sc.params.extra.waker_cpu, sc.params.extra.wakee_cpu)
+        else {
             continue;
         };
         let placement = if waker == wakee {
@@ -235,86 +245,97 @@ fn wake_competitors(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
             None => groups.push((title, vec![sc])),
         }
     }
-    for (title, scenarios) in groups {
-        let mut policies: Vec<String> = Vec::new();
-        let mut counts: Vec<u64> = Vec::new();
-        for sc in &scenarios {
-            let p = policy_label(sc);
-            if !policies.contains(&p) {
-                policies.push(p);
-            }
-            if let Some(n) = number(sc, "competitors") {
-                if !counts.contains(&n) {
-                    counts.push(n);
-                }
+    groups
+}
+
+/// A group's policies in the order first seen and its competitor counts, ascending.
+fn policies_and_counts(scenarios: &[&Scenario]) -> (Vec<String>, Vec<u64>) {
+    let mut policies: Vec<String> = Vec::new();
+    let mut counts: Vec<u64> = Vec::new();
+    for sc in scenarios {
+        let p = policy_label(sc);
+        if !policies.contains(&p) {
+            policies.push(p);
+        }
+        if let Some(n) = sc.params.extra.competitors {
+            if !counts.contains(&n) {
+                counts.push(n);
             }
         }
-        counts.sort_unstable();
-        let find = |policy: &str, n: u64| {
-            scenarios
-                .iter()
-                .find(|sc| policy_label(sc) == policy && number(sc, "competitors") == Some(n))
-        };
-        let mut header = vec!["competitors".to_string()];
-        for p in &policies {
-            for c in columns {
-                header.push(format!("{p} {}", stat_header(c, in_ns)));
-            }
-        }
-        let mut rows = Vec::new();
-        for &n in &counts {
-            let mut row = vec![n.to_string()];
-            for p in &policies {
-                let response = find(p, n).and_then(|sc| first_thread(sc, "response"));
-                for c in columns {
-                    row.push(match response {
-                        Some(th) => cell(&th.summary, c, in_ns),
-                        None => "–".into(),
-                    });
-                }
-            }
-            rows.push(row);
-        }
-        let chart_stats: Vec<&String> = columns
-            .iter()
-            .filter(|c| matches!(Stat::parse(c), Some(s) if !s.is_count()))
-            .take(2)
-            .collect();
-        let mut series = Vec::new();
-        for p in &policies {
-            for c in &chart_stats {
-                series.push((
-                    format!("{p} {c}"),
-                    counts
-                        .iter()
-                        .map(|&n| {
-                            find(p, n)
-                                .and_then(|sc| first_thread(sc, "response"))
-                                .and_then(|th| chart_value(&th.summary, c))
-                        })
-                        .collect(),
-                ));
-            }
-        }
-        view.charts.push(StudyChart {
-            lines: true,
-            title: format!("response: {title}"),
-            x_desc: "competitors".into(),
-            y_desc: "response (µs)".into(),
-            categories: counts.iter().map(u64::to_string).collect(),
-            series,
-        });
-        view.tables.push(StudyTable {
-            title: format!("response time: {title}"),
-            header,
-            rows,
-            first_numeric: 1,
-        });
     }
-    view.notes.push(
-        "response: write/wake call in the waker -> the wakee's read returns (the study's response time); competitors: SCHED_OTHER threads looping nanosleep(1 µs) on the wakee's CPU".into(),
-    );
-    view
+    counts.sort_unstable();
+    (policies, counts)
+}
+
+/// One group's table and chart: a row per competitor count, the policies side by side.
+fn competitor_group(
+    view: &mut StudyView,
+    title: &str,
+    scenarios: &[&Scenario],
+    columns: &[String],
+    in_ns: bool,
+) {
+    let (policies, counts) = policies_and_counts(scenarios);
+    let find = |policy: &str, n: u64| {
+        scenarios
+            .iter()
+            .find(|sc| policy_label(sc) == policy && sc.params.extra.competitors == Some(n))
+    };
+    let mut header = vec!["competitors".to_string()];
+    for p in &policies {
+        for c in columns {
+            header.push(format!("{p} {}", stat_header(c, in_ns)));
+        }
+    }
+    let mut rows = Vec::new();
+    for &n in &counts {
+        let mut row = vec![n.to_string()];
+        for p in &policies {
+            let response = find(p, n).and_then(|sc| first_thread(sc, "response"));
+            for c in columns {
+                row.push(match response {
+                    Some(th) => cell(&th.summary, c, in_ns),
+                    None => "–".into(),
+                });
+            }
+        }
+        rows.push(row);
+    }
+    let chart_stats: Vec<&String> = columns
+        .iter()
+        .filter(|c| matches!(Stat::parse(c), Some(s) if !s.is_count()))
+        .take(2)
+        .collect();
+    let mut series = Vec::new();
+    for p in &policies {
+        for c in &chart_stats {
+            series.push((
+                format!("{p} {c}"),
+                counts
+                    .iter()
+                    .map(|&n| {
+                        find(p, n)
+                            .and_then(|sc| first_thread(sc, "response"))
+                            .and_then(|th| chart_value(&th.summary, c))
+                    })
+                    .collect(),
+            ));
+        }
+    }
+    view.charts.push(StudyChart {
+        lines: true,
+        title: format!("response: {title}"),
+        x_desc: "competitors".into(),
+        y_desc: "response (µs)".into(),
+        categories: counts.iter().map(u64::to_string).collect(),
+        series,
+    });
+    view.tables.push(StudyTable {
+        title: format!("response time: {title}"),
+        header,
+        rows,
+        first_numeric: 1,
+    });
 }
 
 /// The interrupt part of a timer thread's latency when the run was traced: the
@@ -373,43 +394,10 @@ fn rt_cost(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
     for sc in &run.scenarios {
         let several = sc.threads.len() > 1;
         for th in &sc.threads {
-            let (item, source) = match sc.probe.as_str() {
-                "net" if th.metric == "round_trip" => {
-                    let flood =
-                        sc.params.extra.get("flood").and_then(|v| v.as_bool()) == Some(true);
-                    let size = sc.params.extra.get("size_bytes").and_then(|v| v.as_u64());
-                    (
-                        format!(
-                            "UDP round trip {} B{}",
-                            size.unwrap_or_default(),
-                            if flood { " (flood)" } else { "" }
-                        ),
-                        th,
-                    )
-                }
-                "timer" => {
-                    let (source, is_irq) = timer_source(sc, th);
-                    if is_irq {
-                        traced = true;
-                    } else {
-                        untraced = true;
-                    }
-                    let what = if is_irq {
-                        "timer IRQ latency"
-                    } else {
-                        "timer latency"
-                    };
-                    let load = if sc.params.loads.is_empty() {
-                        "idle".to_string()
-                    } else {
-                        format!("under {}", load_label(sc))
-                    };
-                    (format!("{what}, {load}"), source)
-                }
-                "net" | "wake" | "noise" => continue,
-                _ => (sc.name.clone(), th),
+            let Some((item, source)) = rt_cost_item(sc, th, &mut traced, &mut untraced) else {
+                continue;
             };
-            let item = if several && sc.probe == "timer" {
+            let item = if several && sc.probe == ProbeKind::Timer {
                 format!("{item} (cpu {})", th.cpu)
             } else {
                 item
@@ -460,6 +448,51 @@ fn rt_cost(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
     view
 }
 
+/// A row of rt-cost: what the thread measured and the thread its statistics come from
+/// (a traced timer's `irq_latency` part); None for series rt-cost leaves out.
+fn rt_cost_item<'a>(
+    sc: &'a Scenario,
+    th: &'a ThreadResult,
+    traced: &mut bool,
+    untraced: &mut bool,
+) -> Option<(String, &'a ThreadResult)> {
+    Some(match sc.probe {
+        ProbeKind::Net if th.metric == "round_trip" => {
+            let flood = sc.params.extra.flood == Some(true);
+            let size = sc.params.extra.size_bytes;
+            (
+                format!(
+                    "UDP round trip {} B{}",
+                    size.unwrap_or_default(),
+                    if flood { " (flood)" } else { "" }
+                ),
+                th,
+            )
+        }
+        ProbeKind::Timer => {
+            let (source, is_irq) = timer_source(sc, th);
+            if is_irq {
+                *traced = true;
+            } else {
+                *untraced = true;
+            }
+            let what = if is_irq {
+                "timer IRQ latency"
+            } else {
+                "timer latency"
+            };
+            let load = if sc.params.loads.is_empty() {
+                "idle".to_string()
+            } else {
+                format!("under {}", load_label(sc))
+            };
+            (format!("{what}, {load}"), source)
+        }
+        ProbeKind::Net | ProbeKind::Wake | ProbeKind::Noise => return None,
+        ProbeKind::Lava => (sc.name.clone(), th),
+    })
+}
+
 /// irq-response: min/avg/max (the suite's columns) of the timer interrupt per load.
 fn irq_response(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
     let mut view = StudyView::default();
@@ -469,7 +502,7 @@ fn irq_response(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
     let mut categories = Vec::new();
     let mut values: Vec<Vec<Option<f64>>> = vec![Vec::new(); columns.len()];
     let (mut traced, mut untraced) = (false, false);
-    for sc in run.scenarios.iter().filter(|s| s.probe == "timer") {
+    for sc in run.scenarios.iter().filter(|s| s.probe == ProbeKind::Timer) {
         let several = sc.threads.len() > 1;
         for th in &sc.threads {
             let (source, is_irq) = timer_source(sc, th);

@@ -2,6 +2,7 @@
 //! (min avg p50 p99 p99.9 max), one line per spike (at most `MAX_SPIKE_LINES`), and the
 //! cause summary.
 
+use crate::result::extras::Bound;
 use crate::result::{Run, ThreadResult};
 use crate::stats::Stat;
 use crate::units::{human_ns, latency_cell};
@@ -22,10 +23,10 @@ pub const PART_STATS: [Stat; 6] = [
 /// A part's name in the tables, `≥` / `≤` after it when some of its samples are a lower /
 /// upper bound (an untraced switch-in; the note under the table says how many).
 pub fn part_label(p: &ThreadResult) -> String {
-    match p.extra.get("bound").and_then(|b| b.as_str()) {
-        Some("lower") => format!("{} ≥", p.metric),
-        Some("upper") => format!("{} ≤", p.metric),
-        _ => p.metric.clone(),
+    match p.extra.bound {
+        Some(Bound::Lower) => format!("{} ≥", p.metric),
+        Some(Bound::Upper) => format!("{} ≤", p.metric),
+        None => p.metric.clone(),
     }
 }
 
@@ -36,6 +37,43 @@ pub fn part_cell(p: &ThreadResult, stat: Stat, in_ns: bool) -> String {
         "–".into()
     } else {
         latency_cell(p.summary.stat(stat).round() as u64, in_ns)
+    }
+}
+
+/// The spikes (worst first, at most `MAX_SPIKE_LINES`) and the causes over all of them.
+fn spike_lines(out: &mut String, t: &crate::result::trace::TraceResult) {
+    if t.spikes.is_empty() {
+        out.push_str("  no spike above the threshold\n");
+    } else {
+        out.push_str(&format!("  spikes ({}, worst first):\n", t.spikes.len()));
+        for s in t.spikes.iter().take(MAX_SPIKE_LINES) {
+            out.push_str(&format!("    CPU {}: {}\n", s.cpu, s.line));
+        }
+        if t.spikes.len() > MAX_SPIKE_LINES {
+            out.push_str(&format!(
+                "    … {} more in the JSON\n",
+                t.spikes.len() - MAX_SPIKE_LINES
+            ));
+        }
+    }
+    if !t.cause_summary.is_empty() {
+        out.push_str("  causes over all spikes:\n");
+        let shown = &t.cause_summary[..t.cause_summary.len().min(10)];
+        // One column for the labels, as wide as the longest shown.
+        let width = shown
+            .iter()
+            .map(|c| c.cause.chars().count())
+            .max()
+            .unwrap_or(0);
+        for c in shown {
+            out.push_str(&format!(
+                "    {:<width$} in {:>4} spikes (longest in {}), {} total\n",
+                c.cause,
+                c.spikes,
+                c.dominant_in,
+                human_ns(c.total_ns)
+            ));
+        }
     }
 }
 
@@ -93,39 +131,7 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
                 out.push_str(&format!("  CPU {}: {note}\n", th.cpu));
             }
         }
-        if t.spikes.is_empty() {
-            out.push_str("  no spike above the threshold\n");
-        } else {
-            out.push_str(&format!("  spikes ({}, worst first):\n", t.spikes.len()));
-            for s in t.spikes.iter().take(MAX_SPIKE_LINES) {
-                out.push_str(&format!("    CPU {}: {}\n", s.cpu, s.line));
-            }
-            if t.spikes.len() > MAX_SPIKE_LINES {
-                out.push_str(&format!(
-                    "    … {} more in the JSON\n",
-                    t.spikes.len() - MAX_SPIKE_LINES
-                ));
-            }
-        }
-        if !t.cause_summary.is_empty() {
-            out.push_str("  causes over all spikes:\n");
-            let shown = &t.cause_summary[..t.cause_summary.len().min(10)];
-            // One column for the labels, as wide as the longest shown.
-            let width = shown
-                .iter()
-                .map(|c| c.cause.chars().count())
-                .max()
-                .unwrap_or(0);
-            for c in shown {
-                out.push_str(&format!(
-                    "    {:<width$} in {:>4} spikes (longest in {}), {} total\n",
-                    c.cause,
-                    c.spikes,
-                    c.dominant_in,
-                    human_ns(c.total_ns)
-                ));
-            }
-        }
+        spike_lines(&mut out, t);
     }
     out
 }

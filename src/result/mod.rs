@@ -2,8 +2,9 @@
 //! asked, on which system, and what each measuring thread saw. Every report, suite,
 //! comparison and verdict reads this, so fields are only ever added.
 
+pub mod extras;
 pub mod limits;
-pub mod timer_extra;
+pub mod probe_kind;
 pub mod trace;
 pub mod worst_case;
 
@@ -13,8 +14,17 @@ use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use extras::{ParamsExtra, ThreadExtra};
+pub use probe_kind::ProbeKind;
+
 /// Bumped when a field changes meaning or disappears (adding fields keeps the version).
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: `params.extra` and `threads[].extra` are typed fields (result/extras.rs), and
+/// `params.extra.method` (timer, noise: the same as `params.method`) is gone.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest schema this latscope reads: a version-1 file reads as version 2 (its
+/// `params.extra.method` is dropped; every other key of its extras is a typed field).
+pub const OLDEST_READ_SCHEMA_VERSION: u32 = 1;
 
 /// One invocation of latscope: one or more scenarios on one system.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -98,7 +108,7 @@ pub struct Scenario {
     /// A readable label, unique within the run (e.g. `timer clock-nanosleep 1ms`).
     pub name: String,
     /// `timer`, `wake`, `net` or `noise`.
-    pub probe: String,
+    pub probe: ProbeKind,
     pub params: ScenarioParams,
     /// True when this scenario was cut short; its statistics cover what was measured.
     pub interrupted: bool,
@@ -188,8 +198,9 @@ pub struct ScenarioParams {
     /// latscope left the inherited slack alone (`latscope cyclictest`, as cyclictest).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timer_slack_inherited: bool,
+    /// Probe-specific parameters (result/extras.rs, docs/probes.md).
     #[serde(default)]
-    pub extra: BTreeMap<String, serde_json::Value>,
+    pub extra: ParamsExtra,
 }
 
 /// One measuring thread's statistics and distribution.
@@ -211,7 +222,7 @@ pub struct ThreadResult {
     /// `unknown_stats` lists statistics an imported file did not provide (shown as `–`,
     /// never judged; see import::cyclictest).
     #[serde(default)]
-    pub extra: BTreeMap<String, serde_json::Value>,
+    pub extra: ThreadExtra,
     /// `--worst-case`: the estimate beyond the samples (docs/result-schema.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worst_case: Option<crate::stats::worst_case::WorstCase>,
@@ -270,7 +281,7 @@ impl ThreadResult {
             summary: Summary::from_recorder(rec),
             histogram,
             per_second_max_ns: rec.series().values().to_vec(),
-            extra: BTreeMap::new(),
+            extra: ThreadExtra::default(),
             worst_case: None,
         }
     }
@@ -315,12 +326,12 @@ impl Run {
     ) -> Result<Self, crate::error::UserError> {
         use crate::error::UserError;
         match value.get("schema_version").and_then(|v| v.as_u64()) {
-            Some(v) if v == SCHEMA_VERSION as u64 => {}
+            Some(v) if (OLDEST_READ_SCHEMA_VERSION as u64..=SCHEMA_VERSION as u64).contains(&v) => {}
             Some(v) => {
                 return Err(UserError::BadInputFile {
                     path: input_name(path),
                     reason: format!(
-                        "schema_version {v} is not supported (this latscope reads {SCHEMA_VERSION}); re-run with this version"
+                        "schema_version {v} is not supported (this latscope reads {OLDEST_READ_SCHEMA_VERSION} to {SCHEMA_VERSION}); re-run with this version"
                     ),
                 })
             }
@@ -331,10 +342,13 @@ impl Run {
                 })
             }
         }
-        serde_json::from_value(value).map_err(|e| UserError::BadInputFile {
+        let mut run: Run = serde_json::from_value(value).map_err(|e| UserError::BadInputFile {
             path: input_name(path),
             reason: format!("does not match the latscope result schema: {e}"),
-        })
+        })?;
+        // Read into this version's types, it is this version's run.
+        run.schema_version = SCHEMA_VERSION;
+        Ok(run)
     }
 }
 
@@ -432,17 +446,13 @@ pub fn rfc3339_now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
-/// Key in `ThreadResult::extra` listing statistics the source did not provide (e.g. the
-/// percentiles of a cyclictest file without histogram); they are shown as `–` and
-/// never judged.
-pub const UNKNOWN_STATS_KEY: &str = "unknown_stats";
-
-/// Whether a thread's source did not provide `stat`.
+/// Whether a thread's source did not provide `stat` (its `extra.unknown_stats`, e.g. the
+/// percentiles of a cyclictest file without histogram): shown as `–`, never judged.
 pub fn stat_unknown(th: &ThreadResult, stat: crate::stats::Stat) -> bool {
     th.extra
-        .get(UNKNOWN_STATS_KEY)
-        .and_then(|v| v.as_array())
-        .is_some_and(|a| a.iter().any(|s| s.as_str() == Some(stat.name())))
+        .unknown_stats
+        .as_ref()
+        .is_some_and(|a| a.iter().any(|s| s == stat.name()))
 }
 
 /// The sample that crossed `--break-above`.

@@ -221,13 +221,13 @@ pub fn execute(
         let mut params = params_of(sp);
         params.samples = settings.samples.unwrap_or(0);
         params.duration_ns = settings.duration_ns.unwrap_or(0);
-        params.extra.extend(output.extra_params);
+        params.extra.merge(output.extra_params);
         if let Some(b) = before {
-            params.extra.extend(b.extra());
+            params.extra.merge(b.extra());
         }
         let scenario = Scenario {
             name: name.clone(),
-            probe: sp.probe.kind().into(),
+            probe: sp.probe.kind(),
             params,
             interrupted: output.interrupted,
             started_at,
@@ -306,19 +306,14 @@ pub struct MeasuredBefore {
 
 impl MeasuredBefore {
     /// What the continuation records in `params.extra`.
-    fn extra(&self) -> Vec<(String, serde_json::Value)> {
-        let mut extra = vec![
-            ("resumed_after_samples".to_string(), self.samples.into()),
-            ("resumed_after_ns".to_string(), self.elapsed_ns.into()),
-            ("resumed_parts".to_string(), self.parts.clone().into()),
-        ];
-        if let Some(c) = &self.checkpoint {
-            extra.push((
-                "resumed_checkpoint".to_string(),
-                serde_json::to_value(c).unwrap_or_default(),
-            ));
+    fn extra(&self) -> crate::result::ParamsExtra {
+        crate::result::ParamsExtra {
+            resumed_after_samples: Some(self.samples),
+            resumed_after_ns: Some(self.elapsed_ns),
+            resumed_parts: Some(self.parts.clone()),
+            resumed_checkpoint: self.checkpoint.clone(),
+            ..crate::result::ParamsExtra::default()
         }
-        extra
     }
 }
 

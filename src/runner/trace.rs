@@ -6,7 +6,9 @@ use crate::error::UserError;
 use crate::plan::{ScenarioPlan, TraceSettings};
 use crate::probe::ProbeOutput;
 use crate::result::trace::{TraceResult, TraceThread};
+use crate::result::ProbeKind;
 use crate::stats::Stat;
+use crate::trace::analysis::split::TimerMethod;
 use crate::trace::{Recording, TraceConfig, TraceError, TraceSession};
 use crate::warning::{Warning, WarningCode};
 use anyhow::Context;
@@ -16,10 +18,8 @@ use std::collections::BTreeMap;
 pub fn traced_cpus(sp: &ScenarioPlan) -> Vec<usize> {
     let mut cpus = sp.settings.cpus.clone();
     let extra = sp.probe.extra_params();
-    for key in ["waker_cpu", "wakee_cpu"] {
-        if let Some(c) = extra.get(key).and_then(|v| v.as_u64()) {
-            cpus.push(c as usize);
-        }
+    for c in [extra.waker_cpu, extra.wakee_cpu].into_iter().flatten() {
+        cpus.push(c as usize);
     }
     cpus.sort_unstable();
     cpus.dedup();
@@ -93,13 +93,24 @@ pub fn stop(
     }
     let instance = session.instance_name().to_string();
     let recording = session.stop().context("stopping --trace")?;
-    let (t, w) = finish(sp.probe.kind(), ts, recording, instance, output);
+    let method = sp.probe.method();
+    let (t, w) = finish(
+        sp.probe.kind(),
+        &method,
+        sp.probe.timer_method(),
+        ts,
+        recording,
+        instance,
+        output,
+    );
     Ok((Some(t), w))
 }
 
 /// Turns a recording and the probe's samples into `scenario.trace` and its warnings.
 pub fn finish(
-    kind: &str,
+    kind: ProbeKind,
+    method: &str,
+    timer_method: Option<TimerMethod>,
     ts: &TraceSettings,
     recording: Recording,
     instance: String,
@@ -158,6 +169,13 @@ pub fn finish(
             ..Default::default()
         })
         .collect();
-    crate::trace::analysis::analyze::analyze(kind, &recording, output, &mut result);
+    crate::trace::analysis::analyze::analyze(
+        kind,
+        method,
+        timer_method,
+        &recording,
+        output,
+        &mut result,
+    );
     (result, warnings)
 }

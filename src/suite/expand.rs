@@ -9,6 +9,7 @@ use super::plan::{
 };
 use crate::cli::SuiteArgs;
 use crate::error::UserError;
+use crate::load::LoadSpec;
 use crate::plan::common::busy_checked_scenarios;
 use crate::plan::common::{
     add_warnings, check_output, invalid, resolve_common, resolve_isolate, resolve_loads,
@@ -20,6 +21,7 @@ use crate::plan::{Plan, ScenarioPlan, TraceSettings};
 use crate::probe::noise::NoiseProbe;
 use crate::probe::timer::TimerProbe;
 use crate::suite::SuiteSpec;
+use crate::sys::sched::Policy;
 use crate::warning::{Warning, WarningCode};
 
 /// The shared settings of every scenario, resolved once.
@@ -83,46 +85,8 @@ fn expand_block(
         Axes::Wake { .. } => cpus.last().copied().into_iter().collect(),
         Axes::Net { .. } => cpus.first().copied().into_iter().collect(),
     };
-    let cpus_text = crate::units::format_cpu_list(&measured);
-    let mut found = Vec::new();
-    // `--policy`/`-p` on the command line replace every block's `policies` (as
-    // --samples scales every scenario): `suite --policy other` runs as any user.
-    let policies = if request.common.policy.is_some() || request.common.priority.is_some() {
-        vec![(base.settings.policy, base.settings.priority)]
-    } else {
-        block
-            .policies
-            .iter()
-            .map(|&(policy, priority)| resolve_policy(Some(policy), priority, machine, &mut found))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(block.at("policies"))?
-    };
-    // The command line's --isolate shields every scenario; else the block's list.
-    let shields: Vec<Vec<usize>> = if request.isolate_axis() {
-        let shield = CpuList::These(measured.clone());
-        block
-            .isolate
-            .iter()
-            .map(|&isolated| resolve_isolate(isolated.then_some(&shield), machine, &mut found))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(block.at("isolate"))?
-    } else {
-        vec![base.isolate.clone()]
-    };
-    let load_sets = block
-        .loads
-        .iter()
-        .map(|text| {
-            parse_load_set(text, &cpus_text).map(|mut set| {
-                let mut all = base.loads.clone();
-                all.append(&mut set);
-                all
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(block.at("loads"))?;
-    add_warnings(warnings, found);
-
+    let (policies, shields, load_sets) =
+        block_dimensions(block, request, suite, &measured, warnings)?;
     let mut scenarios = Vec::new();
     for &(policy, priority) in &policies {
         for isolate in &shields {
@@ -153,6 +117,60 @@ fn expand_block(
         }
     }
     Ok(scenarios)
+}
+
+/// A block's shared dimensions resolved: its policies (or the command line's), shields
+/// (or the command line's `--isolate`) and load sets (after the command line's loads).
+#[allow(clippy::type_complexity)]
+fn block_dimensions(
+    block: &BlockRequest,
+    request: &SuiteRequest,
+    suite: &SuiteBase,
+    measured: &[usize],
+    warnings: &mut Vec<Warning>,
+) -> Result<(Vec<(Policy, i32)>, Vec<Vec<usize>>, Vec<Vec<LoadSpec>>), UserError> {
+    let machine = &suite.machine;
+    let base = &suite.base;
+    let cpus_text = crate::units::format_cpu_list(measured);
+    let mut found = Vec::new();
+    // `--policy`/`-p` on the command line replace every block's `policies` (as
+    // --samples scales every scenario): `suite --policy other` runs as any user.
+    let policies = if request.common.policy.is_some() || request.common.priority.is_some() {
+        vec![(base.settings.policy, base.settings.priority)]
+    } else {
+        block
+            .policies
+            .iter()
+            .map(|&(policy, priority)| resolve_policy(Some(policy), priority, machine, &mut found))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(block.at("policies"))?
+    };
+    // The command line's --isolate shields every scenario; else the block's list.
+    let shields: Vec<Vec<usize>> = if request.isolate_axis() {
+        let shield = CpuList::These(measured.to_vec());
+        block
+            .isolate
+            .iter()
+            .map(|&isolated| resolve_isolate(isolated.then_some(&shield), machine, &mut found))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(block.at("isolate"))?
+    } else {
+        vec![base.isolate.clone()]
+    };
+    let load_sets = block
+        .loads
+        .iter()
+        .map(|text| {
+            parse_load_set(text, &cpus_text).map(|mut set| {
+                let mut all = base.loads.clone();
+                all.append(&mut set);
+                all
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(block.at("loads"))?;
+    add_warnings(warnings, found);
+    Ok((policies, shields, load_sets))
 }
 
 /// The scenarios of a block's own axes on one resolved policy × shield × load set, each
@@ -197,45 +215,9 @@ fn expand_axes(
                 }
             }
         }
-        Axes::Wake {
-            mechanisms,
-            competitors,
-            placements,
-            intervals_ns,
-        } => {
-            let wakee = measured.first().copied();
-            for &placement in placements {
-                let waker = match placement {
-                    Placement::SameCpu => wakee,
-                    Placement::OtherCpu => Some(
-                        machine
-                            .online
-                            .iter()
-                            .copied()
-                            .find(|&c| Some(c) != wakee)
-                            .ok_or_else(|| {
-                                block.at("placements")(invalid(
-                                    "placements",
-                                    "other-cpu",
-                                    "this machine has one online CPU; use same-cpu",
-                                ))
-                            })?,
-                    ),
-                };
-                for &interval_ns in intervals_ns {
-                    let sweep = WakeSweep {
-                        mechanisms: mechanisms.clone(),
-                        interval_ns,
-                        deadline_ns: interval_ns,
-                        competitors: competitors.clone(),
-                    };
-                    out.extend(
-                        wake_scenarios(&sweep, waker, wakee, common, trace, machine)
-                            .map_err(block.at("placements"))?,
-                    );
-                }
-            }
-        }
+        Axes::Wake { .. } => out.extend(wake_axes_scenarios(
+            block, common, trace, machine, measured,
+        )?),
         Axes::Net {
             sizes,
             intervals_ns,
@@ -267,6 +249,60 @@ fn expand_axes(
             out.extend(
                 busy_checked_scenarios(probes, common, force, trace, machine, warnings)
                     .map_err(block.at("policies"))?,
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// A wake block's scenarios: per placement and interval, every mechanism × competitor
+/// count, the wakee on the first measured CPU.
+fn wake_axes_scenarios(
+    block: &BlockRequest,
+    common: &CommonPlan,
+    trace: &Option<TraceSettings>,
+    machine: &Machine,
+    measured: &[usize],
+) -> Result<Vec<ScenarioPlan>, UserError> {
+    let Axes::Wake {
+        mechanisms,
+        competitors,
+        placements,
+        intervals_ns,
+    } = &block.axes
+    else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    let wakee = measured.first().copied();
+    for &placement in placements {
+        let waker = match placement {
+            Placement::SameCpu => wakee,
+            Placement::OtherCpu => Some(
+                machine
+                    .online
+                    .iter()
+                    .copied()
+                    .find(|&c| Some(c) != wakee)
+                    .ok_or_else(|| {
+                        block.at("placements")(invalid(
+                            "placements",
+                            "other-cpu",
+                            "this machine has one online CPU; use same-cpu",
+                        ))
+                    })?,
+            ),
+        };
+        for &interval_ns in intervals_ns {
+            let sweep = WakeSweep {
+                mechanisms: mechanisms.clone(),
+                interval_ns,
+                deadline_ns: interval_ns,
+                competitors: competitors.clone(),
+            };
+            out.extend(
+                wake_scenarios(&sweep, waker, wakee, common, trace, machine)
+                    .map_err(block.at("placements"))?,
             );
         }
     }

@@ -16,25 +16,23 @@ use crate::plan::wake::{parse_competitors, RAW_BYTES_PER_ITERATION as WAKE_RAW_B
 use crate::plan::TraceSettings;
 use crate::probe::timer::Method;
 use crate::probe::wake::mechanism::Mechanism;
+use crate::result::ProbeKind;
 use crate::suite::{MatrixEntry, SuiteSpec, TraceChoice};
 use crate::sys::sched::Policy;
 
 /// The most scenarios a suite runs without `--yes`.
 pub const MAX_SCENARIOS_WITHOUT_YES: u128 = 10_000;
 
-/// The probes a block can name, in the order documented.
-pub const PROBES: [&str; 4] = ["timer", "wake", "net", "noise"];
-
 /// Each probe-specific axis and the probes that have it.
-const PROBE_AXES: [(&str, &[&str]); 8] = [
-    ("methods", &["timer"]),
-    ("periods", &["timer"]),
-    ("mechanisms", &["wake"]),
-    ("competitors", &["wake"]),
-    ("placements", &["wake"]),
-    ("intervals", &["wake", "net"]),
-    ("sizes", &["net"]),
-    ("thresholds", &["noise"]),
+const PROBE_AXES: [(&str, &[ProbeKind]); 8] = [
+    ("methods", &[ProbeKind::Timer]),
+    ("periods", &[ProbeKind::Timer]),
+    ("mechanisms", &[ProbeKind::Wake]),
+    ("competitors", &[ProbeKind::Wake]),
+    ("placements", &[ProbeKind::Wake]),
+    ("intervals", &[ProbeKind::Wake, ProbeKind::Net]),
+    ("sizes", &[ProbeKind::Net]),
+    ("thresholds", &[ProbeKind::Noise]),
 ];
 
 /// A guess of one flood round trip over loopback, for the duration estimate only.
@@ -253,7 +251,7 @@ fn given_axes(entry: &MatrixEntry) -> [(&'static str, bool); 8] {
     out
 }
 
-fn axes_of(probe: &str) -> Vec<&'static str> {
+fn axes_of(probe: ProbeKind) -> Vec<&'static str> {
     PROBE_AXES
         .iter()
         .filter(|(_, owners)| owners.contains(&probe))
@@ -283,140 +281,162 @@ fn non_empty<T>(key: &str, list: Vec<T>) -> Result<Vec<T>, UserError> {
 
 /// Checks one block's own axes as typed.
 fn check_axes(
-    probe: &str,
+    probe: ProbeKind,
+    entry: &MatrixEntry,
+    common: &CommonRequest,
+    keep_raw: bool,
+    place: &str,
+) -> Result<Axes, UserError> {
+    match probe {
+        ProbeKind::Timer => timer_axes(entry, common, keep_raw, place),
+        ProbeKind::Wake => wake_axes(entry, common, keep_raw, place),
+        ProbeKind::Net => net_axes(entry, place),
+        ProbeKind::Noise => noise_axes(entry, place),
+        ProbeKind::Lava => Err(in_plan(place, "probe")(invalid(
+            "probe",
+            probe.name(),
+            format!("choose from {}", ProbeKind::names()),
+        ))),
+    }
+}
+
+/// A timer block's methods and periods.
+fn timer_axes(
     entry: &MatrixEntry,
     common: &CommonRequest,
     keep_raw: bool,
     place: &str,
 ) -> Result<Axes, UserError> {
     let at = |key: &str| in_plan(place, key);
-    Ok(match probe {
-        "timer" => {
-            let mut methods = Vec::new();
-            for m in list_or(&entry.methods, &["clock-nanosleep"]) {
-                for method in
-                    Method::parse_list(&m).map_err(|r| at("methods")(invalid("methods", &m, r)))?
-                {
-                    if !methods.contains(&method) {
-                        methods.push(method);
-                    }
-                }
-            }
-            let mut periods_ns = Vec::new();
-            for text in list_or(&entry.periods, &["1ms"]) {
-                let period_ns =
-                    duration_in_range("periods", &text, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)
-                        .map_err(at("periods"))?;
-                check_raw_capacity(
-                    common,
-                    keep_raw,
-                    period_ns,
-                    RAW_BYTES_PER_SAMPLE,
-                    "samples per thread",
-                )
-                .map_err(at("periods"))?;
-                periods_ns.push(period_ns);
-            }
-            Axes::Timer {
-                methods: non_empty("methods", methods).map_err(at("methods"))?,
-                periods_ns: non_empty("periods", periods_ns).map_err(at("periods"))?,
+    let mut methods = Vec::new();
+    for m in list_or(&entry.methods, &["clock-nanosleep"]) {
+        for method in
+            Method::parse_list(&m).map_err(|r| at("methods")(invalid("methods", &m, r)))?
+        {
+            if !methods.contains(&method) {
+                methods.push(method);
             }
         }
-        "wake" => {
-            let mut mechanisms = Vec::new();
-            for m in list_or(&entry.mechanisms, &["eventfd"]) {
-                for mechanism in Mechanism::parse_list(&m)
-                    .map_err(|r| at("mechanisms")(invalid("mechanisms", &m, r)))?
-                {
-                    if !mechanisms.contains(&mechanism) {
-                        mechanisms.push(mechanism);
-                    }
-                }
-            }
-            let counts = entry.competitors.clone().unwrap_or_else(|| vec![0]);
-            let text = counts
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(",");
-            let competitors = non_empty("competitors", counts)
-                .and_then(|_| parse_competitors(&text))
-                .map_err(at("competitors"))?;
-            let mut placements = Vec::new();
-            for p in list_or(&entry.placements, &["same-cpu"]) {
-                let placement = Placement::parse(&p).map_err(at("placements"))?;
-                if !placements.contains(&placement) {
-                    placements.push(placement);
-                }
-            }
-            let mut intervals_ns = Vec::new();
-            for text in list_or(&entry.intervals, &["1ms"]) {
-                let ns = duration_in_range("intervals", &text, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)
-                    .map_err(at("intervals"))?;
-                check_raw_capacity(common, keep_raw, ns, WAKE_RAW_BYTES, "iterations")
-                    .map_err(at("intervals"))?;
-                intervals_ns.push(ns);
-            }
-            Axes::Wake {
-                mechanisms: non_empty("mechanisms", mechanisms).map_err(at("mechanisms"))?,
-                competitors,
-                placements: non_empty("placements", placements).map_err(at("placements"))?,
-                intervals_ns: non_empty("intervals", intervals_ns).map_err(at("intervals"))?,
+    }
+    let mut periods_ns = Vec::new();
+    for text in list_or(&entry.periods, &["1ms"]) {
+        let period_ns = duration_in_range("periods", &text, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)
+            .map_err(at("periods"))?;
+        check_raw_capacity(
+            common,
+            keep_raw,
+            period_ns,
+            RAW_BYTES_PER_SAMPLE,
+            "samples per thread",
+        )
+        .map_err(at("periods"))?;
+        periods_ns.push(period_ns);
+    }
+    Ok(Axes::Timer {
+        methods: non_empty("methods", methods).map_err(at("methods"))?,
+        periods_ns: non_empty("periods", periods_ns).map_err(at("periods"))?,
+    })
+}
+
+/// A wake block's mechanisms, competitor counts, placements and intervals.
+fn wake_axes(
+    entry: &MatrixEntry,
+    common: &CommonRequest,
+    keep_raw: bool,
+    place: &str,
+) -> Result<Axes, UserError> {
+    let at = |key: &str| in_plan(place, key);
+    let mut mechanisms = Vec::new();
+    for m in list_or(&entry.mechanisms, &["eventfd"]) {
+        for mechanism in
+            Mechanism::parse_list(&m).map_err(|r| at("mechanisms")(invalid("mechanisms", &m, r)))?
+        {
+            if !mechanisms.contains(&mechanism) {
+                mechanisms.push(mechanism);
             }
         }
-        "net" => {
-            let sizes = match &entry.sizes {
-                Some(list) => {
-                    let texts: Vec<String> = list.iter().map(|s| s.text()).collect();
-                    non_empty("sizes", texts.clone())
-                        .and_then(|_| net_sizes(&texts.join(",")))
-                        .map_err(|e| {
-                            at("sizes")(match e {
-                                UserError::InvalidValue { value, reason, .. } => {
-                                    invalid("sizes", &value, reason)
-                                }
-                                other => other,
-                            })
-                        })?
-                }
-                None => vec![64],
-            };
-            let mut intervals_ns = Vec::new();
-            for text in list_or(&entry.intervals, &["1ms"]) {
-                let ns = if text.trim() == "flood" {
-                    0
-                } else {
-                    duration_in_range("intervals", &text, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)
-                        .map_err(at("intervals"))?
-                };
-                if !intervals_ns.contains(&ns) {
-                    intervals_ns.push(ns);
-                }
-            }
-            Axes::Net {
-                sizes,
-                intervals_ns: non_empty("intervals", intervals_ns).map_err(at("intervals"))?,
-            }
+    }
+    let counts = entry.competitors.clone().unwrap_or_else(|| vec![0]);
+    let text = counts
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let competitors = non_empty("competitors", counts)
+        .and_then(|_| parse_competitors(&text))
+        .map_err(at("competitors"))?;
+    let mut placements = Vec::new();
+    for p in list_or(&entry.placements, &["same-cpu"]) {
+        let placement = Placement::parse(&p).map_err(at("placements"))?;
+        if !placements.contains(&placement) {
+            placements.push(placement);
         }
-        "noise" => {
-            let mut thresholds_ns = Vec::new();
-            for text in list_or(&entry.thresholds, &["1us"]) {
-                thresholds_ns.push(
-                    duration_in_range("thresholds", &text, 1_000, 0, 1_000_000_000)
-                        .map_err(at("thresholds"))?,
-                );
-            }
-            Axes::Noise {
-                thresholds_ns: non_empty("thresholds", thresholds_ns).map_err(at("thresholds"))?,
-            }
+    }
+    let mut intervals_ns = Vec::new();
+    for text in list_or(&entry.intervals, &["1ms"]) {
+        let ns = duration_in_range("intervals", &text, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)
+            .map_err(at("intervals"))?;
+        check_raw_capacity(common, keep_raw, ns, WAKE_RAW_BYTES, "iterations")
+            .map_err(at("intervals"))?;
+        intervals_ns.push(ns);
+    }
+    Ok(Axes::Wake {
+        mechanisms: non_empty("mechanisms", mechanisms).map_err(at("mechanisms"))?,
+        competitors,
+        placements: non_empty("placements", placements).map_err(at("placements"))?,
+        intervals_ns: non_empty("intervals", intervals_ns).map_err(at("intervals"))?,
+    })
+}
+
+/// A net block's sizes and intervals (`flood` is 0).
+fn net_axes(entry: &MatrixEntry, place: &str) -> Result<Axes, UserError> {
+    let at = |key: &str| in_plan(place, key);
+    let sizes = match &entry.sizes {
+        Some(list) => {
+            let texts: Vec<String> = list.iter().map(|s| s.text()).collect();
+            non_empty("sizes", texts.clone())
+                .and_then(|_| net_sizes(&texts.join(",")))
+                .map_err(|e| {
+                    at("sizes")(match e {
+                        UserError::InvalidValue { value, reason, .. } => {
+                            invalid("sizes", &value, reason)
+                        }
+                        other => other,
+                    })
+                })?
         }
-        other => {
-            return Err(at("probe")(invalid(
-                "probe",
-                other,
-                format!("choose from {}", PROBES.join(", ")),
-            )))
+        None => vec![64],
+    };
+    let mut intervals_ns = Vec::new();
+    for text in list_or(&entry.intervals, &["1ms"]) {
+        let ns = if text.trim() == "flood" {
+            0
+        } else {
+            duration_in_range("intervals", &text, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)
+                .map_err(at("intervals"))?
+        };
+        if !intervals_ns.contains(&ns) {
+            intervals_ns.push(ns);
         }
+    }
+    Ok(Axes::Net {
+        sizes,
+        intervals_ns: non_empty("intervals", intervals_ns).map_err(at("intervals"))?,
+    })
+}
+
+/// A noise block's thresholds.
+fn noise_axes(entry: &MatrixEntry, place: &str) -> Result<Axes, UserError> {
+    let at = |key: &str| in_plan(place, key);
+    let mut thresholds_ns = Vec::new();
+    for text in list_or(&entry.thresholds, &["1us"]) {
+        thresholds_ns.push(
+            duration_in_range("thresholds", &text, 1_000, 0, 1_000_000_000)
+                .map_err(at("thresholds"))?,
+        );
+    }
+    Ok(Axes::Noise {
+        thresholds_ns: non_empty("thresholds", thresholds_ns).map_err(at("thresholds"))?,
     })
 }
 
@@ -429,26 +449,25 @@ fn check_block(
     keep_raw: bool,
 ) -> Result<BlockRequest, UserError> {
     let at = |key: &str| in_plan(&place, key);
-    let probe = entry.probe.trim();
-    if !PROBES.contains(&probe) {
+    let Some(probe) = ProbeKind::parse(entry.probe.trim()) else {
         return Err(at("probe")(invalid(
             "probe",
             &entry.probe,
-            format!("choose from {}", PROBES.join(", ")),
+            format!("choose from {}", ProbeKind::names()),
         )));
-    }
+    };
     for (key, given) in given_axes(entry) {
         if given && !axes_of(probe).contains(&key) {
             let owners: Vec<&str> = PROBE_AXES
                 .iter()
                 .find(|(k, _)| *k == key)
-                .map(|(_, o)| o.to_vec())
+                .map(|(_, o)| o.iter().map(|p| p.name()).collect())
                 .unwrap_or_default();
             return Err(at(key)(UserError::Other(format!(
                 "the {probe} probe has no `{key}` axis (it belongs to {}); {probe}'s own axes are {}, and every probe has loads, isolate, policies{}",
                 owners.join(" and "),
                 axes_of(probe).join(", "),
-                if probe == "net" { "" } else { ", trace" }
+                if probe == ProbeKind::Net { "" } else { ", trace" }
             ))));
         }
     }
@@ -460,7 +479,7 @@ fn check_block(
         .collect::<Result<Vec<_>, _>>()
         .map_err(at("policies"))?;
     let trace = trace_wish(entry.trace.as_ref().unwrap_or(spec_trace)).map_err(at("trace"))?;
-    if probe == "net" && trace == TraceWish::On {
+    if probe == ProbeKind::Net && trace == TraceWish::On {
         return Err(at("trace")(UserError::Other(
             "the net probe has no --trace (its split uses kernel receive timestamps already); set trace = false or \"auto\" for this block".into(),
         )));

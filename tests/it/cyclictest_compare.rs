@@ -52,7 +52,7 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     // The converted run: timer probe, method marked as cyclictest, histogram kept.
     let run = latscope::import::cyclictest::load_any(&ct).unwrap();
     let sc = &run.scenarios[0];
-    assert_eq!(sc.probe, "timer");
+    assert_eq!(sc.probe, latscope::result::ProbeKind::Timer);
     assert_eq!(sc.params.method, "clock-nanosleep (cyclictest)");
     assert_eq!(sc.params.period_ns, 1_000_000);
     let th = &sc.threads[0];
@@ -131,7 +131,7 @@ fn import_labels_each_thread_with_its_own_interval() {
     );
     let second = &run.scenarios[1];
     assert_eq!(second.elapsed_ns, 671 * 1_500_000);
-    assert_eq!(second.threads[0].extra["period_ns"], 1_500_000);
+    assert_eq!(second.threads[0].extra.period_ns, Some(1_500_000));
     let report = common::assert_success(
         common::latscope_command()
             .arg("report")

@@ -186,7 +186,7 @@ fn report_rerenders_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     for (format, needle) in [
         ("table", "clock-nanosleep"),
-        ("json", "\"schema_version\": 1"),
+        ("json", "\"schema_version\": 2"),
         ("csv", "scenario,probe,method"),
         ("markdown", "| --- |"),
         ("html", "<!DOCTYPE html>"),

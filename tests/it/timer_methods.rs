@@ -10,7 +10,7 @@ fn every_method_produces_a_sane_result() {
         "timer", "--method", "all", "--cpus", &cpu, "-D", "2s", "--warmup", "200ms", "--policy",
         "fifo", "-p", "80", "--force",
     ]);
-    assert_eq!(run["schema_version"], 1);
+    assert_eq!(run["schema_version"], 2);
     assert_eq!(run["interrupted"], false);
     let scenarios = run["scenarios"].as_array().unwrap();
     let methods = scenario_methods(&run);

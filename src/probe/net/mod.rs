@@ -8,13 +8,12 @@ pub mod reflector;
 
 use super::harness::{run_measuring_threads, ThreadPlacement};
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
-use crate::result::ThreadResult;
+use crate::result::{ParamsExtra, ThreadExtra, ThreadResult};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::clock;
 use crate::sys::udp_timestamps::{self, ControlBuffer};
 use crate::warning::{Warning, WarningCode};
 use anyhow::Context;
-use std::collections::BTreeMap;
 use std::io::ErrorKind;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -330,29 +329,26 @@ impl NetProbe {
         (started, clock::monotonic_ns())
     }
 
-    fn counts_extra(&self, c: &NetCounts) -> BTreeMap<String, serde_json::Value> {
-        let mut e = BTreeMap::new();
-        for (k, v) in [
-            ("sent", c.sent),
-            ("received", c.received),
-            ("lost", c.lost),
-            ("reordered", c.reordered),
-            ("duplicated", c.duplicated),
-            ("malformed", c.malformed),
-            ("no_timestamp", c.no_timestamp),
-            ("send_errors", c.send_errors),
-            ("recv_errors", c.recv_errors),
-        ] {
-            e.insert(k.to_string(), v.into());
+    fn counts_extra(&self, c: &NetCounts) -> ThreadExtra {
+        ThreadExtra {
+            sent: Some(c.sent),
+            received: Some(c.received),
+            lost: Some(c.lost),
+            reordered: Some(c.reordered),
+            duplicated: Some(c.duplicated),
+            malformed: Some(c.malformed),
+            no_timestamp: Some(c.no_timestamp),
+            send_errors: Some(c.send_errors),
+            recv_errors: Some(c.recv_errors),
+            size_bytes: Some(self.size as u64),
+            ..ThreadExtra::default()
         }
-        e.insert("size_bytes".into(), (self.size as u64).into());
-        e
     }
 }
 
 impl Probe for NetProbe {
-    fn kind(&self) -> &'static str {
-        "net"
+    fn kind(&self) -> crate::result::ProbeKind {
+        crate::result::ProbeKind::Net
     }
     fn method(&self) -> String {
         format!("udp-{}B", self.size)
@@ -363,22 +359,18 @@ impl Probe for NetProbe {
     fn deadline_ns(&self) -> u64 {
         self.deadline_ns
     }
-    fn extra_params(&self) -> BTreeMap<String, serde_json::Value> {
-        let mut m = BTreeMap::new();
-        m.insert("size_bytes".into(), (self.size as u64).into());
-        m.insert("flood".into(), (self.interval_ns == 0).into());
-        m.insert("timeout_ns".into(), self.timeout_ns.into());
-        m.insert(
-            "target".into(),
-            self.target
-                .map_or_else(|| "in-process".to_string(), |t| t.to_string())
-                .into(),
-        );
-        m.insert(
-            "timestamps".into(),
-            "SO_TIMESTAMPNS (kernel RX, CLOCK_REALTIME)".into(),
-        );
-        m
+    fn extra_params(&self) -> ParamsExtra {
+        ParamsExtra {
+            size_bytes: Some(self.size as u64),
+            flood: Some(self.interval_ns == 0),
+            timeout_ns: Some(self.timeout_ns),
+            target: Some(
+                self.target
+                    .map_or_else(|| "in-process".to_string(), |t| t.to_string()),
+            ),
+            timestamps: Some("SO_TIMESTAMPNS (kernel RX, CLOCK_REALTIME)".into()),
+            ..ParamsExtra::default()
+        }
     }
 
     fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput> {
@@ -491,15 +483,10 @@ impl Probe for NetProbe {
                 )));
         }
         if let Some(rc) = reflector_counts {
-            out.extra_params.insert(
-                "reflector_malformed".into(),
-                rc.malformed.load(Ordering::Relaxed).into(),
-            );
-            out.extra_params
-                .insert("reflector_cpu".into(), (self.reflector_cpu as u64).into());
+            out.extra_params.reflector_malformed = Some(rc.malformed.load(Ordering::Relaxed));
+            out.extra_params.reflector_cpu = Some(self.reflector_cpu as u64);
         }
-        out.extra_params
-            .insert("target".into(), target.to_string().into());
+        out.extra_params.target = Some(target.to_string());
         Ok(out)
     }
 }

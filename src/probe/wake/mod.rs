@@ -10,7 +10,8 @@ pub mod mechanism;
 
 use super::harness::{run_measuring_threads_with_tids, ThreadPlacement};
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
-use crate::result::{RawSeries, ThreadResult};
+use crate::result::extras::FirstIterations;
+use crate::result::{ParamsExtra, RawSeries, ThreadExtra, ThreadResult};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{mqueue::MessageQueue, wake_primitives};
 use crate::warning::{Warning, WarningCode};
@@ -21,7 +22,6 @@ use mechanism::{
     Channel, CondvarChannel, EventfdChannel, FutexChannel, Mechanism, MqueueChannel, PipeChannel,
     SignalChannel, UnixChannel,
 };
-use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -197,8 +197,8 @@ type Measured = (
 );
 
 impl Probe for WakeProbe {
-    fn kind(&self) -> &'static str {
-        "wake"
+    fn kind(&self) -> crate::result::ProbeKind {
+        crate::result::ProbeKind::Wake
     }
     fn method(&self) -> String {
         self.mechanism.name().to_string()
@@ -217,15 +217,16 @@ impl Probe for WakeProbe {
         };
         Some(format!("{cpus} competitors={}", self.competitors))
     }
-    fn extra_params(&self) -> BTreeMap<String, serde_json::Value> {
-        let mut m = BTreeMap::new();
-        m.insert("mechanism".into(), self.mechanism.name().into());
-        m.insert("wake_call".into(), self.mechanism.wake_call().into());
-        m.insert("interval_ns".into(), self.interval_ns.into());
-        m.insert("waker_cpu".into(), self.waker_cpu.into());
-        m.insert("wakee_cpu".into(), self.wakee_cpu.into());
-        m.insert("competitors".into(), self.competitors.into());
-        m
+    fn extra_params(&self) -> ParamsExtra {
+        ParamsExtra {
+            mechanism: Some(self.mechanism.name().into()),
+            wake_call: Some(self.mechanism.wake_call().into()),
+            interval_ns: Some(self.interval_ns),
+            waker_cpu: Some(self.waker_cpu as u64),
+            wakee_cpu: Some(self.wakee_cpu as u64),
+            competitors: Some(self.competitors as u64),
+            ..ParamsExtra::default()
+        }
     }
 
     fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput> {
@@ -257,27 +258,21 @@ impl Probe for WakeProbe {
         };
         let mut response =
             ThreadResult::from_recorder(self.wakee_cpu, method, "response", &responses);
+        response.extra = ThreadExtra {
+            merged: Some(ec.merged),
+            stale_wakeups: Some(ec.stale_wakeups),
+            first_response_ns: Some(ec.first_response_ns),
+            iterations: Some(wc.measured),
+            iterations_total: Some(wc.iterations),
+            served_total: Some(ec.served),
+            competitors: Some(self.competitors as u64),
+            first_iterations: Some(first_iterations(&raw.first_iterations, wc.first_measured)),
+            ring_overflow: (ec.ring_overflow > 0).then_some(ec.ring_overflow),
+            ..ThreadExtra::default()
+        };
         let e = &mut response.extra;
-        e.insert("merged".into(), ec.merged.into());
-        e.insert("stale_wakeups".into(), ec.stale_wakeups.into());
-        e.insert(
-            "first_response_ns".into(),
-            ec.first_response_ns
-                .map_or(serde_json::Value::Null, Into::into),
-        );
-        e.insert("iterations".into(), wc.measured.into());
-        e.insert("iterations_total".into(), wc.iterations.into());
-        e.insert("served_total".into(), ec.served.into());
-        e.insert("competitors".into(), self.competitors.into());
-        e.insert(
-            "first_iterations".into(),
-            first_iterations_json(&raw.first_iterations, wc.first_measured),
-        );
-        if ec.ring_overflow > 0 {
-            e.insert("ring_overflow".into(), ec.ring_overflow.into());
-        }
         if raw.dropped > 0 {
-            e.insert("raw_dropped".into(), raw.dropped.into());
+            e.raw_dropped = Some(raw.dropped);
             out.warnings.push(Warning::new(WarningCode::RawDropped, format!(
                     "{} responses did not fit the --raw buffer and are missing from the raw file (they are in every statistic)",
                     raw.dropped
@@ -285,10 +280,7 @@ impl Probe for WakeProbe {
         }
         if self.competitors > 0 && out.elapsed_ns > 0 {
             let seconds = (out.elapsed_ns + settings.warmup_ns) as f64 / 1e9;
-            e.insert(
-                "competitor_loops_per_s".into(),
-                ((competitor_loops as f64 / seconds).round()).into(),
-            );
+            e.competitor_loops_per_s = Some((competitor_loops as f64 / seconds).round());
         }
         if ec.merged > 0 {
             out.warnings.push(Warning::new(WarningCode::WakeMerged, format!(
@@ -297,10 +289,8 @@ impl Probe for WakeProbe {
                 )));
         }
         let mut call = ThreadResult::from_recorder(self.waker_cpu, method, "call", &calls);
-        call.extra
-            .insert("wake_failed".into(), wc.wake_failed.into());
-        call.extra
-            .insert("stop_wakeups".into(), wc.stop_wakeups.into());
+        call.extra.wake_failed = Some(wc.wake_failed);
+        call.extra.stop_wakeups = Some(wc.stop_wakeups);
         if wc.wake_failed > 0 {
             out.warnings.push(Warning::new(WarningCode::WakeChannelFull, format!(
                     "{method}: {} wake calls found the channel full (the wakee had not run); those iterations are counted as merged, not lost",
@@ -329,17 +319,16 @@ pub const FIRST_ITERATION_COLUMNS: [&str; 5] =
 
 /// The wakee's first iterations as the result keeps them (docs/probes.md): iterations
 /// numbered from 1, the cold first one; `first_measured` the first one after warm-up.
-fn first_iterations_json(rows: &[[u64; 4]], first_measured_index: u64) -> serde_json::Value {
-    let rows: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|&[index, t0, t1, merged]| {
-            serde_json::json!([index + 1, t0, t1, t1.saturating_sub(t0), merged])
-        })
-        .collect();
-    serde_json::json!({
-        "kept": loops::FIRST_ITERATIONS_KEPT,
-        "first_measured": first_measured_index.saturating_add(1),
-        "columns": FIRST_ITERATION_COLUMNS,
-        "rows": rows,
-    })
+fn first_iterations(rows: &[[u64; 4]], first_measured_index: u64) -> FirstIterations {
+    FirstIterations {
+        columns: FIRST_ITERATION_COLUMNS.map(String::from).to_vec(),
+        first_measured: first_measured_index.saturating_add(1),
+        kept: loops::FIRST_ITERATIONS_KEPT as u64,
+        rows: rows
+            .iter()
+            .map(|&[index, t0, t1, merged]| vec![index + 1, t0, t1, t1.saturating_sub(t0), merged])
+            .collect(),
+        switch_not_joined: None,
+        switch_ns: None,
+    }
 }

@@ -237,6 +237,37 @@ struct Replay<'t, 'a> {
     out: Accounting,
 }
 
+/// The cause an interrupt frame on the CPU stands for: the IRQ, the softirq, or the
+/// vector (IPIs told apart by their names).
+fn frame_cause(frame: Frame) -> Cause {
+    match frame {
+        Frame::Irq { irq, name } => {
+            let mut c = Cause::new(CauseKind::Irq, name);
+            c.irq = Some(irq);
+            c
+        }
+        Frame::Softirq { vec } => {
+            let mut c = Cause::new(CauseKind::Softirq, softirq_name(vec));
+            c.vector = Some(vec as i32);
+            c
+        }
+        Frame::Vector { name, vector } => {
+            let ipi = matches!(
+                name.as_str(),
+                "reschedule" | "call_function" | "call_function_single" | "irq_work"
+            );
+            let kind = if ipi {
+                CauseKind::Ipi
+            } else {
+                CauseKind::Vector
+            };
+            let mut c = Cause::new(kind, name);
+            c.vector = Some(vector);
+            c
+        }
+    }
+}
+
 impl Replay<'_, '_> {
     fn add(&mut self, cause: Cause, ns: u64, runs: u64) {
         if let Some(c) = self.out.causes.iter_mut().find(|c| c.same(&cause)) {
@@ -277,33 +308,7 @@ impl Replay<'_, '_> {
                 self.add(Cause::new(CauseKind::Hypervisor, HYPERVISOR_LABEL), d, 1);
                 return;
             }
-            let cause = match frame {
-                Frame::Irq { irq, name } => {
-                    let mut c = Cause::new(CauseKind::Irq, name);
-                    c.irq = Some(irq);
-                    c
-                }
-                Frame::Softirq { vec } => {
-                    let mut c = Cause::new(CauseKind::Softirq, softirq_name(vec));
-                    c.vector = Some(vec as i32);
-                    c
-                }
-                Frame::Vector { name, vector } => {
-                    let ipi = matches!(
-                        name.as_str(),
-                        "reschedule" | "call_function" | "call_function_single" | "irq_work"
-                    );
-                    let kind = if ipi {
-                        CauseKind::Ipi
-                    } else {
-                        CauseKind::Vector
-                    };
-                    let mut c = Cause::new(kind, name);
-                    c.vector = Some(vector);
-                    c
-                }
-            };
-            self.add(cause, d, runs);
+            self.add(frame_cause(frame), d, runs);
             return;
         }
         let runs = u64::from(std::mem::replace(&mut self.task_fresh, false));

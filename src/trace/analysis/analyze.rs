@@ -5,10 +5,11 @@
 //! cause also gets its whole run slice (`ran_ns`, from the run slices below).
 
 use crate::probe::ProbeOutput;
+use crate::result::extras::{Bound, FirstIterations};
 use crate::result::trace::{
     CauseSummary, TimelineSpan, TraceResult, TraceSpike, TraceThread, SWITCH_IN_PLACEMENT,
 };
-use crate::result::ThreadResult;
+use crate::result::{ProbeKind, ThreadResult};
 use crate::stats::{Recorder, RecorderConfig};
 use crate::trace::analysis::account::{Cause, CauseKind, SilenceBounds};
 use crate::trace::analysis::attribution::{
@@ -34,14 +35,11 @@ const MAX_WORST_EVENTS: usize = 2000;
 const WORST_MARGIN_NS: u64 = 100_000;
 
 /// The sample series of each measuring thread: (cpu, rows of (stamp_ns, value_ns, row)).
-fn samples<'a>(kind: &str, output: &'a ProbeOutput) -> Vec<(usize, &'a crate::result::RawSeries)> {
+fn samples(kind: ProbeKind, output: &ProbeOutput) -> Vec<(usize, &crate::result::RawSeries)> {
     output
         .raw
         .iter()
-        .filter(|r| match kind {
-            "wake" => r.metric == "response",
-            _ => true,
-        })
+        .filter(|r| kind != ProbeKind::Wake || r.metric == "response")
         .map(|r| (r.cpu, r))
         .collect()
 }
@@ -64,31 +62,30 @@ fn part_result(cpu: usize, method: &str, name: &str, values: &[(u64, i64)]) -> T
     let mut tr = ThreadResult::from_recorder(cpu, method, name, &rec);
     tr.per_second_max_ns.clear();
     if negative > 0 {
-        tr.extra
-            .insert("negative_counted_as_zero".into(), negative.into());
+        tr.extra.negative_counted_as_zero = Some(negative);
     }
     tr
 }
 
-/// Fills threads (join counts, parts), spikes, cause summary and the worst spike's events;
-/// for the timer also the split columns of `--raw`.
-pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &mut TraceResult) {
-    let mut sorted: Vec<Event> = rec.events.clone();
-    sorted.sort_by_key(|e| e.ts_ns);
-    let tl = Timeline::new(&sorted).with_losses(&rec.losses);
-    let threshold = match result.threshold_source.as_str() {
-        "--trace-threshold" => Threshold::Fixed(result.threshold_ns),
-        _ => Threshold::P999,
-    };
-    let method = output
-        .extra_params
-        .get("method")
-        .and_then(|m| m.as_str())
-        .unwrap_or("")
-        .to_string();
-    let mut spikes: Vec<(TraceSpike, u64, u64)> = Vec::new();
-    let mut worst_windows: Vec<(u64, u64, u64)> = Vec::new(); // (latency, from, to)
-    let series: Vec<(usize, usize)> = samples(kind, output)
+/// What every thread's analysis reads.
+struct Ctx<'a> {
+    tl: &'a Timeline<'a>,
+    threshold: Threshold,
+    /// The scenario's method: the label of the parts.
+    method: &'a str,
+}
+
+/// Where a thread's analysis puts what the scenario's trace shows.
+struct Sink<'a> {
+    threshold_ns: &'a mut u64,
+    cause_summary: &'a mut Vec<CauseSummary>,
+    /// (spike, its window's start, end).
+    spikes: &'a mut Vec<(TraceSpike, u64, u64)>,
+}
+
+/// Each measuring thread's series: (cpu, index in `output.raw`).
+fn series_index(kind: ProbeKind, output: &ProbeOutput) -> Vec<(usize, usize)> {
+    samples(kind, output)
         .iter()
         .map(|(cpu, r)| {
             (
@@ -100,7 +97,40 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
                     .unwrap_or(0),
             )
         })
-        .collect();
+        .collect()
+}
+
+/// Fills threads (join counts, parts), spikes, cause summary and the worst spike's events;
+/// for the timer also the split columns of `--raw`. `method` is the scenario's (its
+/// `params.method`, the label of the parts) and, for the timer, how its samples join
+/// hrtimers.
+pub fn analyze(
+    kind: ProbeKind,
+    method: &str,
+    timer_method: Option<TimerMethod>,
+    rec: &Recording,
+    output: &mut ProbeOutput,
+    result: &mut TraceResult,
+) {
+    let mut sorted: Vec<Event> = rec.events.clone();
+    sorted.sort_by_key(|e| e.ts_ns);
+    let tl = Timeline::new(&sorted).with_losses(&rec.losses);
+    let threshold = match result.threshold_source.as_str() {
+        "--trace-threshold" => Threshold::Fixed(result.threshold_ns),
+        _ => Threshold::P999,
+    };
+    let ctx = Ctx {
+        tl: &tl,
+        threshold,
+        method,
+    };
+    let mut spikes: Vec<(TraceSpike, u64, u64)> = Vec::new();
+    let series = series_index(kind, output);
+    let mut sink = Sink {
+        threshold_ns: &mut result.threshold_ns,
+        cause_summary: &mut result.cause_summary,
+        spikes: &mut spikes,
+    };
     for t in &mut result.threads {
         if t.role == "waker" {
             continue;
@@ -108,164 +138,32 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
         let Some(&(_, ri)) = series.iter().find(|(cpu, _)| *cpu == t.cpu) else {
             continue;
         };
-        let raw = &output.raw[ri];
-        let n = raw.columns.len();
-        let rows: Vec<Vec<u64>> = raw
+        let n = output.raw[ri].columns.len();
+        let rows: Vec<Vec<u64>> = output.raw[ri]
             .rows()
             .map(|r| r.iter().map(|&v| v as u64).collect())
             .collect();
         t.samples_total = rows.len() as u64;
-        let cpu = t.cpu as u32;
         match kind {
-            "timer" => {
-                let Some(m) = TimerMethod::from_name(&method) else {
-                    continue;
-                };
-                let samples: Vec<TimerSample> = rows
-                    .iter()
-                    .map(|r| TimerSample {
-                        deadline_ns: r[0],
-                        latency_ns: r[n - 1],
-                    })
-                    .collect();
-                let split = split_timer(&tl, t.tid, cpu, m, &samples, &SplitConfig::default());
-                timer_parts(t, &split, &method);
-                split_columns(&mut output.raw[ri], &split, rows.len());
-                let attribution = attribute_split(
-                    &tl,
-                    &split,
-                    &AttributionConfig {
-                        threshold,
-                        ..AttributionConfig::default()
-                    },
-                );
-                result.threshold_ns = attribution.threshold_ns;
-                let slices = run_slices(tl.cpu(cpu));
-                spikes.extend(
-                    attribution
-                        .spikes
-                        .iter()
-                        .map(|sp| trace_spike(t.cpu, sp, &slices)),
-                );
-                for e in &attribution.summary.entries {
-                    merge_summary(&mut result.cause_summary, e);
+            ProbeKind::Timer => {
+                if let Some(m) = timer_method {
+                    timer_thread(&ctx, t, &rows, m, &mut output.raw[ri], &mut sink);
                 }
             }
-            "noise" => {
-                let gaps: Vec<NoiseGap> = rows
-                    .iter()
-                    .map(|r| NoiseGap {
-                        start_ns: r[0],
-                        gap_ns: r[n - 1],
-                    })
-                    .collect();
-                let classes = classify_gaps(&tl, cpu, t.tid, &gaps, SilenceBounds::default());
-                let values: Vec<u64> = gaps.iter().map(|g| g.gap_ns).collect();
-                let limit = threshold.resolve(&values);
-                result.threshold_ns = limit;
-                for g in &classes {
-                    let class = if g.unknown {
-                        "not_classified".to_string()
-                    } else {
-                        g.dominant
-                            .map(kind_name)
-                            .unwrap_or_else(|| "unexplained".into())
-                    };
-                    *t.classes.entry(class).or_default() += 1;
-                    if !g.unknown {
-                        t.samples_joined += 1;
-                    }
-                    if g.gap_ns > limit {
-                        let end = g.start_ns + g.gap_ns;
-                        spikes.push((
-                            TraceSpike {
-                                cpu: t.cpu,
-                                at_ns: g.start_ns,
-                                latency_ns: g.gap_ns,
-                                causes: g
-                                    .causes
-                                    .iter()
-                                    .map(|c| cause_json(c, &[], g.start_ns, end))
-                                    .collect(),
-                                unexplained_ns: g.unexplained_ns,
-                                line: g.render(),
-                            },
-                            g.start_ns,
-                            end,
-                        ));
-                    }
-                }
-                let unknown = t.samples_total - t.samples_joined;
-                if unknown > 0 {
-                    t.not_joined
-                        .insert("outside the trace or events lost".into(), unknown);
-                }
-            }
-            _ => {
-                // wake: the wakee's responses split into waking, wakeup, switch, to_user.
-                let samples: Vec<WakeSample> = rows
-                    .iter()
-                    .map(|r| WakeSample {
-                        t0_ns: r[0],
-                        t1_ns: r[1],
-                    })
-                    .collect();
-                let splits = split_wake(&tl, t.tid, &samples, 2_000);
-                if let Some(first) = output
+            ProbeKind::Noise => noise_thread(&ctx, t, &rows, n, &mut sink),
+            ProbeKind::Wake | ProbeKind::Net | ProbeKind::Lava => {
+                let first = output
                     .threads
                     .iter_mut()
                     .find(|r| r.metric == "response" && r.cpu == t.cpu)
-                    .and_then(|r| r.extra.get_mut("first_iterations"))
-                {
-                    crate::trace::analysis::wake_split::add_first_iteration_switches(
-                        &tl, t.tid, first, 2_000,
-                    );
-                }
-                wake_parts(t, &samples, &splits, &method);
-                let values: Vec<u64> = rows.iter().map(|r| r[n - 1]).collect();
-                let limit = threshold.resolve(&values);
-                result.threshold_ns = limit;
-                // Each spike accounted as the timer's are (account.rs): who held the
-                // wakee's CPU from the waker's stamp to the wakee's.
-                let slices = run_slices(tl.cpu(cpu));
-                let wake_spikes: Vec<Spike> = rows
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, r)| r[n - 1] > limit)
-                    .map(|(i, r)| {
-                        attribute_response(
-                            &tl,
-                            cpu,
-                            i,
-                            r[0],
-                            r[n - 1],
-                            t.tid,
-                            SilenceBounds::default(),
-                        )
-                    })
-                    .collect();
-                spikes.extend(wake_spikes.iter().map(|sp| trace_spike(t.cpu, sp, &slices)));
-                for e in &summarize(&wake_spikes).entries {
-                    merge_summary(&mut result.cause_summary, e);
-                }
+                    .and_then(|r| r.extra.first_iterations.as_mut());
+                wake_thread(&ctx, t, &rows, n, first, &mut sink);
             }
         }
     }
     spikes.sort_by_key(|s| std::cmp::Reverse(s.0.latency_ns));
-    if let Some((_, from, to)) = spikes.first() {
-        worst_windows.push((0, *from, *to));
-    }
-    if let Some(&(_, from, to)) = worst_windows.first() {
-        let a = sorted.partition_point(|e| e.ts_ns < from.saturating_sub(WORST_MARGIN_NS));
-        let b = sorted.partition_point(|e| e.ts_ns <= to);
-        result.worst_spike_events = sorted[a..b.max(a)]
-            .iter()
-            .take(MAX_WORST_EVENTS)
-            .map(crate::trace::analysis::text::render_text_line)
-            .collect();
-        result.worst_spike_spans = timeline_spans(&tl, &sorted[a..b.max(a)], from, to);
-    }
-    if kind == "noise" {
+    worst_spike(result, &sorted, &tl, &spikes);
+    if kind == ProbeKind::Noise {
         result.cause_summary = summarize_fallback(&spikes);
     }
     result
@@ -274,11 +172,185 @@ pub fn analyze(kind: &str, rec: &Recording, output: &mut ProbeOutput, result: &m
     result.spikes = spikes.into_iter().take(MAX_SPIKES).map(|s| s.0).collect();
 }
 
+/// The worst spike's events and timeline (from `WORST_MARGIN_NS` before it).
+fn worst_spike(
+    result: &mut TraceResult,
+    sorted: &[Event],
+    tl: &Timeline,
+    spikes: &[(TraceSpike, u64, u64)],
+) {
+    let Some(&(_, from, to)) = spikes.first() else {
+        return;
+    };
+    let a = sorted.partition_point(|e| e.ts_ns < from.saturating_sub(WORST_MARGIN_NS));
+    let b = sorted.partition_point(|e| e.ts_ns <= to);
+    result.worst_spike_events = sorted[a..b.max(a)]
+        .iter()
+        .take(MAX_WORST_EVENTS)
+        .map(crate::trace::analysis::text::render_text_line)
+        .collect();
+    result.worst_spike_spans = timeline_spans(tl, &sorted[a..b.max(a)], from, to);
+}
+
+/// A timer thread: its samples joined to hrtimers and split, the split columns of
+/// `--raw`, spikes attributed.
+fn timer_thread(
+    ctx: &Ctx,
+    t: &mut TraceThread,
+    rows: &[Vec<u64>],
+    method: TimerMethod,
+    raw: &mut crate::result::RawSeries,
+    sink: &mut Sink,
+) {
+    let n = raw.columns.len();
+    let cpu = t.cpu as u32;
+    let samples: Vec<TimerSample> = rows
+        .iter()
+        .map(|r| TimerSample {
+            deadline_ns: r[0],
+            latency_ns: r[n - 1],
+        })
+        .collect();
+    let split = split_timer(
+        ctx.tl,
+        t.tid,
+        cpu,
+        method,
+        &samples,
+        &SplitConfig::default(),
+    );
+    timer_parts(t, &split, ctx.method);
+    split_columns(raw, &split, rows.len());
+    let attribution = attribute_split(
+        ctx.tl,
+        &split,
+        &AttributionConfig {
+            threshold: ctx.threshold,
+            ..AttributionConfig::default()
+        },
+    );
+    *sink.threshold_ns = attribution.threshold_ns;
+    let slices = run_slices(ctx.tl.cpu(cpu));
+    sink.spikes.extend(
+        attribution
+            .spikes
+            .iter()
+            .map(|sp| trace_spike(t.cpu, sp, &slices)),
+    );
+    for e in &attribution.summary.entries {
+        merge_summary(sink.cause_summary, e);
+    }
+}
+
+/// A noise thread: its gaps in classes by dominant cause, those above the threshold as
+/// spikes.
+fn noise_thread(ctx: &Ctx, t: &mut TraceThread, rows: &[Vec<u64>], n: usize, sink: &mut Sink) {
+    let gaps: Vec<NoiseGap> = rows
+        .iter()
+        .map(|r| NoiseGap {
+            start_ns: r[0],
+            gap_ns: r[n - 1],
+        })
+        .collect();
+    let classes = classify_gaps(ctx.tl, t.cpu as u32, t.tid, &gaps, SilenceBounds::default());
+    let values: Vec<u64> = gaps.iter().map(|g| g.gap_ns).collect();
+    let limit = ctx.threshold.resolve(&values);
+    *sink.threshold_ns = limit;
+    for g in &classes {
+        let class = if g.unknown {
+            "not_classified".to_string()
+        } else {
+            g.dominant
+                .map(kind_name)
+                .unwrap_or_else(|| "unexplained".into())
+        };
+        *t.classes.entry(class).or_default() += 1;
+        if !g.unknown {
+            t.samples_joined += 1;
+        }
+        if g.gap_ns > limit {
+            let end = g.start_ns + g.gap_ns;
+            let spike = TraceSpike {
+                cpu: t.cpu,
+                at_ns: g.start_ns,
+                latency_ns: g.gap_ns,
+                causes: g
+                    .causes
+                    .iter()
+                    .map(|c| cause_json(c, &[], g.start_ns, end))
+                    .collect(),
+                unexplained_ns: g.unexplained_ns,
+                line: g.render(),
+            };
+            sink.spikes.push((spike, g.start_ns, end));
+        }
+    }
+    let unknown = t.samples_total - t.samples_joined;
+    if unknown > 0 {
+        t.not_joined
+            .insert("outside the trace or events lost".into(), unknown);
+    }
+}
+
+/// The wakee: its responses split into waking, wakeup, switch, to_user (and its first
+/// iterations' switch times), spikes accounted.
+fn wake_thread(
+    ctx: &Ctx,
+    t: &mut TraceThread,
+    rows: &[Vec<u64>],
+    n: usize,
+    first: Option<&mut FirstIterations>,
+    sink: &mut Sink,
+) {
+    let cpu = t.cpu as u32;
+    let samples: Vec<WakeSample> = rows
+        .iter()
+        .map(|r| WakeSample {
+            t0_ns: r[0],
+            t1_ns: r[1],
+        })
+        .collect();
+    let splits = split_wake(ctx.tl, t.tid, &samples, 2_000);
+    if let Some(first) = first {
+        crate::trace::analysis::wake_split::add_first_iteration_switches(
+            ctx.tl, t.tid, first, 2_000,
+        );
+    }
+    wake_parts(t, &samples, &splits, ctx.method);
+    let values: Vec<u64> = rows.iter().map(|r| r[n - 1]).collect();
+    let limit = ctx.threshold.resolve(&values);
+    *sink.threshold_ns = limit;
+    // Each spike accounted as the timer's are (account.rs): who held the wakee's CPU from
+    // the waker's stamp to the wakee's.
+    let slices = run_slices(ctx.tl.cpu(cpu));
+    let wake_spikes: Vec<Spike> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r[n - 1] > limit)
+        .map(|(i, r)| {
+            attribute_response(
+                ctx.tl,
+                cpu,
+                i,
+                r[0],
+                r[n - 1],
+                t.tid,
+                SilenceBounds::default(),
+            )
+        })
+        .collect();
+    sink.spikes
+        .extend(wake_spikes.iter().map(|sp| trace_spike(t.cpu, sp, &slices)));
+    for e in &summarize(&wake_spikes).entries {
+        merge_summary(sink.cause_summary, e);
+    }
+}
+
 /// The part's samples whose value is a bound, and which (`lower`/`upper`), in its `extra`.
-fn mark_bound(part: &mut ThreadResult, bound: &str, samples: u64) {
+fn mark_bound(part: &mut ThreadResult, bound: Bound, samples: u64) {
     if samples > 0 {
-        part.extra.insert("bound".into(), bound.into());
-        part.extra.insert("bounded_samples".into(), samples.into());
+        part.extra.bound = Some(bound);
+        part.extra.bounded_samples = Some(samples);
     }
 }
 
@@ -319,15 +391,11 @@ pub(crate) fn timer_parts(t: &mut TraceThread, split: &TimerSplit, method: &str)
         part_result(t.cpu, method, "to_user", &values(2, true)),
         part_result(t.cpu, method, "remainder", &values(3, false)),
     ];
-    mark_bound(&mut parts[1], "lower", c.switch_in_inferred);
-    mark_bound(&mut parts[2], "upper", inferred_with_rseq);
+    mark_bound(&mut parts[1], Bound::Lower, c.switch_in_inferred);
+    mark_bound(&mut parts[2], Bound::Upper, inferred_with_rseq);
     if c.no_rseq > 0 {
-        parts[2]
-            .extra
-            .insert("not_measured_samples".into(), c.no_rseq.into());
-        parts[3]
-            .extra
-            .insert("includes_to_user_samples".into(), c.no_rseq.into());
+        parts[2].extra.not_measured_samples = Some(c.no_rseq);
+        parts[3].extra.includes_to_user_samples = Some(c.no_rseq);
     }
     t.parts.extend(parts);
     t.switch_in_inferred = c.switch_in_inferred;
@@ -389,8 +457,8 @@ fn wake_parts(t: &mut TraceThread, samples: &[WakeSample], splits: &[WakeSplit],
     {
         t.parts.push(part_result(t.cpu, method, name, &parts[i]));
     }
-    mark_bound(&mut t.parts[1], "lower", inferred);
-    mark_bound(&mut t.parts[2], "upper", inferred_with_rseq);
+    mark_bound(&mut t.parts[1], Bound::Lower, inferred);
+    mark_bound(&mut t.parts[2], Bound::Upper, inferred_with_rseq);
     t.switch_in_inferred = inferred;
     if inferred > 0 {
         t.switch_in_placement = Some(SWITCH_IN_PLACEMENT.into());

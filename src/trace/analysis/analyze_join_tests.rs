@@ -4,10 +4,12 @@
 //! counts and parts add up, spikes name their causes, the worst spike's events are its own.
 
 use super::analyze::analyze;
+use super::split::TimerMethod;
 use super::tests::{load, timer_samples, TIMER_TID};
 use super::text::parse_text_line;
 use crate::probe::ProbeOutput;
 use crate::result::trace::{TraceResult, TraceThread};
+use crate::result::ProbeKind;
 use crate::result::RawSeries;
 use crate::trace::Recording;
 
@@ -19,7 +21,7 @@ fn output(
     columns: &[&str],
     rows: &[Vec<i64>],
 ) -> ProbeOutput {
-    let mut out = ProbeOutput {
+    let out = ProbeOutput {
         raw: vec![RawSeries {
             cpu,
             method: method.into(),
@@ -29,7 +31,6 @@ fn output(
         }],
         ..ProbeOutput::default()
     };
-    out.extra_params.insert("method".into(), method.into());
     out
 }
 
@@ -68,7 +69,14 @@ fn a_timer_run_is_joined_into_counts_parts_columns_and_its_stall() {
     let cols = ["deadline_ns", "latency_ns"];
     let mut out = output(1, "clock-nanosleep", "latency", &cols, &rows);
     let mut res = result(vec![thread(1, TIMER_TID, "timer")], 1_000_000);
-    analyze("timer", &recording("timer_stall.txt"), &mut out, &mut res);
+    analyze(
+        ProbeKind::Timer,
+        "clock-nanosleep",
+        Some(TimerMethod::ClockNanosleep),
+        &recording("timer_stall.txt"),
+        &mut out,
+        &mut res,
+    );
 
     let t = &res.threads[0];
     assert_eq!((t.samples_total, t.samples_joined), (6, 5));
@@ -141,7 +149,14 @@ fn noise_gaps_are_joined_into_classes_and_spikes() {
     let rows: Vec<Vec<i64>> = gaps.iter().map(|&(s, g)| vec![s, g]).collect();
     let mut out = output(1, "noise", "gap", &["start_ns", "gap_ns"], &rows);
     let mut res = result(vec![thread(1, 16725, "noise")], 40_000);
-    analyze("noise", &recording("noise_gaps.txt"), &mut out, &mut res);
+    analyze(
+        ProbeKind::Noise,
+        "noise",
+        None,
+        &recording("noise_gaps.txt"),
+        &mut out,
+        &mut res,
+    );
 
     let t = &res.threads[0];
     assert_eq!((t.samples_total, t.samples_joined), (3, 3));
@@ -166,7 +181,14 @@ fn a_wake_response_is_joined_to_the_wakee_not_the_waker() {
     let mut out = output(1, "eventfd", "response", &cols, &[vec![t0, t1, t1 - t0]]);
     let threads = vec![thread(0, 16696, "waker"), thread(1, 16697, "wakee")];
     let mut res = result(threads, 1_000_000);
-    analyze("wake", &recording("wake_eventfd.txt"), &mut out, &mut res);
+    analyze(
+        ProbeKind::Wake,
+        "eventfd",
+        None,
+        &recording("wake_eventfd.txt"),
+        &mut out,
+        &mut res,
+    );
 
     assert!(res.threads[0].parts.is_empty(), "the waker has no parts");
     let t = &res.threads[1];
@@ -182,7 +204,7 @@ fn a_wake_response_is_joined_to_the_wakee_not_the_waker() {
     );
     // The switch-in was not traced: placed at its lower bound and noted.
     assert_eq!(t.switch_in_inferred, 1);
-    assert_eq!(t.parts[1].extra["bound"], "lower");
+    assert_eq!(t.parts[1].extra.bound, Some(crate::result::extras::Bound::Lower));
     assert_eq!(t.notes.len(), 1);
     assert!(res.spikes.is_empty(), "26 µs is no spike above 1 ms");
 }

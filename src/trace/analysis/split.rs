@@ -9,39 +9,18 @@ use serde::{Deserialize, Serialize};
 use crate::trace::analysis::timeline::Timeline;
 use crate::trace::event::{Event, EventKind};
 
-/// How the timer probe waited; decides how samples are joined to hrtimers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TimerMethod {
-    /// Absolute deadline: hrtimer_start `softexpires` equals the deadline exactly.
-    ClockNanosleep,
-    /// Relative sleep: `softexpires` is the deadline plus the call's own delay, matched
-    /// within [`SplitConfig::nanosleep_tolerance_ns`].
-    Nanosleep,
-    /// Periodic: exact `softexpires` where the kernel re-arms with hrtimer_start (timerfd
-    /// does on read), else the hrtimer pointer and the first expiry at or after the deadline.
-    Timerfd,
-    PosixTimer,
-    /// No timer: nothing to split.
-    Busy,
-}
+/// How the timer probe waited (the probe's own `Method`, parsed once in plan); decides how
+/// samples are joined to hrtimers: clock-nanosleep's hrtimer_start `softexpires` equals
+/// the deadline exactly; nanosleep is relative, its `softexpires` is the deadline plus the
+/// call's own delay, matched within [`SplitConfig::nanosleep_tolerance_ns`]; timerfd and
+/// posix-timer are periodic (exact `softexpires` where the kernel re-arms with
+/// hrtimer_start, else the hrtimer pointer and the first expiry at or after the deadline);
+/// busy has no timer: nothing to split.
+pub use crate::probe::timer::Method as TimerMethod;
 
-impl TimerMethod {
-    /// The CLI's method name (`clock-nanosleep`, `timerfd`, ...).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "clock-nanosleep" => TimerMethod::ClockNanosleep,
-            "nanosleep" => TimerMethod::Nanosleep,
-            "timerfd" => TimerMethod::Timerfd,
-            "posix-timer" => TimerMethod::PosixTimer,
-            "busy" => TimerMethod::Busy,
-            _ => return None,
-        })
-    }
-
-    fn periodic(self) -> bool {
-        matches!(self, TimerMethod::Timerfd | TimerMethod::PosixTimer)
-    }
+/// Whether the kernel re-arms the method's hrtimer itself.
+fn periodic(method: TimerMethod) -> bool {
+    matches!(method, TimerMethod::Timerfd | TimerMethod::PosixTimer)
 }
 
 /// One timer sample as `--raw` writes it: it woke at `deadline_ns + latency_ns`.
@@ -402,23 +381,7 @@ fn split_one(
         _ => return SampleSplit::unjoined(s, OutsideWindow),
     }
     let lost = |from_ns: u64| tl.lost_in(cpu, from_ns, wake);
-    // The hrtimer_start for this deadline, latest first (the kernel may re-arm).
-    let start = match method {
-        TimerMethod::Nanosleep => {
-            let tol = cfg.nanosleep_tolerance_ns as i64;
-            let d = deadline as i64;
-            let a = sorted_starts.partition_point(|(x, _)| *x < d - tol);
-            let b = sorted_starts.partition_point(|(x, _)| *x <= d + tol);
-            sorted_starts[a..b]
-                .iter()
-                .filter(|(_, i)| list[*i].ts_ns <= wake)
-                .min_by_key(|(x, _)| (x - d).abs())
-                .map(|(_, i)| *i)
-        }
-        _ => starts
-            .get(&(deadline as i64))
-            .and_then(|v| v.iter().rev().copied().find(|&i| list[i].ts_ns <= wake)),
-    };
+    let start = find_start(list, method, deadline, wake, cfg, starts, sorted_starts);
     // Find the expiry: by the start's pointer, or (periodic timers re-armed inside the
     // handler) by the pointer of earlier samples and the first expiry after the deadline.
     let (expiry, from_ns) = match start {
@@ -426,40 +389,16 @@ fn split_one(
             let EventKind::HrtimerStart { hrtimer, .. } = list[i].kind else {
                 unreachable!()
             };
-            if method.periodic() {
+            if periodic(method) {
                 *pointer = Some(hrtimer);
             }
-            let mut found = None;
-            for (j, e) in list.iter().enumerate().skip(i + 1) {
-                if e.ts_ns > until {
-                    break;
-                }
-                match e.kind {
-                    EventKind::HrtimerExpireEntry { hrtimer: h, .. } if h == hrtimer => {
-                        found = Some(j);
-                        break;
-                    }
-                    EventKind::HrtimerCancel { hrtimer: h } if h == hrtimer => break,
-                    EventKind::HrtimerStart { hrtimer: h, .. } if h == hrtimer => break,
-                    _ => {}
-                }
-            }
-            (found, list[i].ts_ns)
+            (expiry_after(list, i, hrtimer, until), list[i].ts_ns)
         }
-        None if method.periodic() && pointer.is_some() => {
+        None if periodic(method) && pointer.is_some() => {
             let p = pointer.unwrap();
             let from = used_expiry.map_or(0, |u| u + 1);
-            let found = list
-                .iter()
-                .enumerate()
-                .skip(from)
-                .find_map(|(j, e)| match e.kind {
-                    EventKind::HrtimerExpireEntry {
-                        hrtimer, now_ns, ..
-                    } if hrtimer == p && now_ns >= deadline as i64 => Some(j),
-                    _ => None,
-                });
-            let found = found.filter(|&j| list[j].ts_ns <= until);
+            let found =
+                expiry_by_pointer(list, p, from, deadline).filter(|&j| list[j].ts_ns <= until);
             if found.is_none() && lost(deadline) {
                 return SampleSplit::unjoined(s, LostEvents);
             }
@@ -486,9 +425,74 @@ fn split_one(
     let Some(sw) = sw else {
         return SampleSplit::unjoined(s, NoSwitchIn);
     };
-    let entry_ns = list[expiry].ts_ns;
-    let sw_ns = sw.ts_ns;
     let rseq = find_rseq(tl, cpu, tid, sw.index, until);
+    joined(s, list[expiry].ts_ns, &sw, rseq)
+}
+
+/// The hrtimer_start for a deadline, latest first (the kernel may re-arm); nanosleep's is
+/// relative: the nearest within the tolerance.
+fn find_start(
+    list: &[&Event],
+    method: TimerMethod,
+    deadline: u64,
+    wake: u64,
+    cfg: &SplitConfig,
+    starts: &HashMap<i64, Vec<usize>>,
+    sorted_starts: &[(i64, usize)],
+) -> Option<usize> {
+    match method {
+        TimerMethod::Nanosleep => {
+            let tol = cfg.nanosleep_tolerance_ns as i64;
+            let d = deadline as i64;
+            let a = sorted_starts.partition_point(|(x, _)| *x < d - tol);
+            let b = sorted_starts.partition_point(|(x, _)| *x <= d + tol);
+            sorted_starts[a..b]
+                .iter()
+                .filter(|(_, i)| list[*i].ts_ns <= wake)
+                .min_by_key(|(x, _)| (x - d).abs())
+                .map(|(_, i)| *i)
+        }
+        _ => starts
+            .get(&(deadline as i64))
+            .and_then(|v| v.iter().rev().copied().find(|&i| list[i].ts_ns <= wake)),
+    }
+}
+
+/// The expiry of `hrtimer` after its start at `list[start]`, until `until` (none when it
+/// is cancelled or started again first).
+fn expiry_after(list: &[&Event], start: usize, hrtimer: u64, until: u64) -> Option<usize> {
+    for (j, e) in list.iter().enumerate().skip(start + 1) {
+        if e.ts_ns > until {
+            break;
+        }
+        match e.kind {
+            EventKind::HrtimerExpireEntry { hrtimer: h, .. } if h == hrtimer => return Some(j),
+            EventKind::HrtimerCancel { hrtimer: h } if h == hrtimer => break,
+            EventKind::HrtimerStart { hrtimer: h, .. } if h == hrtimer => break,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A periodic timer's first expiry of `hrtimer` from index `from` on, at or after the
+/// deadline (its re-arm happened inside the handler, so no hrtimer_start names it).
+fn expiry_by_pointer(list: &[&Event], hrtimer: u64, from: usize, deadline: u64) -> Option<usize> {
+    list.iter()
+        .enumerate()
+        .skip(from)
+        .find_map(|(j, e)| match e.kind {
+            EventKind::HrtimerExpireEntry {
+                hrtimer: h, now_ns, ..
+            } if h == hrtimer && now_ns >= deadline as i64 => Some(j),
+            _ => None,
+        })
+}
+
+/// A joined sample's parts: deadline → expiry entry → switch-in → rseq (to user space).
+fn joined(s: TimerSample, entry_ns: u64, sw: &SwitchIn, rseq: Option<u64>) -> SampleSplit {
+    let deadline = s.deadline_ns;
+    let sw_ns = sw.ts_ns;
     let irq = entry_ns as i64 - deadline as i64;
     let wake_to_run = sw_ns as i64 - entry_ns as i64;
     let to_user = rseq.map_or(0, |r| r as i64 - sw_ns as i64);

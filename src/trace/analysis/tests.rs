@@ -143,10 +143,11 @@ fn untraced_switch_ins_are_counted_placed_at_their_lower_bound_and_noted() {
     );
     assert_eq!(t.switch_in_placement.as_deref(), Some(SWITCH_IN_PLACEMENT));
     let part = |name: &str| t.parts.iter().find(|p| p.metric == name).unwrap();
-    assert_eq!(part("wake_to_run").extra["bound"], "lower");
-    assert_eq!(part("wake_to_run").extra["bounded_samples"], 4);
-    assert_eq!(part("to_user").extra["bound"], "upper");
-    assert!(!part("irq_latency").extra.contains_key("bound"));
+    use crate::result::extras::Bound;
+    assert_eq!(part("wake_to_run").extra.bound, Some(Bound::Lower));
+    assert_eq!(part("wake_to_run").extra.bounded_samples, Some(4));
+    assert_eq!(part("to_user").extra.bound, Some(Bound::Upper));
+    assert_eq!(part("irq_latency").extra.bound, None);
     assert_eq!(part("to_user").summary.samples, 5);
     assert!(part("to_user").summary.p50_ns > 0);
     assert_eq!(t.notes.len(), 1);
@@ -157,14 +158,14 @@ fn untraced_switch_ins_are_counted_placed_at_their_lower_bound_and_noted() {
     );
 }
 
-/// What the timer's own `--trace` records (`probe_events("timer")`: no sched_wakeup, no
-/// local_timer entry/exit, no rseq_update on the wake path): the same recorded events cut
-/// to that set still join every sample, place an untraced switch-in at the hrtimer's expiry
-/// (now the CPU's previous traced event, the thread's clock read its upper bound), report
-/// to_user as not measured and name the stall's thread.
+/// What the timer's own `--trace` records (`probe_events(ProbeKind::Timer)`: no
+/// sched_wakeup, no local_timer entry/exit, no rseq_update on the wake path): the same
+/// recorded events cut to that set still join every sample, place an untraced switch-in at
+/// the hrtimer's expiry (now the CPU's previous traced event, the thread's clock read its
+/// upper bound), report to_user as not measured and name the stall's thread.
 #[test]
 fn the_timer_event_set_still_splits_places_and_attributes() {
-    let keep = crate::trace::record::instance::probe_events("timer");
+    let keep = crate::trace::record::instance::probe_events(crate::result::ProbeKind::Timer);
     let events: Vec<Event> = load("timer_stall.txt")
         .into_iter()
         .filter(|e| keep.contains(&e.kind.tracepoint().as_str()))

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::result::extras::FirstIterations;
 use crate::trace::analysis::split::{find_rseq, find_switch_in};
 use crate::trace::analysis::timeline::Timeline;
 use crate::trace::event::EventKind;
@@ -98,38 +99,34 @@ pub fn split_wake(
 pub fn add_first_iteration_switches(
     tl: &Timeline,
     wakee_tid: i32,
-    first_iterations: &mut serde_json::Value,
+    first_iterations: &mut FirstIterations,
     slack_ns: u64,
 ) {
-    let Some(rows) = first_iterations.get("rows").and_then(|r| r.as_array()) else {
-        return;
-    };
-    let samples: Vec<WakeSample> = rows
+    let samples: Vec<WakeSample> = first_iterations
+        .rows
         .iter()
         .map(|r| WakeSample {
-            t0_ns: r.get(1).and_then(|v| v.as_u64()).unwrap_or(0),
-            t1_ns: r.get(2).and_then(|v| v.as_u64()).unwrap_or(0),
+            t0_ns: r.get(1).copied().unwrap_or(0),
+            t1_ns: r.get(2).copied().unwrap_or(0),
         })
         .collect();
     let splits = split_wake(tl, wakee_tid, &samples, slack_ns);
     let mut why: std::collections::BTreeMap<String, u64> = Default::default();
-    let switches: Vec<serde_json::Value> = splits
+    let switches: Vec<Option<i64>> = splits
         .iter()
         .map(|w| {
             if w.joined {
-                w.switch_ns.into()
+                Some(w.switch_ns)
             } else {
                 if let Some(n) = w.not_joined {
                     *why.entry(format!("{n:?}")).or_default() += 1;
                 }
-                serde_json::Value::Null
+                None
             }
         })
         .collect();
-    if let Some(map) = first_iterations.as_object_mut() {
-        map.insert("switch_ns".into(), switches.into());
-        map.insert("switch_not_joined".into(), serde_json::json!(why));
-    }
+    first_iterations.switch_ns = Some(switches);
+    first_iterations.switch_not_joined = Some(why);
 }
 
 fn split_one(tl: &Timeline, tid: i32, s: WakeSample, slack_ns: u64) -> WakeSplit {

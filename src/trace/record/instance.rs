@@ -2,6 +2,7 @@
 //! events set for one run, removed again on Drop, on `finish`, by the emergency restorer
 //! (second Ctrl-C) and, after a killed run, by `latscope restore`.
 
+use crate::result::ProbeKind;
 use crate::trace::record::tracefs::{TraceError, Tracefs};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -96,14 +97,14 @@ const WAKE_SPLIT_EVENTS: &[&str] = &["sched:sched_waking", "rseq:rseq_update"];
 /// a timer interrupt's time shows in irq_latency and wake_to_run (in a spike it is charged
 /// to what it interrupted), and rseq_update (see `TIMER_SPLIT_EVENTS`). Other probes record
 /// `DEFAULT_EVENTS`.
-pub fn probe_events(kind: &str) -> Vec<&'static str> {
+pub fn probe_events(kind: ProbeKind) -> Vec<&'static str> {
     let own: &[&str] = match kind {
-        "timer" => TIMER_SPLIT_EVENTS,
-        "wake" => WAKE_SPLIT_EVENTS,
-        "noise" => &[],
-        _ => return DEFAULT_EVENTS.to_vec(),
+        ProbeKind::Timer => TIMER_SPLIT_EVENTS,
+        ProbeKind::Wake => WAKE_SPLIT_EVENTS,
+        ProbeKind::Noise => &[],
+        ProbeKind::Net | ProbeKind::Lava => return DEFAULT_EVENTS.to_vec(),
     };
-    let wake_path: &[&str] = if kind == "timer" {
+    let wake_path: &[&str] = if kind == ProbeKind::Timer {
         &[]
     } else {
         TIMER_WAKE_PATH_EVENTS
@@ -412,7 +413,7 @@ mod tests {
 
     #[test]
     fn probe_events_are_known_and_leave_the_wake_path_extras_out() {
-        for kind in ["timer", "wake", "noise"] {
+        for kind in [ProbeKind::Timer, ProbeKind::Wake, ProbeKind::Noise] {
             let events = probe_events(kind);
             assert!(events.iter().all(|e| DEFAULT_EVENTS.contains(e)), "{kind}");
             for extra in [
@@ -423,7 +424,7 @@ mod tests {
                 assert!(!events.contains(&extra), "{kind} records {extra}");
             }
         }
-        let timer = probe_events("timer");
+        let timer = probe_events(ProbeKind::Timer);
         assert!(timer.contains(&"timer:hrtimer_expire_entry"));
         assert!(timer.contains(&"sched:sched_switch"));
         for on_every_wakeup in [
@@ -434,10 +435,10 @@ mod tests {
         ] {
             assert!(!timer.contains(&on_every_wakeup), "{on_every_wakeup}");
         }
-        assert!(probe_events("noise").contains(&"irq_vectors:local_timer_entry"));
-        assert!(probe_events("wake").contains(&"sched:sched_waking"));
-        assert!(probe_events("wake").contains(&"rseq:rseq_update"));
-        assert_eq!(probe_events("net"), DEFAULT_EVENTS.to_vec());
+        assert!(probe_events(ProbeKind::Noise).contains(&"irq_vectors:local_timer_entry"));
+        assert!(probe_events(ProbeKind::Wake).contains(&"sched:sched_waking"));
+        assert!(probe_events(ProbeKind::Wake).contains(&"rseq:rseq_update"));
+        assert_eq!(probe_events(ProbeKind::Net), DEFAULT_EVENTS.to_vec());
     }
 
     #[test]
