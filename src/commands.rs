@@ -127,7 +127,8 @@ pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<
     }
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
     let outcome = crate::runner::execute(&planned.plan, command_line.clone(), stop, None)?;
-    let run = &outcome.run;
+    // cyclictest's layouts print histograms: the whole run, read back.
+    let run = &outcome.full_run()?;
     let raw: Vec<_> = outcome.raw.iter().map(|(_, r)| r.clone()).collect();
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     if let Some(path) = &opts.json {
@@ -344,21 +345,17 @@ pub fn run_plan(
     }
     let _ = std::io::stderr().write_all(crate::report::table::warning_lines(run).as_bytes());
     if json_to_stdout {
-        let bytes = crate::report::json::JsonReporter.render(run)?;
-        crate::result::write_atomically(std::path::Path::new("-"), &bytes)?;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        outcome.write_document(&mut out)?;
+        out.flush()?;
     }
     let opts = crate::report::RenderOptions {
         in_ns: plan.output.ns,
         limits: plan.output.limits.clone(),
     };
-    let stdout_exports: Vec<_> = plan
-        .output
-        .exports
-        .iter()
-        .filter(|e| e.to_stdout())
-        .cloned()
-        .collect();
-    crate::report::exports::write(&stdout_exports, run, &opts, true)?;
+    for e in plan.output.exports.iter().filter(|e| e.to_stdout()) {
+        outcome.write_export(e, &opts)?;
+    }
     let failed = crate::report::limits::print_verdict(
         &crate::report::limits::check_run(run, &plan.output.limits),
         !plan.output.limits.is_empty() && !plan.output.quiet,

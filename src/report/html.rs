@@ -46,13 +46,21 @@ dt{font-weight:bold}dd{margin:0}code{background:#f3f3f3;padding:0 .2em}";
 
 /// Wraps a body into the page with its CSS.
 pub fn page(title: &str, body: &str) -> String {
+    format!("{}{body}{PAGE_END}", page_start(title))
+}
+
+/// The page up to its body (a page written piece by piece: `HtmlReporter::write_page`).
+fn page_start(title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
         esc(title)
     )
 }
+
+/// The page after its body.
+const PAGE_END: &str = "</body>\n</html>\n";
 
 /// The statistics of the summary tables.
 const TABLE_STATS: [Stat; 11] = [
@@ -733,8 +741,21 @@ fn verdict_section(run: &Run, limits: &[Limit]) -> String {
     out
 }
 
-impl Reporter for HtmlReporter {
-    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+/// Hands each whole scenario, in order, to the function it is given (the runner reads
+/// them back from its journal one at a time).
+pub type EachScenario<'a> =
+    dyn FnMut(&mut dyn FnMut(&Scenario) -> anyhow::Result<()>) -> anyhow::Result<()> + 'a;
+
+impl HtmlReporter {
+    /// Writes the page into `out` as it goes: `run` gives the header, tables and charts
+    /// (summaries), `each_scenario` every scenario's section (histograms), one at a time,
+    /// so a long suite's page is never held whole.
+    pub fn write_page(
+        &self,
+        run: &Run,
+        each_scenario: &mut EachScenario<'_>,
+        out: &mut dyn std::io::Write,
+    ) -> anyhow::Result<()> {
         let mut body = String::new();
         let _ = writeln!(
             body,
@@ -765,11 +786,28 @@ impl Reporter for HtmlReporter {
             body.push_str(&suite_section(run)?);
             body.push_str(&wake_section(run)?);
         }
-        for (i, sc) in run.scenarios.iter().enumerate() {
-            body.push_str(&scenario_section(sc, i, &self.limits)?);
-        }
-        body.push_str(&system_section(run));
         let title = format!("latscope report — {}", run.system.hostname);
-        Ok(page(&title, &body).into_bytes())
+        out.write_all(page_start(&title).as_bytes())?;
+        out.write_all(body.as_bytes())?;
+        let mut index = 0;
+        each_scenario(&mut |sc| {
+            out.write_all(scenario_section(sc, index, &self.limits)?.as_bytes())?;
+            index += 1;
+            Ok(())
+        })?;
+        out.write_all(system_section(run).as_bytes())?;
+        out.write_all(PAGE_END.as_bytes())?;
+        Ok(())
+    }
+}
+
+impl Reporter for HtmlReporter {
+    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        let mut each = |f: &mut dyn FnMut(&Scenario) -> anyhow::Result<()>| {
+            run.scenarios.iter().try_for_each(f)
+        };
+        self.write_page(run, &mut each, &mut bytes)?;
+        Ok(bytes)
     }
 }

@@ -240,6 +240,7 @@ fn scenario_named<'a>(scenarios: &'a mut Vec<Scenario>, name: &str) -> &'a mut S
         time: None,
         trace: None,
         broke: None,
+        partial: false,
     });
     scenarios.last_mut().expect("just pushed")
 }

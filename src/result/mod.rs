@@ -2,6 +2,7 @@
 //! asked, on which system, and what each measuring thread saw. Every report, suite,
 //! comparison and verdict reads this, so fields are only ever added.
 
+pub mod journal;
 pub mod timer_extra;
 pub mod trace;
 
@@ -123,6 +124,10 @@ pub struct Scenario {
     /// `--break-above` stopped the run at this sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub broke: Option<BreakSample>,
+    /// A checkpoint of a scenario that was still running: its statistics cover what it
+    /// had measured when the file was last written (a `kill -9` left it so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 /// The measured phase of a scenario on the clock of `--raw` timestamps and trace events,
@@ -294,6 +299,9 @@ impl Run {
     /// Reads a saved run, naming the file and what is wrong when it cannot.
     pub fn load(path: &std::path::Path) -> Result<Self, crate::error::UserError> {
         let text = read_input_file(path)?;
+        if journal::is_journal(&text) {
+            return journal::parse(path, &text);
+        }
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| crate::error::UserError::BadInputFile {
                 path: path.display().to_string(),
@@ -572,8 +580,23 @@ pub fn write_atomically_with(
             fill(&mut out)?;
             out.flush()
         }
-        WriteTarget::Through(target) => replace_file(&target, fill),
-        WriteTarget::Replace => replace_file(path, fill),
+        WriteTarget::Through(target) => replace_file(&target, fill).map(drop),
+        WriteTarget::Replace => replace_file(path, fill).map(drop),
+    }
+}
+
+/// For files that grow (the result journal, `--raw`): when `path` is (or will be) a
+/// regular file, writes its first bytes atomically as `write_atomically` does and returns
+/// the file, open, for appending (a reader sees a whole prefix, never a torn rename);
+/// None, writing nothing, for `-`, a device or a FIFO (written once at the end instead).
+pub fn create_growing(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<Option<std::fs::File>> {
+    match write_target(path)? {
+        WriteTarget::Replace => replace_file(path, fill).map(Some),
+        WriteTarget::Through(target) => replace_file(&target, fill).map(Some),
+        WriteTarget::Stdout | WriteTarget::InPlace => Ok(None),
     }
 }
 
@@ -581,7 +604,7 @@ pub fn write_atomically_with(
 fn replace_file(
     path: &std::path::Path,
     fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+) -> std::io::Result<std::fs::File> {
     use std::io::Write;
     let name = path
         .file_name()
@@ -596,7 +619,7 @@ fn replace_file(
     tmp.as_file().sync_all()?;
     // rename(2) replaces whatever is at `path` now (even a link planted since the check)
     // without following it; the temporary file is removed on failure.
-    tmp.persist(path).map(drop).map_err(|e| e.error)
+    tmp.persist(path).map_err(|e| e.error)
 }
 
 /// Checks before measuring that `path` can be written (so a long run does not end in
