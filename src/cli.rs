@@ -196,10 +196,6 @@ pub struct SuiteArgs {
     /// A TOML plan file describing your own matrix.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
-    /// Continue the run saved in --export-json: scenarios already complete there are kept
-    /// and skipped, the rest run and are appended.
-    #[arg(long, requires = "export_json")]
-    pub resume: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -638,6 +634,11 @@ pub struct OutputArgs {
     /// measured so far (marked partial), so a SIGKILL loses at most this much.
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub checkpoint: String,
+    /// Continue the run saved in --export-json (cut short by Ctrl-C or killed): complete
+    /// scenarios are kept and skipped, a cut one is kept as measured and continued for
+    /// the samples or time it had left, the rest run.
+    #[arg(long, requires = "export_json")]
+    pub resume: bool,
 }
 
 /// Options of `latscope load`.

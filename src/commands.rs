@@ -13,8 +13,7 @@ use std::io::Write;
 pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
     let run = cli.command.run_args();
     if let Some(run) = run.filter(|run| !run.remote.hosts.is_empty()) {
-        let resume = matches!(&cli.command, Command::Suite(a) if a.resume);
-        return crate::remote::run_on_hosts(run, &command_line, resume);
+        return crate::remote::run_on_hosts(run, &command_line, run.output.resume);
     }
     if run.is_some_and(|run| run.common.force) {
         // `--force`: an output path that is a symbolic link is written through (its
@@ -170,18 +169,10 @@ fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Resu
             crate::plan::suite::human_estimate(size.estimated_ns)
         );
     }
-    let previous = match (&args.resume, &plan.output.export_json) {
-        (true, Some(path)) if path.exists() => {
-            let previous = Run::load(path)?;
-            crate::runner::check_resumable(&plan, &previous, path)?;
-            Some(previous)
-        }
-        _ => None,
-    };
     let table = TableReporter {
         in_ns: plan.output.ns,
     };
-    run_plan(&plan, command_line, previous, &table)
+    run_plan(&plan, command_line, None, &table)
 }
 
 /// `latscope suite --list`: every preset with its study, its scenarios and its runtime
@@ -319,6 +310,10 @@ pub fn run_plan(
     previous: Option<Run>,
     table: &dyn Reporter,
 ) -> anyhow::Result<i32> {
+    let previous = match previous {
+        Some(previous) => Some(previous),
+        None => resumed_run(plan)?,
+    };
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
     let outcome = crate::runner::execute(plan, command_line, stop, previous)?;
     let run = &outcome.run;
@@ -368,6 +363,19 @@ pub fn run_plan(
     } else {
         EXIT_OK
     })
+}
+
+/// `--resume`: the run saved in `--export-json`, checked to be this plan's (None: no
+/// `--resume`, or nothing saved yet).
+fn resumed_run(plan: &Plan) -> anyhow::Result<Option<Run>> {
+    match (plan.output.resume, &plan.output.export_json) {
+        (true, Some(path)) if path.exists() => {
+            let previous = Run::load(path)?;
+            crate::runner::check_resumable(plan, &previous, path)?;
+            Ok(Some(previous))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// `latscope net`: either the reflector alone (--serve) or a measuring plan.

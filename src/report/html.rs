@@ -58,7 +58,6 @@ fn page_start(title: &str) -> String {
         esc(title)
     )
 }
-
 /// The page after its body.
 const PAGE_END: &str = "</body>\n</html>\n";
 
@@ -741,19 +740,13 @@ fn verdict_section(run: &Run, limits: &[Limit]) -> String {
     out
 }
 
-/// Hands each whole scenario, in order, to the function it is given (the runner reads
-/// them back from its journal one at a time).
-pub type EachScenario<'a> =
-    dyn FnMut(&mut dyn FnMut(&Scenario) -> anyhow::Result<()>) -> anyhow::Result<()> + 'a;
-
 impl HtmlReporter {
-    /// Writes the page into `out` as it goes: `run` gives the header, tables and charts
-    /// (summaries), `each_scenario` every scenario's section (histograms), one at a time,
-    /// so a long suite's page is never held whole.
+    /// Writes the page as it goes: `run` gives header, tables and charts (summaries),
+    /// `each_scenario` each scenario's section, one at a time (a suite's page never whole).
     pub fn write_page(
         &self,
         run: &Run,
-        each_scenario: &mut EachScenario<'_>,
+        each_scenario: &mut crate::result::EachScenario<'_>,
         out: &mut dyn std::io::Write,
     ) -> anyhow::Result<()> {
         let mut body = String::new();
@@ -787,27 +780,20 @@ impl HtmlReporter {
             body.push_str(&wake_section(run)?);
         }
         let title = format!("latscope report — {}", run.system.hostname);
-        out.write_all(page_start(&title).as_bytes())?;
-        out.write_all(body.as_bytes())?;
+        out.write_all((page_start(&title) + &body).as_bytes())?;
         let mut index = 0;
         each_scenario(&mut |sc| {
-            out.write_all(scenario_section(sc, index, &self.limits)?.as_bytes())?;
             index += 1;
-            Ok(())
+            Ok(out.write_all(scenario_section(sc, index - 1, &self.limits)?.as_bytes())?)
         })?;
-        out.write_all(system_section(run).as_bytes())?;
-        out.write_all(PAGE_END.as_bytes())?;
-        Ok(())
+        Ok(out.write_all((system_section(run) + PAGE_END).as_bytes())?)
     }
 }
 
 impl Reporter for HtmlReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
-        let mut bytes = Vec::new();
-        let mut each = |f: &mut dyn FnMut(&Scenario) -> anyhow::Result<()>| {
-            run.scenarios.iter().try_for_each(f)
-        };
-        self.write_page(run, &mut each, &mut bytes)?;
-        Ok(bytes)
+        let (mut bytes, scenarios) = (Vec::new(), &run.scenarios);
+        let mut each = |f: &mut dyn FnMut(&Scenario) -> _| scenarios.iter().try_for_each(f);
+        self.write_page(run, &mut each, &mut bytes).map(|()| bytes)
     }
 }

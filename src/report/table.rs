@@ -42,9 +42,10 @@ pub fn header_and_rows(run: &Run, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>
             if multi {
                 row.push(sc.name.clone());
             }
+            let partial = if sc.partial { " (partial)" } else { "" };
             row.extend([
                 th.cpu.to_string(),
-                metric_label(&th.method, &th.metric),
+                metric_label(&th.method, &th.metric) + partial,
                 s.samples.to_string(),
             ]);
             for stat in STATS {
@@ -90,8 +91,22 @@ impl Reporter for TableReporter {
         if run.interrupted {
             out.push_str("interrupted: the statistics cover what was measured until then\n");
         }
+        out.push_str(&partial_lines(run));
         Ok(out.into_bytes())
     }
+}
+
+/// One line per partial scenario (a checkpoint of a run killed while it measured).
+pub fn partial_lines(run: &Run) -> String {
+    let mut out = String::new();
+    for sc in run.scenarios.iter().filter(|s| s.partial) {
+        out.push_str(&format!(
+            "partial: '{}' was still measuring when the file was last written (a checkpoint after {}): its statistics cover that part\n",
+            sc.name,
+            crate::units::human_ns(sc.elapsed_ns)
+        ));
+    }
+    out
 }
 
 /// The run's warnings as lines for stderr, scenario warnings first.

@@ -87,8 +87,8 @@ pub fn read(
     for (number, text) in input.split(b'\n').enumerate() {
         let text = text.map_err(|e| bad(e.to_string()))?;
         if number == 0 {
-            let header: Header = serde_json::from_slice(&text)
-                .map_err(|e| bad(format!("journal header: {e}")))?;
+            let header: Header =
+                serde_json::from_slice(&text).map_err(|e| bad(format!("journal header: {e}")))?;
             check_version(header.run.schema_version).map_err(bad)?;
             run = Some(header.run);
             continue;
@@ -214,7 +214,11 @@ mod tests {
         };
         bytes.extend(line(&Line::Partial(Box::new(partial))).unwrap());
         bytes.extend(line(&Line::Scenario(Box::new(scenario("b")))).unwrap());
-        let run = parse(std::path::Path::new("j"), std::str::from_utf8(&bytes).unwrap()).unwrap();
+        let run = parse(
+            std::path::Path::new("j"),
+            std::str::from_utf8(&bytes).unwrap(),
+        )
+        .unwrap();
         assert_eq!(run.scenarios.len(), 2);
         assert!(run.checkpoint.is_none() && !run.scenarios[1].partial);
     }

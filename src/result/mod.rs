@@ -195,6 +195,11 @@ pub struct ScenarioParams {
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
+/// Hands each whole scenario, in order, to the function given (a run's scenarios, or the
+/// runner's journal read back one at a time).
+pub type EachScenario<'a> =
+    dyn FnMut(&mut dyn FnMut(&Scenario) -> anyhow::Result<()>) -> anyhow::Result<()> + 'a;
+
 /// One measuring thread's statistics and distribution.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ThreadResult {

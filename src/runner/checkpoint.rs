@@ -4,6 +4,7 @@
 
 use crate::result::journal::{self, Line, PartialLine};
 use crate::result::{Checkpoint, CheckpointThread, Scenario, ThreadResult};
+use crate::stats::LiveStats;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -77,27 +78,25 @@ fn checkpoint_loop(mut source: CheckpointSource, done: &AtomicBool) -> Option<Fi
 
 /// The running scenario as its measuring threads' atomics say so far.
 fn partial_line(source: &CheckpointSource, elapsed_ns: u64) -> PartialLine {
-    let threads: Vec<CheckpointThread> = source
-        .live
-        .lock()
-        .map(|l| {
-            l.iter()
-                .map(|(cpu, s)| CheckpointThread {
-                    cpu: *cpu,
-                    samples: s.samples.load(Ordering::Relaxed),
-                    max_ns: s.max_ns.load(Ordering::Relaxed),
-                    missed: s.missed.load(Ordering::Relaxed),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let live: Vec<(usize, Arc<LiveStats>)> =
+        source.live.lock().map(|l| l.clone()).unwrap_or_default();
     let mut scenario = source.template.clone();
     scenario.partial = true;
     scenario.interrupted = true;
     scenario.elapsed_ns = elapsed_ns;
-    scenario.threads = threads
+    scenario.threads = live
         .iter()
-        .map(|t| partial_thread(&scenario.params.method, t))
+        .map(|(cpu, s)| partial_thread(&scenario.params.method, *cpu, s))
+        .collect();
+    let threads = scenario
+        .threads
+        .iter()
+        .map(|t| CheckpointThread {
+            cpu: t.cpu,
+            samples: t.summary.samples,
+            max_ns: t.summary.max_ns,
+            missed: t.summary.missed,
+        })
         .collect();
     PartialLine {
         checkpoint: Checkpoint {
@@ -112,25 +111,57 @@ fn partial_line(source: &CheckpointSource, elapsed_ns: u64) -> PartialLine {
     }
 }
 
-/// A thread's partial result: counts and maximum (the statistics the atomics hold), the
+/// A thread's partial result: its live histogram's statistics (percentiles exact to the
+/// histogram's 0.1 %, mean and standard deviation from its buckets), the exact maximum,
+/// missed and overrun counts; without a live histogram, counts and maximum only, the
 /// others marked unknown (shown as `–`, never judged).
-fn partial_thread(method: &str, t: &CheckpointThread) -> ThreadResult {
-    use crate::stats::Stat;
+fn partial_thread(method: &str, cpu: usize, live: &LiveStats) -> ThreadResult {
+    use crate::stats::summary::percentile;
+    let max_ns = live.max_ns.load(Ordering::Relaxed);
     let mut th = ThreadResult {
-        cpu: t.cpu,
+        cpu,
         method: method.to_string(),
         metric: crate::result::LATENCY_METRIC.into(),
         summary: crate::stats::Summary {
-            samples: t.samples,
-            max_ns: t.max_ns,
-            missed: t.missed,
+            samples: live.samples.load(Ordering::Relaxed),
+            max_ns,
+            missed: live.missed.load(Ordering::Relaxed),
+            overruns: live.overruns.load(Ordering::Relaxed),
             ..Default::default()
         },
         histogram: Vec::new(),
         per_second_max_ns: Vec::new(),
         extra: Default::default(),
     };
-    let unknown = [
+    let Some(h) = live.histogram.get().map(|h| h.snapshot()) else {
+        th.extra.insert(
+            crate::result::UNKNOWN_STATS_KEY.into(),
+            UNKNOWN_WITHOUT_HISTOGRAM
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        return th;
+    };
+    let min_ns = if h.is_empty() { 0 } else { h.min() };
+    let max_ns = max_ns.max(min_ns);
+    let p = |q: f64| percentile(&h, q, min_ns, max_ns);
+    let s = &mut th.summary;
+    (s.samples, s.min_ns, s.max_ns) = (h.len(), min_ns, max_ns);
+    (s.mean_ns, s.stddev_ns) = (h.mean(), h.stdev());
+    (s.p50_ns, s.p90_ns, s.p99_ns) = (p(50.0), p(90.0), p(99.0));
+    (s.p999_ns, s.p9999_ns, s.p99999_ns) = (p(99.9), p(99.99), p(99.999));
+    th.histogram = h
+        .iter_recorded()
+        .map(|v| [v.value_iterated_to(), v.count_at_value()])
+        .collect();
+    th
+}
+
+const UNKNOWN_WITHOUT_HISTOGRAM: [crate::stats::Stat; 9] = {
+    use crate::stats::Stat;
+    [
         Stat::Min,
         Stat::Avg,
         Stat::Stddev,
@@ -140,12 +171,5 @@ fn partial_thread(method: &str, t: &CheckpointThread) -> ThreadResult {
         Stat::P999,
         Stat::P9999,
         Stat::P99999,
-        Stat::Overruns,
-    ];
-    th.extra.insert(
-        crate::result::UNKNOWN_STATS_KEY.into(),
-        unknown.iter().map(|s| s.name()).collect::<Vec<_>>().into(),
-    );
-    th
-}
-
+    ]
+};

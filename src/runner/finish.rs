@@ -73,7 +73,7 @@ pub fn write_document(run: &Run, store: &Store, out: &mut dyn Write) -> anyhow::
     let at = text
         .find(EMPTY)
         .context("the result's scenarios key is missing")?;
-    out.write_all(text[..at].as_bytes())?;
+    out.write_all(&text.as_bytes()[..at])?;
     out.write_all(b"\n  \"scenarios\": [")?;
     let mut first = true;
     store.each_scenario(&mut |s| {
@@ -84,7 +84,7 @@ pub fn write_document(run: &Run, store: &Store, out: &mut dyn Write) -> anyhow::
         Ok(())
     })?;
     out.write_all(if first { b"]" } else { b"\n  ]" })?;
-    out.write_all(text[at + EMPTY.len()..].as_bytes())?;
+    out.write_all(&text.as_bytes()[at + EMPTY.len()..])?;
     out.write_all(b"\n")?;
     Ok(())
 }

@@ -192,4 +192,3 @@ fn foreign_scenario(
     }
     None
 }
-

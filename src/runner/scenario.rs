@@ -47,7 +47,10 @@ pub fn run_scenario(
         true => None,
         false => Some(
             crate::isolate::IsolationGuard::apply(&sp.isolate).with_context(|| {
-                format!("isolating CPU {}", crate::units::format_cpu_list(&sp.isolate))
+                format!(
+                    "isolating CPU {}",
+                    crate::units::format_cpu_list(&sp.isolate)
+                )
             })?,
         ),
     };
