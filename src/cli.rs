@@ -600,7 +600,8 @@ pub struct CommonArgs {
 /// Where results go and how they are judged.
 #[derive(Debug, Args, Clone, Default)]
 pub struct OutputArgs {
-    /// Write the JSON result here (`-` = stdout), atomically, after every scenario.
+    /// Write the JSON result here (`-` = stdout): while the run goes, each finished
+    /// scenario is appended (a journal `latscope report` reads); at the end one document.
     #[arg(long = "export-json", value_name = "FILE")]
     pub export_json: Option<PathBuf>,
     /// No progress line and no table on stdout (errors and warnings still go to stderr).
