@@ -258,10 +258,6 @@ pub struct SuiteArgs {
     /// A TOML plan file describing your own matrix.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
-    /// Continue the run saved in --export-json: scenarios already complete there are kept
-    /// and skipped, the rest run and are appended.
-    #[arg(long, requires = "export_json")]
-    pub resume: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -706,7 +702,8 @@ pub struct CommonArgs {
 /// Where results go and how they are judged.
 #[derive(Debug, Args, Clone, Default)]
 pub struct OutputArgs {
-    /// Write the JSON result here (`-` = stdout), atomically, after every scenario.
+    /// Write the JSON result here (`-` = stdout): while the run goes, each finished
+    /// scenario is appended (a journal `latscope report` reads); at the end one document.
     #[arg(long = "export-json", value_name = "FILE")]
     pub export_json: Option<PathBuf>,
     /// No progress line and no table on stdout (errors and warnings still go to stderr).
@@ -740,6 +737,11 @@ pub struct OutputArgs {
     /// measured so far (marked partial), so a SIGKILL loses at most this much.
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub checkpoint: String,
+    /// Continue the run saved in --export-json (cut short by Ctrl-C or killed): complete
+    /// scenarios are kept and skipped, a cut one is kept as measured and continued for
+    /// the samples or time it had left, the rest run.
+    #[arg(long, requires = "export_json")]
+    pub resume: bool,
 }
 
 /// Options of `latscope load`.

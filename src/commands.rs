@@ -13,8 +13,7 @@ use std::io::Write;
 pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
     let run = cli.command.run_args();
     if let Some(run) = run.filter(|run| !run.remote.hosts.is_empty()) {
-        let resume = matches!(&cli.command, Command::Suite(a) if a.resume);
-        return crate::remote::run_on_hosts(run, &command_line, resume);
+        return crate::remote::run_on_hosts(run, &command_line, run.output.resume);
     }
     if run.is_some_and(|run| run.common.force) {
         // `--force`: an output path that is a symbolic link is written through (its
@@ -128,7 +127,8 @@ pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<
     }
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
     let outcome = crate::runner::execute(&planned.plan, command_line.clone(), stop, None)?;
-    let run = &outcome.run;
+    // cyclictest's layouts print histograms: the whole run, read back.
+    let run = &outcome.full_run()?;
     let raw: Vec<_> = outcome.raw.iter().map(|(_, r)| r.clone()).collect();
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     if let Some(path) = &opts.json {
@@ -170,18 +170,10 @@ fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Resu
             crate::suite::plan::human_estimate(size.estimated_ns)
         );
     }
-    let previous = match (&args.resume, &plan.output.export_json) {
-        (true, Some(path)) if path.exists() => {
-            let previous = Run::load(path)?;
-            crate::runner::check_resumable(&plan, &previous, path)?;
-            Some(previous)
-        }
-        _ => None,
-    };
     let table = TableReporter {
         in_ns: plan.output.ns,
     };
-    run_plan(&plan, command_line, previous, &table)
+    run_plan(&plan, command_line, None, &table)
 }
 
 /// `latscope suite --list`: every preset with its study, its scenarios and its runtime
@@ -319,6 +311,10 @@ pub fn run_plan(
     previous: Option<Run>,
     table: &dyn Reporter,
 ) -> anyhow::Result<i32> {
+    let previous = match previous {
+        Some(previous) => Some(previous),
+        None => resumed_run(plan)?,
+    };
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
     let outcome = crate::runner::execute(plan, command_line, stop, previous)?;
     let run = &outcome.run;
@@ -345,21 +341,17 @@ pub fn run_plan(
     }
     let _ = std::io::stderr().write_all(crate::report::table::warning_lines(run).as_bytes());
     if json_to_stdout {
-        let bytes = crate::report::json::JsonReporter.render(run)?;
-        crate::output::atomic::write_atomically(std::path::Path::new("-"), &bytes)?;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        outcome.write_document(&mut out)?;
+        out.flush()?;
     }
     let opts = crate::report::RenderOptions {
         in_ns: plan.output.ns,
         limits: plan.output.limits.clone(),
     };
-    let stdout_exports: Vec<_> = plan
-        .output
-        .exports
-        .iter()
-        .filter(|e| e.to_stdout())
-        .cloned()
-        .collect();
-    crate::report::write_exports(&stdout_exports, run, &opts, true)?;
+    for e in plan.output.exports.iter().filter(|e| e.to_stdout()) {
+        outcome.write_export(e, &opts)?;
+    }
     let failed = crate::result::limits::print_verdict(
         &crate::result::limits::check_run(run, &plan.output.limits),
         !plan.output.limits.is_empty() && !plan.output.quiet,
@@ -372,6 +364,19 @@ pub fn run_plan(
     } else {
         EXIT_OK
     })
+}
+
+/// `--resume`: the run saved in `--export-json`, checked to be this plan's (None: no
+/// `--resume`, or nothing saved yet).
+fn resumed_run(plan: &Plan) -> anyhow::Result<Option<Run>> {
+    match (plan.output.resume, &plan.output.export_json) {
+        (true, Some(path)) if path.exists() => {
+            let previous = Run::load(path)?;
+            crate::runner::check_resumable(plan, &previous, path)?;
+            Ok(Some(previous))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// `latscope net`: either the reflector alone (--serve) or a measuring plan.

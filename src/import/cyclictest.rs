@@ -34,6 +34,9 @@ pub fn from_text(path: &Path, text: String) -> Result<Run, UserError> {
         path: crate::result::input_name(path),
         reason,
     };
+    if crate::result::journal::is_journal(&text) {
+        return crate::result::journal::parse(path, &text);
+    }
     let v = serde_json::from_str::<Value>(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
     drop(text);
     if is_cyclictest(&v) {
@@ -491,6 +494,7 @@ fn scenarios_by_interval(
                 time: None,
                 trace: None,
                 broke: None,
+                partial: false,
             }
         })
         .collect()

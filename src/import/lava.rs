@@ -42,6 +42,9 @@ pub const UNREADABLE_CODE: &str = "lava_unreadable_case";
 /// a statistic a verdict cannot judge is never left unsaid.
 pub fn print_reading_warnings(runs: &[Run], paths: &[std::path::PathBuf]) {
     for (run, path) in runs.iter().zip(paths) {
+        for line in crate::result::journal::partial_lines(run).lines() {
+            eprintln!("warning: {}: {line}", path.display());
+        }
         for w in &run.warnings {
             if w.code == WarningCode::Other(UNREADABLE_CODE.into()) {
                 eprintln!("warning: {}: {}", path.display(), w.message);
@@ -240,6 +243,7 @@ fn scenario_named<'a>(scenarios: &'a mut Vec<Scenario>, name: &str) -> &'a mut S
         time: None,
         trace: None,
         broke: None,
+        partial: false,
     });
     scenarios.last_mut().expect("just pushed")
 }

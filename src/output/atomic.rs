@@ -149,8 +149,23 @@ pub fn write_atomically_with(
             fill(&mut out)?;
             out.flush()
         }
-        WriteTarget::Through(target) => replace_file(&target, fill),
-        WriteTarget::Replace => replace_file(path, fill),
+        WriteTarget::Through(target) => replace_file(&target, fill).map(drop),
+        WriteTarget::Replace => replace_file(path, fill).map(drop),
+    }
+}
+
+/// For files that grow (the result journal, `--raw`): when `path` is (or will be) a
+/// regular file, writes its first bytes atomically as `write_atomically` does and returns
+/// the file, open, for appending (a reader sees a whole prefix, never a torn rename);
+/// None, writing nothing, for `-`, a device or a FIFO (written once at the end instead).
+pub fn create_growing(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<Option<std::fs::File>> {
+    match write_target(path)? {
+        WriteTarget::Replace => replace_file(path, fill).map(Some),
+        WriteTarget::Through(target) => replace_file(&target, fill).map(Some),
+        WriteTarget::Stdout | WriteTarget::InPlace => Ok(None),
     }
 }
 
@@ -158,7 +173,7 @@ pub fn write_atomically_with(
 fn replace_file(
     path: &std::path::Path,
     fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+) -> std::io::Result<std::fs::File> {
     use std::io::Write;
     let name = path
         .file_name()
@@ -173,7 +188,7 @@ fn replace_file(
     tmp.as_file().sync_all()?;
     // rename(2) replaces whatever is at `path` now (even a link planted since the check)
     // without following it; the temporary file is removed on failure.
-    tmp.persist(path).map(drop).map_err(|e| e.error)
+    tmp.persist(path).map_err(|e| e.error)
 }
 
 /// Checks before measuring that `path` can be written (so a long run does not end in

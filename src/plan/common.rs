@@ -246,6 +246,7 @@ pub fn check_output(out: &OutputArgs, raw: &Option<PathBuf>) -> Result<OutputSet
         ns: out.ns,
         exports,
         limits,
+        resume: out.resume,
         checkpoint_ns: duration_in_range(
             "--checkpoint",
             if out.checkpoint.is_empty() {

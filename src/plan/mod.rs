@@ -71,6 +71,8 @@ pub struct OutputSettings {
     pub limits: Vec<crate::result::limits::Limit>,
     /// `--checkpoint`: how often a running scenario's partial result is saved.
     pub checkpoint_ns: u64,
+    /// `--resume`: continue the run saved in `export_json`.
+    pub resume: bool,
 }
 
 /// A validated run.

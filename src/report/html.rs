@@ -33,13 +33,20 @@ dt{font-weight:bold}dd{margin:0}code{background:#f3f3f3;padding:0 .2em}";
 
 /// Wraps a body into the page with its CSS.
 pub fn page(title: &str, body: &str) -> String {
+    format!("{}{body}{PAGE_END}", page_start(title))
+}
+
+/// The page up to its body (a page written piece by piece: `HtmlReporter::write_page`).
+fn page_start(title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
         esc(title)
     )
 }
+/// The page after its body.
+const PAGE_END: &str = "</body>\n</html>\n";
 
 /// The statistics of the summary tables.
 const TABLE_STATS: [Stat; 11] = [
@@ -747,8 +754,15 @@ fn verdict_section(run: &Run, limits: &[Limit]) -> String {
     out
 }
 
-impl Reporter for HtmlReporter {
-    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+impl HtmlReporter {
+    /// Writes the page as it goes: `run` gives header, tables and charts (summaries),
+    /// `each_scenario` each scenario's section, one at a time (a suite's page never whole).
+    pub fn write_page(
+        &self,
+        run: &Run,
+        each_scenario: &mut crate::result::EachScenario<'_>,
+        out: &mut dyn std::io::Write,
+    ) -> anyhow::Result<()> {
         let mut body = String::new();
         let _ = writeln!(
             body,
@@ -779,11 +793,21 @@ impl Reporter for HtmlReporter {
             body.push_str(&suite_section(run)?);
             body.push_str(&wake_section(run)?);
         }
-        for (i, sc) in run.scenarios.iter().enumerate() {
-            body.push_str(&scenario_section(sc, i, &self.limits)?);
-        }
-        body.push_str(&system_section(run));
         let title = format!("latscope report — {}", run.system.hostname);
-        Ok(page(&title, &body).into_bytes())
+        out.write_all((page_start(&title) + &body).as_bytes())?;
+        let mut index = 0;
+        each_scenario(&mut |sc| {
+            index += 1;
+            Ok(out.write_all(scenario_section(sc, index - 1, &self.limits)?.as_bytes())?)
+        })?;
+        Ok(out.write_all((system_section(run) + PAGE_END).as_bytes())?)
+    }
+}
+
+impl Reporter for HtmlReporter {
+    fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        let (mut bytes, scenarios) = (Vec::new(), &run.scenarios);
+        let mut each = |f: &mut dyn FnMut(&Scenario) -> _| scenarios.iter().try_for_each(f);
+        self.write_page(run, &mut each, &mut bytes).map(|()| bytes)
     }
 }

@@ -17,14 +17,33 @@ pub fn render_raw(series: &[(String, RawSeries)]) -> Vec<u8> {
 /// The value columns are those of the first series (every series of one probe has the
 /// same columns).
 pub fn write_raw(series: &[(String, RawSeries)], out: impl std::io::Write) -> std::io::Result<()> {
+    write_csv(series, out, true)
+}
+
+/// The rows alone, no header: a later scenario's rows appended to the file (the runner
+/// writes each scenario's series once, when it ends).
+pub fn write_raw_rows(
+    series: &[(String, RawSeries)],
+    out: impl std::io::Write,
+) -> std::io::Result<()> {
+    write_csv(series, out, false)
+}
+
+fn write_csv(
+    series: &[(String, RawSeries)],
+    out: impl std::io::Write,
+    header: bool,
+) -> std::io::Result<()> {
     let mut out = csv::Writer::from_writer(out);
-    let columns: Vec<&str> = series
-        .first()
-        .map(|(_, s)| s.columns.iter().map(String::as_str).collect())
-        .unwrap_or_else(|| vec!["value_ns"]);
-    let mut header = vec!["scenario", "cpu", "method", "metric", "iteration"];
-    header.extend(columns);
-    out.write_record(&header)?;
+    if header {
+        let columns: Vec<&str> = series
+            .first()
+            .map(|(_, s)| s.columns.iter().map(String::as_str).collect())
+            .unwrap_or_else(|| vec!["value_ns"]);
+        let mut names = vec!["scenario", "cpu", "method", "metric", "iteration"];
+        names.extend(columns);
+        out.write_record(&names)?;
+    }
     let mut record = csv::StringRecord::new();
     let mut number = itoa::Buffer::new();
     for (scenario, s) in series {

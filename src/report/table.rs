@@ -42,9 +42,10 @@ pub fn header_and_rows(run: &Run, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>
             if multi {
                 row.push(sc.name.clone());
             }
+            let partial = if sc.partial { " (partial)" } else { "" };
             row.extend([
                 th.cpu.to_string(),
-                metric_label(&th.method, &th.metric),
+                metric_label(&th.method, &th.metric) + partial,
                 s.samples.to_string(),
             ]);
             for stat in STATS {
@@ -91,6 +92,7 @@ impl Reporter for TableReporter {
         if run.interrupted {
             out.push_str("interrupted: the statistics cover what was measured until then\n");
         }
+        out.push_str(&crate::result::journal::partial_lines(run));
         Ok(out.into_bytes())
     }
 }

@@ -3,6 +3,7 @@
 //! comparison and verdict reads this, so fields are only ever added.
 
 pub mod extras;
+pub mod journal;
 pub mod limits;
 pub mod probe_kind;
 pub mod trace;
@@ -135,6 +136,10 @@ pub struct Scenario {
     /// `--break-above` stopped the run at this sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub broke: Option<BreakSample>,
+    /// A checkpoint of a scenario that was still running: its statistics cover what it
+    /// had measured when the file was last written (a `kill -9` left it so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 /// The measured phase of a scenario on the clock of `--raw` timestamps and trace events,
@@ -202,6 +207,11 @@ pub struct ScenarioParams {
     #[serde(default)]
     pub extra: ParamsExtra,
 }
+
+/// Hands each whole scenario, in order, to the function given (a run's scenarios, or the
+/// runner's journal read back one at a time).
+pub type EachScenario<'a> =
+    dyn FnMut(&mut dyn FnMut(&Scenario) -> anyhow::Result<()>) -> anyhow::Result<()> + 'a;
 
 /// One measuring thread's statistics and distribution.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -311,6 +321,9 @@ impl Run {
     /// Reads a saved run, naming the file and what is wrong when it cannot.
     pub fn load(path: &std::path::Path) -> Result<Self, crate::error::UserError> {
         let text = read_input_file(path)?;
+        if journal::is_journal(&text) {
+            return journal::parse(path, &text);
+        }
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| crate::error::UserError::BadInputFile {
                 path: path.display().to_string(),

@@ -3,6 +3,7 @@
 //! enum naming each statistic.
 
 pub mod fixed_buckets;
+pub mod live_histogram;
 pub mod prefault;
 pub mod recorder;
 pub mod series;

@@ -5,15 +5,15 @@
 //! measured deadline.
 
 use super::fixed_buckets::FixedBuckets;
+use super::live_histogram::LiveHistogram;
 use super::series::PerSecondMax;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// The highest latency the histogram resolves: 60 s, so nothing ever overflows.
-pub const HISTOGRAM_HIGHEST_NS: u64 = 60_000_000_000;
-/// Significant decimal digits of the histogram: values are exact to 0.1 %.
-pub const HISTOGRAM_SIGFIG: u8 = 3;
+/// The histogram's layout (highest value, significant digits), shared with the live
+/// histogram that mirrors it.
+pub use super::live_histogram::{HISTOGRAM_HIGHEST_NS, HISTOGRAM_SIGFIG};
 /// Significant digits of a warm-up's scratch histogram: same code path, a few KB.
 const SCRATCH_SIGFIG: u8 = 1;
 
@@ -23,6 +23,10 @@ pub struct LiveStats {
     pub samples: AtomicU64,
     pub max_ns: AtomicU64,
     pub missed: AtomicU64,
+    pub overruns: AtomicU64,
+    /// The measured Recorder's bucket counts, when the run checkpoints (see
+    /// `live_histogram::enable`): what a checkpoint's percentiles come from.
+    pub histogram: std::sync::OnceLock<Arc<LiveHistogram>>,
 }
 
 /// How a Recorder is sized before the run.
@@ -54,6 +58,8 @@ pub struct Recorder {
     raw_capacity: usize,
     raw_dropped: u64,
     live: Arc<LiveStats>,
+    /// The counts a checkpoint reads (the run checkpoints; not in a warm-up's scratch).
+    live_histogram: Option<Arc<LiveHistogram>>,
     /// Times the histogram was zeroed after `new` (0 for a measuring thread's recorder).
     #[cfg(test)]
     histogram_clears: u64,
@@ -65,7 +71,13 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(config: &RecorderConfig, live: Arc<LiveStats>) -> Self {
-        Self::with_sigfig(config, live, HISTOGRAM_SIGFIG)
+        let mut rec = Self::with_sigfig(config, live, HISTOGRAM_SIGFIG);
+        if super::live_histogram::enabled() {
+            // Built (every page written) here, before measuring.
+            let h = rec.live.histogram.get_or_init(Default::default).clone();
+            rec.live_histogram = Some(h);
+        }
+        rec
     }
 
     /// A recorder for a warm-up, thrown away after it: the same recording code with a
@@ -105,6 +117,7 @@ impl Recorder {
             raw_capacity: config.raw_capacity,
             raw_dropped: 0,
             live,
+            live_histogram: None,
             #[cfg(test)]
             histogram_clears: 0,
             last_ns: 0,
@@ -136,6 +149,7 @@ impl Recorder {
         self.live.samples.store(0, Ordering::Relaxed);
         self.live.max_ns.store(0, Ordering::Relaxed);
         self.live.missed.store(0, Ordering::Relaxed);
+        self.live.overruns.store(0, Ordering::Relaxed);
     }
 
     /// Forgets every sample: zeroes the histogram (~220 KB), so never between a warm-up
@@ -158,6 +172,9 @@ impl Recorder {
         self.last_ns = 0;
         if let Some(fixed) = &mut self.fixed {
             fixed.clear();
+        }
+        if let Some(h) = &self.live_histogram {
+            h.clear();
         }
     }
 
@@ -182,6 +199,10 @@ impl Recorder {
         self.sum_sq_ns2 += latency_ns as u128 * latency_ns as u128;
         if latency_ns > self.deadline_ns {
             self.overruns += 1;
+            self.live.overruns.store(self.overruns, Ordering::Relaxed);
+        }
+        if let Some(h) = &self.live_histogram {
+            h.record(latency_ns);
         }
         self.series.record(at_ns, latency_ns);
         if self.raw.len() < self.raw_capacity {

@@ -466,3 +466,11 @@ pub fn cases_unless(why: Option<String>, list: &[(&'static str, fn())]) -> Vec<C
         .map(|&(name, run)| case(name, run).unless(why.clone()))
         .collect()
 }
+
+/// A result file as `latscope report` reads it (one JSON document, or the journal of a
+/// run still going or killed: its finished scenarios and last checkpoint), as JSON; None
+/// while it cannot be read.
+pub fn read_result(path: &std::path::Path) -> Option<Value> {
+    let run = latscope::result::Run::load(path).ok()?;
+    serde_json::to_value(run).ok()
+}

@@ -96,7 +96,7 @@ fn item5_sigkill_keeps_the_last_checkpoint() {
     std::thread::sleep(Duration::from_millis(700));
     child.kill().unwrap();
     child.wait().unwrap();
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: Value = common::read_result(&json).unwrap();
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["checkpoint"]["partial"], true);
     assert_eq!(v["checkpoint"]["scenario"], "timer clock-nanosleep 1ms");
@@ -149,9 +149,7 @@ fn item6_killed_suite_says_interrupted() {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let saved = loop {
-        let v: Option<Value> = std::fs::read_to_string(&json)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
+        let v: Option<Value> = common::read_result(&json);
         if let Some(v) = v.filter(|v| v["scenarios"].as_array().is_some_and(|s| !s.is_empty())) {
             break v;
         }
@@ -161,7 +159,7 @@ fn item6_killed_suite_says_interrupted() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(saved["interrupted"], true, "saved between scenarios");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: Value = common::read_result(&json).unwrap();
     assert_eq!(v["interrupted"], true);
     assert!(v["plan_hash"].is_string());
 }
@@ -191,7 +189,7 @@ fn item7_second_run_on_the_same_export_json_refuses() {
         "{stderr}"
     );
     assert_eq!(first_code, Some(130));
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: Value = common::read_result(&json).unwrap();
     assert_eq!(
         v["interrupted_by"], "SIGINT",
         "the first run's result is intact"
@@ -211,7 +209,7 @@ fn item3_sighup_restores_and_saves_marked_interrupted() {
     let code = wait_with_timeout(&mut child, Duration::from_secs(10)).unwrap();
     assert_eq!(code, Some(130));
     assert_eq!(latscope::sys::dma_latency::current_us(), before);
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: Value = common::read_result(&json).unwrap();
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["interrupted_by"], "SIGHUP");
     assert!(
@@ -286,7 +284,7 @@ fn item15_restore_force_under_a_live_run_is_recorded_in_its_result() {
     );
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(diff(&before, &system_state()), Vec::<String>::new());
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: Value = common::read_result(&json).unwrap();
     let scenario = &v["scenarios"][0];
     assert_eq!(
         scenario["isolation"]["removed_during_run"], true,
@@ -327,7 +325,7 @@ fn closed_stdout_pipe_follows_the_sigpipe_exit_path() {
     assert!(stderr.contains("closed the pipe (SIGPIPE)"), "{stderr}");
     assert!(!stderr.contains("Broken pipe (os error"), "{stderr}");
     assert_eq!(latscope::sys::dma_latency::current_us(), before);
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: Value = common::read_result(&json).unwrap();
     assert_eq!(v["scenarios"][0]["threads"][0]["samples"], 300);
 }
 
@@ -356,7 +354,7 @@ fn issue22_second_sigint_keeps_what_was_measured() {
     assert!(stderr.contains("second interrupt"), "{stderr}");
     assert!(!stderr.contains("could not remove"), "{stderr}");
     assert_eq!(leftovers_of(child.id()), Vec::<String>::new());
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: Value = common::read_result(&json).unwrap();
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["interrupted_by"], "SIGINT");
     assert!(
@@ -382,9 +380,7 @@ fn issue22_second_sigint_keeps_what_was_measured() {
 
 /// The samples of the checkpoint in `json` (0 without one).
 fn checkpoint_samples(json: &Path) -> u64 {
-    std::fs::read_to_string(json)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+    common::read_result(json)
         .and_then(|v| v["checkpoint"]["threads"][0]["samples"].as_u64())
         .unwrap_or(0)
 }

@@ -226,8 +226,8 @@ pub(crate) fn wait_for_checkpoint(child: &mut Child, path: &Path) -> Result<(), 
             }
             return Err(format!("ended before measuring: {status}: {stderr}"));
         }
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if let Ok(v) = serde_json::from_str::<Value>(&text) {
+        {
+            if let Some(v) = crate::common::read_result(path) {
                 let measuring = v["checkpoint"]["threads"]
                     .as_array()
                     .is_some_and(|t| t.iter().any(|t| t["samples"].as_u64() > Some(0)));
@@ -393,10 +393,7 @@ fn run_cell(args: &[String], ending: Ending, dir: &Path) -> Result<(), String> {
 /// What is wrong with the result file `json` after `ending`.
 fn judge_result(json: &Path, ending: Ending) -> Vec<String> {
     let mut problems = Vec::new();
-    match std::fs::read_to_string(json)
-        .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| e.to_string()))
-    {
+    match crate::common::read_result(json).ok_or("not readable by latscope report") {
         Err(e) => problems.push(format!("no valid JSON: {e}")),
         Ok(v) => {
             if measured_samples(&v) == 0 {

@@ -9,6 +9,7 @@ mod common;
 
 mod bad_input;
 mod bad_input_corpus;
+mod checkpoint;
 mod compare_many;
 mod cyclictest_compare;
 mod cyclictest_consumers;
@@ -47,6 +48,7 @@ fn main() {
     let modules: &[(&str, ModuleCases)] = &[
         ("bad_input", bad_input::cases),
         ("bad_input_corpus", bad_input_corpus::cases),
+        ("checkpoint", checkpoint::cases),
         ("compare_many", compare_many::cases),
         ("cyclictest_compare", cyclictest_compare::cases),
         ("cyclictest_consumers", cyclictest_consumers::cases),

@@ -16,7 +16,7 @@ fn suite_stdout(args: &[&str], json: &std::path::Path) -> (String, serde_json::V
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "suite {args:?} failed: {stderr}");
-    let run = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let run = common::read_result(json).unwrap();
     (String::from_utf8_lossy(&out.stdout).into_owned(), run)
 }
 
@@ -141,8 +141,7 @@ fn interrupted_suite_resumes_where_it_stopped() {
         .unwrap();
     let status = child.wait_with_output().unwrap().status;
     assert_eq!(status.code(), Some(130));
-    let first: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let first: serde_json::Value = common::read_result(&json).unwrap();
     assert_eq!(first["interrupted"], true);
     let kept = first["scenarios"].as_array().unwrap().len();
     assert!(
@@ -159,8 +158,7 @@ fn interrupted_suite_resumes_where_it_stopped() {
         .arg("--resume")
         .assert()
         .success();
-    let done: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let done: serde_json::Value = common::read_result(&json).unwrap();
     assert_eq!(done["interrupted"], false);
     let all = done["scenarios"].as_array().unwrap();
     // The scenario cut short stays as its measured part; the rest complete it.
@@ -222,9 +220,7 @@ fn suite_cut_short(
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
-        let v: Option<serde_json::Value> = std::fs::read_to_string(&json)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
+        let v: Option<serde_json::Value> = common::read_result(&json);
         if v.is_some_and(|v| v["checkpoint"]["threads"][0]["samples"].as_u64() > Some(300)) {
             break;
         }
@@ -249,7 +245,7 @@ fn resume(plan: &std::path::Path, json: &std::path::Path) -> serde_json::Value {
         .arg("--resume")
         .assert()
         .success();
-    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+    common::read_result(json).unwrap()
 }
 
 /// `--resume` continues an interrupted scenario: its measured part is kept (renamed,
@@ -258,8 +254,7 @@ fn resume_continues_an_interrupted_scenario_from_what_it_measured() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let (plan, json) = suite_cut_short(dir.path(), "INT");
-    let first: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let first: serde_json::Value = common::read_result(&json).unwrap();
     let measured = first["scenarios"][0]["threads"][0]["samples"]
         .as_u64()
         .unwrap();
@@ -283,28 +278,37 @@ fn resume_continues_an_interrupted_scenario_from_what_it_measured() {
     assert_eq!(again["scenarios"].as_array().unwrap().len(), 2);
 }
 
-/// After `kill -9`, `--resume` continues from the last checkpoint: the samples it
-/// counted are not run again, and its counts and maxima are kept in the continuation.
+/// After `kill -9`, `--resume` continues from the last checkpoint: its partial result is
+/// kept as the scenario's first part (marked partial, with its statistics), the samples it
+/// counted are not run again, and its counts are recorded in the continuation.
 fn resume_continues_a_killed_scenario_from_its_checkpoint() {
     let _lock = common::latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let (plan, json) = suite_cut_short(dir.path(), "KILL");
-    let first: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert!(first["scenarios"].as_array().unwrap().is_empty());
+    let first: serde_json::Value = common::read_result(&json).unwrap();
+    let partial = &first["scenarios"].as_array().unwrap()[..];
+    assert_eq!(partial.len(), 1, "{partial:?}");
+    assert_eq!(partial[0]["partial"], true);
     let checkpointed = first["checkpoint"]["threads"][0]["samples"]
         .as_u64()
         .unwrap();
+    assert_eq!(partial[0]["threads"][0]["samples"], checkpointed);
     let done = resume(&plan, &json);
     let s = done["scenarios"].as_array().unwrap();
-    assert_eq!(s.len(), 1, "{s:?}");
-    let extra = &s[0]["params"]["extra"];
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(
+        s[0]["name"],
+        "timer clock-nanosleep 1ms (interrupted part 1)"
+    );
+    assert_eq!(s[0]["partial"], true);
+    assert_eq!(s[0]["threads"][0]["samples"], checkpointed);
+    let extra = &s[1]["params"]["extra"];
     assert_eq!(extra["resumed_after_samples"], checkpointed);
     assert_eq!(
         extra["resumed_checkpoint"]["threads"][0]["samples"],
         checkpointed
     );
-    assert_eq!(s[0]["threads"][0]["samples"], 3000 - checkpointed);
+    assert_eq!(s[1]["threads"][0]["samples"], 3000 - checkpointed);
     assert!(done["checkpoint"].is_null());
 }
 

@@ -204,7 +204,10 @@ fn a_wake_response_is_joined_to_the_wakee_not_the_waker() {
     );
     // The switch-in was not traced: placed at its lower bound and noted.
     assert_eq!(t.switch_in_inferred, 1);
-    assert_eq!(t.parts[1].extra.bound, Some(crate::result::extras::Bound::Lower));
+    assert_eq!(
+        t.parts[1].extra.bound,
+        Some(crate::result::extras::Bound::Lower)
+    );
     assert_eq!(t.notes.len(), 1);
     assert!(res.spikes.is_empty(), "26 µs is no spike above 1 ms");
 }
