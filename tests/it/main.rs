@@ -40,6 +40,7 @@ mod trace;
 mod trace_recording;
 mod verdicts;
 mod wake;
+mod worst_case;
 
 /// A module's `cases`.
 type ModuleCases = fn() -> Vec<common::Case>;
@@ -79,6 +80,7 @@ fn main() {
         ("trace_recording", trace_recording::cases),
         ("verdicts", verdicts::cases),
         ("wake", wake::cases),
+        ("worst_case", worst_case::cases),
     ];
     common::run_cases(
         modules
