@@ -452,6 +452,27 @@ fn wait_for(path: &Path, limit: std::time::Duration) {
     }
 }
 
+/// Waits until `path` holds the run's final one-document JSON with its scenario (while the
+/// run goes it is a journal of JSON lines, which does not parse as one document).
+fn wait_for_document(path: &Path, limit: std::time::Duration) {
+    let start = std::time::Instant::now();
+    loop {
+        let done = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_some_and(|v| v["scenarios"].as_array().is_some_and(|a| !a.is_empty()));
+        if done {
+            return;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{} never became the document",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// Issue 22 item 2: a FIFO at the lock's name of any output is refused with one line
 /// within 1 s; nothing is opened there, nothing measured.
 fn item22_02_a_fifo_at_a_lock_name_is_refused_at_once() {
@@ -501,8 +522,9 @@ fn item22_02_sigterm_ends_the_wait_for_a_fifo_reader_within_1s() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The JSON is written first; the CSV then waits for a reader that never comes.
-    wait_for(&json, std::time::Duration::from_secs(30));
+    // The JSON (a journal while the run goes) is written as one document first; the CSV
+    // then waits for a reader that never comes.
+    wait_for_document(&json, std::time::Duration::from_secs(30));
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(child.try_wait().unwrap().is_none(), "it did not wait");
     let pid = child.id().to_string();
