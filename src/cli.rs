@@ -1,5 +1,7 @@
 //! The command line, clap derive only: subcommands, the options every probe shares
 //! (flattened into each), and help text that teaches. Validation lives in `plan`.
+//! Size: one file on purpose: every subcommand's clap options live here and nowhere else
+//! (issue 23: "clap stays in cli.rs"), so the file grows with the commands, not its functions.
 
 use crate::compare::multi::Axis;
 use crate::output::exports::Format;

@@ -1,5 +1,5 @@
-//! HTML escaping, shared by the HTML report and the SVG plots drawn for it (a file of its own so
-//! the plot files need not import html.rs, which imports them).
+//! HTML escaping and the `<figure>` wrapper, shared by the HTML report's files and the SVG
+//! plots drawn for it (a file of its own so they need not import html.rs, which imports them).
 
 /// Escapes text for HTML element content and attribute values.
 pub fn esc(text: &str) -> String {
@@ -15,4 +15,12 @@ pub fn esc(text: &str) -> String {
         }
     }
     out
+}
+
+/// An SVG chart with its caption as a `<figure>`.
+pub fn figure(svg: &str, caption: &str) -> String {
+    format!(
+        "<figure>\n{svg}\n<figcaption class=\"note\">{}</figcaption>\n</figure>\n",
+        esc(caption)
+    )
 }

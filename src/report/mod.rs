@@ -7,6 +7,7 @@ pub mod escape;
 pub mod extras;
 pub mod histogram;
 pub mod html;
+pub mod html_trace;
 pub mod iterations;
 pub mod json;
 pub mod junit;
