@@ -473,9 +473,12 @@ fn wake_spikes_are_attributed_to_the_injector() {
         .expect("two CPUs");
     let injector = StallInjector::start(wakee, STALL_NS, 400_000_000, 1_000_000_000);
     let tid = injector.tid as i64;
+    let raw = tempfile::NamedTempFile::new().unwrap();
     let run = run_json(
         &[
             "wake",
+            "--raw",
+            raw.path().to_str().unwrap(),
             "--trace",
             "--trace-threshold",
             "1ms",
@@ -498,10 +501,14 @@ fn wake_spikes_are_attributed_to_the_injector() {
         sc["time"]["start_ns"].as_u64().unwrap(),
         sc["time"]["end_ns"].as_u64().unwrap(),
     );
-    // Only stalls wholly inside the measured run, with room for a response after them.
+    // Only stalls wholly inside the measured run, with room for a response after them, and
+    // with a wake-up issued during them (the waker's stamp t0 inside the stall): a host stop
+    // of the waker's CPU over a whole stall leaves nothing for the stall to delay.
+    let wakes = raw_column(raw.path(), "t0_ns");
     let stalls: Vec<(u64, u64)> = stalls
         .into_iter()
         .filter(|&(s, e)| s >= from && e + 5_000_000 <= to)
+        .filter(|&(s, e)| wakes.iter().any(|&t0| t0 >= s && t0 < e))
         .collect();
     assert!(stalls.len() >= 3, "only {} stalls in the run", stalls.len());
     let spikes = sc["trace"]["spikes"].as_array().unwrap();
@@ -522,22 +529,28 @@ fn wake_spikes_are_attributed_to_the_injector() {
     );
 }
 
+/// One column of a `--raw` file, found by name.
+fn raw_column(path: &std::path::Path, name: &str) -> Vec<u64> {
+    let text = std::fs::read_to_string(path).expect("raw file");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == name)
+        .unwrap_or_else(|| panic!("no {name} column: {header:?}"));
+    lines
+        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap())
+        .collect()
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     let why = no_tracing();
-    // KNOWN REGRESSION, not a host limit: since the merge of issue 23's runner with its
-    // typed extras (2026-11-26), a 3 ms FIFO stall is attributed to "hypervisor" (a silent
-    // stretch) instead of stall-inj in some spikes. Ignored so the rest of CI runs; the
-    // first job of the next session (closing note of 2026-11-26).
     let mut cases = vec![common::case(
         "injected_stalls_are_attributed_to_the_injector",
         injected_stalls_are_attributed_to_the_injector,
     )
-    .unless(Some(why.clone().unwrap_or_else(|| {
-        "known regression since the 2026-11-26 merge: a FIFO stall inside a spike is \
-         accounted as a silent stretch (hypervisor) instead of stall-inj; see the closing note"
-            .into()
-    })))];
+    .unless(why.clone())];
     cases.extend(cases_unless(
         why.clone(),
         &[

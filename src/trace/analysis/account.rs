@@ -417,6 +417,17 @@ impl Replay<'_, '_> {
         }
     }
 
+    /// The CPU left idle for `pid` without a recorded sched_switch.
+    fn switch_in_unrecorded(&mut self, pid: i32) {
+        self.stack.clear();
+        if pid == self.me {
+            self.me_runnable = false;
+        }
+        self.picked_over_me = self.me_runnable;
+        self.current = Some(pid);
+        self.task_fresh = true;
+    }
+
     fn pop(&mut self, is_it: impl Fn(&Frame) -> bool) {
         if let Some(at) = self.stack.iter().rposition(|(f, _)| is_it(f)) {
             self.stack.truncate(at);
@@ -498,7 +509,13 @@ pub fn account_woken(
         if e.ts_ns > to_ns {
             break;
         }
-        let seg_start = last.unwrap_or(from_ns.min(e.ts_ns));
+        let mut seg_start = last.unwrap_or(from_ns.min(e.ts_ns));
+        if let Some(t) = tl.switched_in_before(e).filter(|&t| t >= seg_start) {
+            // An unrecorded switch out of idle: idle until t, the task from there.
+            r.charge(seg_start, t);
+            r.switch_in_unrecorded(e.pid);
+            seg_start = t;
+        }
         if let Some(delta) = nmi_delta(e) {
             let seg_from = seg_start.max(from_ns);
             let nmi = delta.min(e.ts_ns.min(to_ns).saturating_sub(seg_from));
@@ -639,5 +656,139 @@ mod tests {
         let acc = account_woken(&tl, 1, (10_000, 400_000), ME, Some(10_000), bounds);
         assert_eq!(acc.causes[0].kind, CauseKind::NotPreempted, "{acc:?}");
         assert_eq!(acc.causes[0].duration_ns, 390_000);
+    }
+
+    /// The kernel recorded no switch out of idle: a FIFO 99 spinner woken on the idle CPU
+    /// at 20 µs (its wakeup and the interrupt's exit in idle context) shows its first own
+    /// event only at 2 ms. It ran from the interrupt's exit at 22 µs, not from 2 ms, and
+    /// the deadline at 1 ms falls inside its run, not into idle or a silent stretch.
+    #[test]
+    fn a_switch_out_of_idle_the_kernel_did_not_record_is_implied_by_the_wakeup() {
+        let spinner = task("stall-inj", 99, 0);
+        let events = vec![
+            switch(
+                1_000,
+                task("latscope", ME, 49),
+                1,
+                task("swapper/1", 0, 120),
+            ),
+            ev(
+                20_000,
+                0,
+                EventKind::SchedWakeup {
+                    task: spinner.clone(),
+                    target_cpu: 1,
+                },
+            ),
+            ev(
+                22_000,
+                0,
+                EventKind::VectorExit {
+                    name: "local_timer".into(),
+                    vector: 236,
+                },
+            ),
+            ev(
+                2_000_000,
+                99,
+                EventKind::HrtimerExpireEntry {
+                    hrtimer: 1,
+                    now_ns: 2_000_000,
+                    function: 2,
+                },
+            ),
+            switch(3_022_000, spinner, 1, task("latscope", ME, 49)),
+        ];
+        let tl = Timeline::new(&events);
+        assert_eq!(tl.switched_in_before(&events[3]), Some(22_000));
+        let acc = account(&tl, 1, 1_000_000, 3_022_000, ME, SilenceBounds::default());
+        assert_eq!(acc.causes.len(), 1, "{acc:?}");
+        assert_eq!(acc.causes[0].pid, Some(99));
+        assert_eq!(acc.causes[0].duration_ns, 2_022_000);
+        let list = tl.cpu(1);
+        let slices = crate::trace::analysis::analyze::run_slices(&tl, list);
+        let ran: Vec<(u64, u64)> = slices
+            .iter()
+            .filter(|s| s.pid == 99)
+            .map(|s| (s.in_ns, s.out_ns))
+            .collect();
+        assert_eq!(ran, [(22_000, 3_022_000)]);
+    }
+
+    /// The timer's `--trace` records no sched_wakeup: the expiry in idle context of the
+    /// hrtimer the spinner armed (its clock_nanosleep) is its wake-up.
+    #[test]
+    fn the_expiry_of_the_hrtimer_a_task_armed_is_its_wakeup() {
+        let events = vec![
+            ev(
+                500,
+                99,
+                EventKind::HrtimerStart {
+                    hrtimer: 7,
+                    function: 3,
+                    expires_ns: 20_000,
+                    softexpires_ns: 20_000,
+                    mode: 0,
+                },
+            ),
+            switch(
+                1_000,
+                task("stall-inj", 99, 0),
+                1,
+                task("swapper/1", 0, 120),
+            ),
+            ev(
+                20_000,
+                0,
+                EventKind::HrtimerExpireEntry {
+                    hrtimer: 7,
+                    now_ns: 20_000,
+                    function: 3,
+                },
+            ),
+            ev(
+                2_000_000,
+                99,
+                EventKind::HrtimerExpireEntry {
+                    hrtimer: 1,
+                    now_ns: 2_000_000,
+                    function: 2,
+                },
+            ),
+        ];
+        let tl = Timeline::new(&events);
+        assert_eq!(tl.switched_in_before(&events[3]), Some(20_000));
+    }
+
+    /// Without a recorded wakeup of the task onto that CPU, nothing is implied.
+    #[test]
+    fn no_switch_is_implied_without_a_wakeup() {
+        let events = vec![
+            switch(
+                1_000,
+                task("latscope", ME, 49),
+                1,
+                task("swapper/1", 0, 120),
+            ),
+            ev(
+                22_000,
+                0,
+                EventKind::VectorExit {
+                    name: "local_timer".into(),
+                    vector: 236,
+                },
+            ),
+            ev(
+                2_000_000,
+                99,
+                EventKind::HrtimerExpireEntry {
+                    hrtimer: 1,
+                    now_ns: 2_000_000,
+                    function: 2,
+                },
+            ),
+        ];
+        let tl = Timeline::new(&events);
+        assert_eq!(tl.switched_in_before(&events[2]), None);
     }
 }

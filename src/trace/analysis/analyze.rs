@@ -230,7 +230,7 @@ fn timer_thread(
         },
     );
     *sink.threshold_ns = attribution.threshold_ns;
-    let slices = run_slices(ctx.tl.cpu(cpu));
+    let slices = run_slices(ctx.tl, ctx.tl.cpu(cpu));
     sink.spikes.extend(
         attribution
             .spikes
@@ -322,7 +322,7 @@ fn wake_thread(
     *sink.threshold_ns = limit;
     // Each spike accounted as the timer's are (account.rs): who held the wakee's CPU from
     // the waker's stamp to the wakee's.
-    let slices = run_slices(ctx.tl.cpu(cpu));
+    let slices = run_slices(ctx.tl, ctx.tl.cpu(cpu));
     let wake_spikes: Vec<Spike> = rows
         .iter()
         .enumerate()
@@ -635,7 +635,7 @@ fn timeline_spans(tl: &Timeline, events: &[Event], from: u64, to: u64) -> Vec<Ti
         by_cpu.entry(e.cpu).or_default().push(e);
     }
     for (cpu, evs) in by_cpu {
-        for s in run_slices(&evs) {
+        for s in run_slices(tl, &evs) {
             spans.push(TimelineSpan {
                 cpu: cpu as usize,
                 start_ns: s.in_ns,
@@ -699,8 +699,9 @@ pub struct Slice {
 /// The run slices of one CPU's events (sorted by time). Besides sched_switch, an event whose
 /// `common_pid` is not the task believed running starts a slice of that pid (so a lost
 /// or unrecorded switch-in does not hide who ran); its name and priority come from the
-/// last sched_waking/wakeup/switch naming it.
-pub fn run_slices(events: &[&Event]) -> Vec<Slice> {
+/// last sched_waking/wakeup/switch naming it. A slice out of idle that the kernel did not
+/// record starts where `tl` implies it (`Timeline::switched_in_before`).
+pub fn run_slices(tl: &Timeline, events: &[&Event]) -> Vec<Slice> {
     let mut names: BTreeMap<i32, (String, i32)> = BTreeMap::new();
     let mut slices: Vec<Slice> = Vec::new();
     let mut open: Option<Slice> = None;
@@ -744,7 +745,12 @@ pub fn run_slices(events: &[&Event]) -> Vec<Slice> {
                 .cloned()
                 .unwrap_or_else(|| ("<...>".into(), 120));
             let comm = if e.pid == 0 { "swapper".into() } else { comm };
-            switch_to(&mut open, &mut slices, e.ts_ns, comm, e.pid, prio);
+            let from_idle = open.as_ref().is_none_or(|s| s.pid == 0);
+            let ts = match tl.switched_in_before(e) {
+                Some(t) if from_idle && open.as_ref().is_none_or(|s| s.in_ns <= t) => t,
+                _ => e.ts_ns,
+            };
+            switch_to(&mut open, &mut slices, ts, comm, e.pid, prio);
         }
     }
     if let Some(mut s) = open {

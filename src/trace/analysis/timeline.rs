@@ -22,6 +22,9 @@ pub struct Timeline<'a> {
     by_cpu: BTreeMap<u32, Vec<&'a Event>>,
     lost: Vec<LostSpan>,
     tasks: HashMap<i32, TaskRef>,
+    /// Switch-ins out of idle that the kernel did not record, keyed by the (cpu, ts_ns,
+    /// pid) of the task's first event after them; see `implied_switch_ins`.
+    implied: HashMap<(u32, u64, i32), u64>,
 }
 
 impl<'a> Timeline<'a> {
@@ -50,11 +53,19 @@ impl<'a> Timeline<'a> {
         for list in by_cpu.values_mut() {
             list.sort_by_key(|e| e.ts_ns);
         }
+        let implied = implied_switch_ins(&by_cpu, events);
         Timeline {
             by_cpu,
             lost: Vec::new(),
             tasks,
+            implied,
         }
+    }
+
+    /// When the task of `e` was switched in, if `e` is its first event after its CPU sat
+    /// idle and the kernel recorded no switch out of idle (see `implied_switch_ins`).
+    pub fn switched_in_before(&self, e: &Event) -> Option<u64> {
+        self.implied.get(&(e.cpu, e.ts_ns, e.pid)).copied()
     }
 
     /// Adds spans where events were lost (from the recorder's page headers).
@@ -120,6 +131,137 @@ impl<'a> Timeline<'a> {
     pub fn task(&self, pid: i32) -> Option<&TaskRef> {
         self.tasks.get(&pid)
     }
+}
+
+/// Switch-ins out of idle the trace does not show. Some kernels record no sched_switch
+/// from the idle task (6.18 on this project's x86 VM: none on CPU 1, though CPU 0 has
+/// them), so a task woken onto an idle CPU seems to start at its first own event, which
+/// for a spinning task can be milliseconds later, and the time between looks like idle.
+/// When a task's event follows idle-context events and the task was woken onto that CPU
+/// since it went idle (`wakeups_by_cpu`), it was switched in after both the wakeup and the
+/// last idle-context event: the later of the two. Without such a wakeup nothing is
+/// implied (the switch-in is then unknowable).
+fn implied_switch_ins(
+    by_cpu: &BTreeMap<u32, Vec<&Event>>,
+    events: &[Event],
+) -> HashMap<(u32, u64, i32), u64> {
+    let wakeups = wakeups_by_cpu(events);
+    let mut implied = HashMap::new();
+    for (&cpu, list) in by_cpu {
+        let woken = wakeups.get(&cpu).map(Vec::as_slice).unwrap_or(&[]);
+        // (since, last idle-context event) while the CPU is believed idle.
+        let mut idle: Option<(u64, u64)> = None;
+        for e in list {
+            if let EventKind::SchedSwitch { next, .. } = &e.kind {
+                idle = (next.pid == 0).then_some((e.ts_ns, e.ts_ns));
+                continue;
+            }
+            match (e.pid, idle) {
+                (0, Some((since, _))) => idle = Some((since, e.ts_ns)),
+                (0, None) => idle = Some((e.ts_ns, e.ts_ns)),
+                (pid, Some((since, last))) => {
+                    let a = woken.partition_point(|w| w.0 < since);
+                    let b = woken.partition_point(|w| w.0 <= e.ts_ns);
+                    let waker = woken[a..b]
+                        .iter()
+                        .rev()
+                        .find(|w| w.1 == pid || w.1 == UNKNOWN_SLEEPER);
+                    if let Some(&(w, _)) = waker {
+                        implied.insert((cpu, e.ts_ns, pid), w.max(last));
+                    }
+                    idle = None;
+                }
+                (_, None) => {}
+            }
+        }
+    }
+    implied
+}
+
+/// Who a wake-up woke: a known task, or some sleeper whose timer was armed before the
+/// recording began.
+const UNKNOWN_SLEEPER: i32 = -1;
+
+/// (ts_ns, pid) of every wake-up the trace shows, by the CPU woken onto, in time order: a
+/// sched_wakeup/waking (recorded on any CPU, with its target), or, where those are not
+/// recorded (the timer's `--trace`), the expiry in idle context of an hrtimer that task
+/// armed last (its clock_nanosleep or timerfd: the sleeper is who armed it). A timer
+/// armed before the recording has no known owner; its expiry is a wake-up of
+/// `UNKNOWN_SLEEPER` when its callback is one that tasks in the trace arm right before
+/// they sleep (hrtimer_wakeup, timerfd's), so it woke whoever runs next.
+fn wakeups_by_cpu(events: &[Event]) -> BTreeMap<u32, Vec<(u64, i32)>> {
+    let mut timers: Vec<&Event> = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::HrtimerStart { .. } | EventKind::HrtimerExpireEntry { .. }
+            )
+        })
+        .collect();
+    timers.sort_by_key(|e| e.ts_ns);
+    let sleepers = sleeper_callbacks(events);
+    let mut armed_by: HashMap<u64, i32> = HashMap::new();
+    let mut wakeups: BTreeMap<u32, Vec<(u64, i32)>> = BTreeMap::new();
+    for e in timers {
+        match e.kind {
+            EventKind::HrtimerStart { hrtimer, .. } if e.pid != 0 => {
+                armed_by.insert(hrtimer, e.pid);
+            }
+            EventKind::HrtimerExpireEntry {
+                hrtimer, function, ..
+            } if e.pid == 0 => {
+                let owner = match armed_by.get(&hrtimer) {
+                    Some(&pid) => pid,
+                    None if sleepers.contains(&function) => UNKNOWN_SLEEPER,
+                    None => continue,
+                };
+                wakeups.entry(e.cpu).or_default().push((e.ts_ns, owner));
+            }
+            _ => {}
+        }
+    }
+    for e in events {
+        if let EventKind::SchedWaking { task, target_cpu }
+        | EventKind::SchedWakeup { task, target_cpu } = &e.kind
+        {
+            wakeups
+                .entry(*target_cpu)
+                .or_default()
+                .push((e.ts_ns, task.pid));
+        }
+    }
+    for list in wakeups.values_mut() {
+        list.sort_unstable();
+    }
+    wakeups
+}
+
+/// The hrtimer callbacks of sleepers: timers a task armed and then switched out asleep
+/// (its next event on that CPU a sched_switch away from it, not runnable).
+fn sleeper_callbacks(events: &[Event]) -> std::collections::HashSet<u64> {
+    let mut by_cpu: BTreeMap<u32, Vec<&Event>> = BTreeMap::new();
+    for e in events {
+        by_cpu.entry(e.cpu).or_default().push(e);
+    }
+    let mut found = std::collections::HashSet::new();
+    for list in by_cpu.values_mut() {
+        list.sort_by_key(|e| e.ts_ns);
+        for pair in list.windows(2) {
+            if let (
+                EventKind::HrtimerStart { function, .. },
+                EventKind::SchedSwitch {
+                    prev, prev_state, ..
+                },
+            ) = (&pair[0].kind, &pair[1].kind)
+            {
+                if prev.pid == pair[0].pid && prev.pid != 0 && prev_state & 0xff != 0 {
+                    found.insert(*function);
+                }
+            }
+        }
+    }
+    found
 }
 
 /// Scheduling class as far as the traced kernel priority tells it.
