@@ -378,38 +378,42 @@ fn item_02_a_flood_from_one_source_is_rate_limited() {
     let start = std::time::Instant::now();
     let datagram = request();
     let mut sent = 0u64;
-    // About 150 000 a second, three times the sustained limit.
-    for _ in 0..400 {
+    let budget_after = |elapsed_s: f64| {
+        latscope::probe::net::reflector::BURST_PER_SOURCE as f64
+            + latscope::probe::net::reflector::REPLIES_PER_SOURCE_PER_S as f64 * (elapsed_s + 0.3)
+    };
+    // A flood twice what the limit allows over its own length, however fast this
+    // machine sends (a busy machine sends slower: the flood lasts longer, never thinner).
+    loop {
         for _ in 0..200 {
             if flooder.send_to(&datagram, target).is_ok() {
                 sent += 1;
             }
         }
-        std::thread::sleep(std::time::Duration::from_millis(1));
+        let elapsed_s = start.elapsed().as_secs_f64();
+        if (elapsed_s >= 0.5 && sent as f64 >= 2.0 * budget_after(elapsed_s)) || elapsed_s > 5.0 {
+            break;
+        }
     }
     let elapsed_s = start.elapsed().as_secs_f64();
     std::thread::sleep(std::time::Duration::from_millis(200));
     let (_, report) = stop_reflector(r);
     let reflected = count_before(&report, "datagrams");
     let limited = count_before(&report, "over a source's rate limit");
-    let budget = latscope::probe::net::reflector::BURST_PER_SOURCE as f64
-        + latscope::probe::net::reflector::REPLIES_PER_SOURCE_PER_S as f64 * (elapsed_s + 0.3);
+    let budget = budget_after(elapsed_s);
     eprintln!("sent {sent} in {elapsed_s:.3} s: reflected {reflected}, limited {limited}");
     assert!(
         (reflected as f64) <= budget,
         "{reflected} replies exceed the budget {budget:.0}"
     );
-    // What the reflector saw beyond the budget (the kernel may drop some of a flood
-    // before it reads them) was refused.
+    // What the reflector read beyond the budget (the kernel may drop some of a flood
+    // before it is read) was refused, and counted.
     let seen = reflected + limited;
-    assert!(
-        limited > 0 || (seen as f64) <= budget,
-        "saw {seen} but limited none: {report}"
-    );
-    assert!(
-        limited > 0,
-        "a flood of {sent} in {elapsed_s:.3} s was not limited: {report}"
-    );
+    if (seen as f64) > budget {
+        assert!(limited > 0, "saw {seen} but limited none: {report}");
+    } else {
+        eprintln!("the reflector read only {seen} of {sent} (the kernel dropped the rest)");
+    }
 }
 
 /// Makes a named pipe at `path`.

@@ -658,6 +658,40 @@ mod tests {
         assert_eq!(acc.causes[0].duration_ns, 390_000);
     }
 
+    /// An hrtimer expiring on CPU 1 in the context of `pid`.
+    fn expiry(ts_ns: u64, pid: i32, hrtimer: u64, function: u64) -> Event {
+        let now_ns = ts_ns as i64;
+        let kind = EventKind::HrtimerExpireEntry {
+            hrtimer,
+            now_ns,
+            function,
+        };
+        ev(ts_ns, pid, kind)
+    }
+
+    /// The end of a local timer interrupt in idle context.
+    fn idle_timer_exit(ts_ns: u64) -> Event {
+        let name = "local_timer".into();
+        ev(ts_ns, 0, EventKind::VectorExit { name, vector: 236 })
+    }
+
+    /// `from` switched out asleep for the idle task.
+    fn to_idle(ts_ns: u64, from: TaskRef) -> Event {
+        switch(ts_ns, from, 1, task("swapper/1", 0, 120))
+    }
+
+    /// `pid` arms hrtimer `hrtimer` with callback `function`.
+    fn arm(ts_ns: u64, pid: i32, hrtimer: u64, function: u64) -> Event {
+        let kind = EventKind::HrtimerStart {
+            hrtimer,
+            function,
+            expires_ns: 0,
+            softexpires_ns: 0,
+            mode: 0,
+        };
+        ev(ts_ns, pid, kind)
+    }
+
     /// The kernel recorded no switch out of idle: a FIFO 99 spinner woken on the idle CPU
     /// at 20 µs (its wakeup and the interrupt's exit in idle context) shows its first own
     /// event only at 2 ms. It ran from the interrupt's exit at 22 µs, not from 2 ms, and
@@ -665,39 +699,20 @@ mod tests {
     #[test]
     fn a_switch_out_of_idle_the_kernel_did_not_record_is_implied_by_the_wakeup() {
         let spinner = task("stall-inj", 99, 0);
+        let task = spinner.clone();
         let events = vec![
-            switch(
-                1_000,
-                task("latscope", ME, 49),
-                1,
-                task("swapper/1", 0, 120),
-            ),
+            to_idle(1_000, self::task("latscope", ME, 49)),
             ev(
                 20_000,
                 0,
                 EventKind::SchedWakeup {
-                    task: spinner.clone(),
+                    task,
                     target_cpu: 1,
                 },
             ),
-            ev(
-                22_000,
-                0,
-                EventKind::VectorExit {
-                    name: "local_timer".into(),
-                    vector: 236,
-                },
-            ),
-            ev(
-                2_000_000,
-                99,
-                EventKind::HrtimerExpireEntry {
-                    hrtimer: 1,
-                    now_ns: 2_000_000,
-                    function: 2,
-                },
-            ),
-            switch(3_022_000, spinner, 1, task("latscope", ME, 49)),
+            idle_timer_exit(22_000),
+            expiry(2_000_000, 99, 1, 2),
+            switch(3_022_000, spinner, 1, self::task("latscope", ME, 49)),
         ];
         let tl = Timeline::new(&events);
         assert_eq!(tl.switched_in_before(&events[3]), Some(22_000));
@@ -720,73 +735,39 @@ mod tests {
     #[test]
     fn the_expiry_of_the_hrtimer_a_task_armed_is_its_wakeup() {
         let events = vec![
-            ev(
-                500,
-                99,
-                EventKind::HrtimerStart {
-                    hrtimer: 7,
-                    function: 3,
-                    expires_ns: 20_000,
-                    softexpires_ns: 20_000,
-                    mode: 0,
-                },
-            ),
-            switch(
-                1_000,
-                task("stall-inj", 99, 0),
-                1,
-                task("swapper/1", 0, 120),
-            ),
-            ev(
-                20_000,
-                0,
-                EventKind::HrtimerExpireEntry {
-                    hrtimer: 7,
-                    now_ns: 20_000,
-                    function: 3,
-                },
-            ),
-            ev(
-                2_000_000,
-                99,
-                EventKind::HrtimerExpireEntry {
-                    hrtimer: 1,
-                    now_ns: 2_000_000,
-                    function: 2,
-                },
-            ),
+            arm(500, 99, 7, 3),
+            to_idle(1_000, task("stall-inj", 99, 0)),
+            expiry(20_000, 0, 7, 3),
+            expiry(2_000_000, 99, 1, 2),
         ];
         let tl = Timeline::new(&events);
         assert_eq!(tl.switched_in_before(&events[3]), Some(20_000));
+    }
+
+    /// A timer armed before the recording has no known owner: its expiry in idle is a
+    /// wake-up of whoever runs next when its callback is a sleeper's (one the trace shows
+    /// armed right before its task went to sleep), and of nobody otherwise.
+    #[test]
+    fn the_expiry_of_a_sleepers_timer_armed_before_the_recording_wakes_who_runs_next() {
+        for (callback, implied) in [(3, Some(20_000)), (4, None)] {
+            let events = vec![
+                arm(500, ME, 7, 3),
+                to_idle(1_000, task("latscope", ME, 49)),
+                expiry(20_000, 0, 9, callback),
+                expiry(2_000_000, 99, 1, 2),
+            ];
+            let tl = Timeline::new(&events);
+            assert_eq!(tl.switched_in_before(&events[3]), implied, "{callback}");
+        }
     }
 
     /// Without a recorded wakeup of the task onto that CPU, nothing is implied.
     #[test]
     fn no_switch_is_implied_without_a_wakeup() {
         let events = vec![
-            switch(
-                1_000,
-                task("latscope", ME, 49),
-                1,
-                task("swapper/1", 0, 120),
-            ),
-            ev(
-                22_000,
-                0,
-                EventKind::VectorExit {
-                    name: "local_timer".into(),
-                    vector: 236,
-                },
-            ),
-            ev(
-                2_000_000,
-                99,
-                EventKind::HrtimerExpireEntry {
-                    hrtimer: 1,
-                    now_ns: 2_000_000,
-                    function: 2,
-                },
-            ),
+            to_idle(1_000, task("latscope", ME, 49)),
+            idle_timer_exit(22_000),
+            expiry(2_000_000, 99, 1, 2),
         ];
         let tl = Timeline::new(&events);
         assert_eq!(tl.switched_in_before(&events[2]), None);
