@@ -151,7 +151,6 @@ fn response_rows(raw: &std::path::Path) -> Vec<(u64, u64)> {
 /// the injector's record, never whether the host let merges happen.
 fn pending_wakeups_are_merged_not_lost() {
     let _lock = common::latency_lock();
-    const INTERVAL_NS: u64 = 200_000;
     for mechanism in ["eventfd", "pipe", "signal"] {
         let dir = tempfile::tempdir().unwrap();
         let raw = dir.path().join("raw.csv");
@@ -177,82 +176,89 @@ fn pending_wakeups_are_merged_not_lost() {
             raw.to_str().unwrap(),
         ]);
         let stalls = injector.finish();
-        let s = &run["scenarios"][0];
-        let response = thread(s, "response");
-        let merged = u(&response["extra"]["merged"]);
-        let samples = u(&response["samples"]);
-        let iterations = u(&response["extra"]["iterations"]);
-        let missed = u(&thread(s, "call")["missed"]);
-        let rows = response_rows(&raw);
-        assert_eq!(
-            rows.len() as u64,
-            samples,
-            "{mechanism}: one raw row per response"
+        judge_merges(mechanism, &run, &raw, &stalls);
+    }
+}
+
+/// latscope's merge counts against its raw response rows and the injector's record of
+/// when the wakee was blocked (`pending_wakeups_are_merged_not_lost`).
+fn judge_merges(mechanism: &str, run: &Value, raw: &std::path::Path, stalls: &[(u64, u64)]) {
+    const INTERVAL_NS: u64 = 200_000;
+    let s = &run["scenarios"][0];
+    let response = thread(s, "response");
+    let merged = u(&response["extra"]["merged"]);
+    let samples = u(&response["samples"]);
+    let iterations = u(&response["extra"]["iterations"]);
+    let missed = u(&thread(s, "call")["missed"]);
+    let rows = response_rows(raw);
+    assert_eq!(
+        rows.len() as u64,
+        samples,
+        "{mechanism}: one raw row per response"
+    );
+    assert_eq!(
+        merged,
+        iterations - rows.len() as u64,
+        "{mechanism}: merged = the iterations no raw row took"
+    );
+    assert_eq!(
+        u(&response["extra"]["served_total"]),
+        u(&response["extra"]["iterations_total"]),
+        "{mechanism}: the wakee served every iteration before leaving"
+    );
+    // A wake-up serves every iteration posted before it: the next row's oldest
+    // pending iteration was posted after this one's wake-up read them (a few µs).
+    for (k, w) in rows.windows(2).enumerate() {
+        assert!(
+            w[1].0 + 20_000 >= w[0].1,
+            "{mechanism}: row {k}: t1 {} but the next row's t0 {} was pending then",
+            w[0].1,
+            w[1].0
         );
-        assert_eq!(
-            merged,
-            iterations - rows.len() as u64,
-            "{mechanism}: merged = the iterations no raw row took"
-        );
-        assert_eq!(
-            u(&response["extra"]["served_total"]),
-            u(&response["extra"]["iterations_total"]),
-            "{mechanism}: the wakee served every iteration before leaving"
-        );
-        // A wake-up serves every iteration posted before it: the next row's oldest
-        // pending iteration was posted after this one's wake-up read them (a few µs).
-        for (k, w) in rows.windows(2).enumerate() {
+    }
+    // Each stall inside the run ends before the response that spans it: the blocked
+    // wakee answered after its block, in one response per stall.
+    let (first, last) = (rows[0].0, rows[rows.len() - 1].1);
+    let inside: Vec<(u64, u64)> = stalls
+        .iter()
+        .copied()
+        .filter(|&(a, e)| a > first && e < last)
+        .collect();
+    assert!(
+        inside.len() >= 20,
+        "{mechanism}: {} stalls inside the run",
+        inside.len()
+    );
+    let spans: Vec<SampleSpan> = rows
+        .iter()
+        .map(|&(t0, t1)| SampleSpan::of_row([t0, t1 - t0]))
+        .collect();
+    let matched = match_events(&spans, &inside);
+    common::assert_one_sample_per_stall(&matched);
+    for (n, (&(a, e), m)) in inside.iter().zip(&matched).enumerate() {
+        // None: the host stopped the waker across the whole stall (nothing pended).
+        if let Some(i) = m {
             assert!(
-                w[1].0 + 20_000 >= w[0].1,
-                "{mechanism}: row {k}: t1 {} but the next row's t0 {} was pending then",
-                w[0].1,
-                w[1].0
+                rows[*i].1 >= e,
+                "{mechanism}: stall {n} [{a}, {e}] answered at {}",
+                rows[*i].1
             );
         }
-        // Each stall inside the run ends before the response that spans it: the blocked
-        // wakee answered after its block, in one response per stall.
-        let (first, last) = (rows[0].0, rows[rows.len() - 1].1);
-        let inside: Vec<(u64, u64)> = stalls
-            .iter()
-            .copied()
-            .filter(|&(a, e)| a > first && e < last)
-            .collect();
-        assert!(
-            inside.len() >= 20,
-            "{mechanism}: {} stalls inside the run",
-            inside.len()
-        );
-        let spans: Vec<SampleSpan> = rows
-            .iter()
-            .map(|&(t0, t1)| SampleSpan::of_row([t0, t1 - t0]))
-            .collect();
-        let matched = match_events(&spans, &inside);
-        common::assert_one_sample_per_stall(&matched);
-        for (n, (&(a, e), m)) in inside.iter().zip(&matched).enumerate() {
-            // None: the host stopped the waker across the whole stall (nothing pended).
-            if let Some(i) = m {
-                assert!(
-                    rows[*i].1 >= e,
-                    "{mechanism}: stall {n} [{a}, {e}] answered at {}",
-                    rows[*i].1
-                );
-            }
-        }
-        // Two rows two intervals apart or more left an iteration between them to no row:
-        // merged, unless the waker skipped that deadline (then it counted it as missed).
-        let gaps = rows
-            .windows(2)
-            .filter(|w| w[1].0 - w[0].0 >= 2 * INTERVAL_NS)
-            .count() as u64;
-        assert!(
+    }
+    // Two rows two intervals apart or more left an iteration between them to no row:
+    // merged, unless the waker skipped that deadline (then it counted it as missed).
+    let gaps = rows
+        .windows(2)
+        .filter(|w| w[1].0 - w[0].0 >= 2 * INTERVAL_NS)
+        .count() as u64;
+    assert!(
             merged + missed >= gaps,
             "{mechanism}: {gaps} rows with an iteration between them, {merged} merged + {missed} missed"
         );
-        eprintln!(
-            "{mechanism}: {} stalls, {merged} merged, {missed} missed, {gaps} row gaps",
-            inside.len()
-        );
-    }
+    eprintln!(
+        "{mechanism}: {} stalls, {merged} merged, {missed} missed, {gaps} row gaps",
+        inside.len()
+    );
 }
 
 /// Runs `latscope wake` with 16 competitors on the wakee's CPU (waker on CPU 0, wakee on
