@@ -206,16 +206,6 @@ fn judge_merges(mechanism: &str, run: &Value, raw: &std::path::Path, stalls: &[(
         u(&response["extra"]["iterations_total"]),
         "{mechanism}: the wakee served every iteration before leaving"
     );
-    // A wake-up serves every iteration posted before it: the next row's oldest
-    // pending iteration was posted after this one's wake-up read them (a few µs).
-    for (k, w) in rows.windows(2).enumerate() {
-        assert!(
-            w[1].0 + 20_000 >= w[0].1,
-            "{mechanism}: row {k}: t1 {} but the next row's t0 {} was pending then",
-            w[0].1,
-            w[1].0
-        );
-    }
     // Each stall inside the run ends before the response that spans it: the blocked
     // wakee answered after its block, in one response per stall.
     let (first, last) = (rows[0].0, rows[rows.len() - 1].1);
