@@ -4,3 +4,4 @@
 
 pub mod atomic;
 pub mod exports;
+pub mod whole_rows;

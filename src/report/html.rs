@@ -88,7 +88,8 @@ pub fn summary_table(sc: &Scenario, limits: &[Limit]) -> String {
     out.push_str("</tr>\n");
     for th in &sc.threads {
         let failures = thread_failures(sc, th, limits);
-        let method = metric_label(&th.method, &th.metric);
+        let partial = if sc.partial { " (partial)" } else { "" };
+        let method = metric_label(&th.method, &th.metric) + partial;
         let _ = write!(
             out,
             "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>",
@@ -153,6 +154,15 @@ fn params_list(sc: &Scenario) -> String {
         items.push((
             "interrupted".into(),
             "yes: statistics cover what was measured".into(),
+        ));
+    }
+    if sc.partial {
+        items.push((
+            "partial".into(),
+            format!(
+                "yes: still measuring when the file was last written (a checkpoint after {}): statistics cover that part",
+                crate::units::human_ns(sc.elapsed_ns)
+            ),
         ));
     }
     let mut out = String::from("<dl>\n");
@@ -674,7 +684,9 @@ impl HtmlReporter {
             body.push_str(&wake_section(run)?);
         }
         let title = format!("latscope report — {}", run.system.hostname);
-        out.write_all((page_start(&title) + &body).as_bytes())?;
+        // Two writes: `start + &body` would copy the body (a suite's tables and charts).
+        out.write_all(page_start(&title).as_bytes())?;
+        out.write_all(body.as_bytes())?;
         let mut index = 0;
         each_scenario(&mut |sc| {
             index += 1;

@@ -32,6 +32,11 @@ impl Reporter for JunitReporter {
                 "policy",
                 format!("{} {}", sc.params.policy, sc.params.priority),
             ));
+            if sc.partial {
+                // A checkpoint of a run that was killed: the statistics cover that part.
+                let note = format!("checkpoint after {}", crate::units::human_ns(sc.elapsed_ns));
+                suite.add_property(Property::new("partial", note));
+            }
             if !sc.params.loads.is_empty() {
                 suite.add_property(Property::new("loads", sc.params.loads.join("+")));
             }

@@ -84,6 +84,10 @@ impl Reporter for MarkdownReporter {
         if run.interrupted {
             out.push_str("\n*Interrupted: the statistics cover what was measured until then.*\n");
         }
+        // A killed run's checkpoint: which scenario it is and how much it covers.
+        for line in crate::result::journal::partial_lines(run).lines() {
+            let _ = writeln!(out, "\n*{}*", md_cell(line));
+        }
         let mut warnings: Vec<String> = Vec::new();
         for sc in &run.scenarios {
             for w in &sc.warnings {

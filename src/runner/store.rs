@@ -3,12 +3,13 @@
 //! to grow) and its raw series to `--raw`, then only its summary stays in memory. The cost
 //! of saving a scenario does not grow with the scenarios before it.
 
+use crate::output::whole_rows::WholeRows;
 use crate::plan::Plan;
 use crate::result::journal::{self, Line};
 use crate::result::{RawSeries, Run, Scenario};
 use anyhow::Context;
 use std::fs::File;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Seek, Write};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
@@ -178,8 +179,15 @@ impl RawSink {
         }
         match &mut self.file {
             Some(f) => {
-                let out = std::io::BufWriter::with_capacity(1 << 16, f);
-                crate::report::raw::write_raw_rows(&series, out).with_context(context)?;
+                // Rows land whole: a reader polling the file, or a SIGKILL, never finds
+                // a half row at its end (output/whole_rows.rs).
+                let append = |f: &File| -> std::io::Result<()> {
+                    let mut f = f;
+                    let mut out = WholeRows::new(f, f.stream_position()?);
+                    crate::report::raw::write_raw_rows(&series, &mut out)?;
+                    out.finish()
+                };
+                append(f).with_context(context)?;
             }
             None => self.held.extend(series),
         }

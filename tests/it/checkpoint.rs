@@ -84,6 +84,8 @@ fn killed_timer_reports_its_checkpoint_and_resumes() {
     let max_us = format!("{:.2}", p("max_ns") as f64 / 1000.0);
     assert!(table.contains(&max_us), "max {max_us} not in\n{table}");
 
+    summaries_of_the_killed_run_mark_it_partial(&json, samples);
+
     // --resume: the 60 s less what the checkpoint measured would take long; a sample
     // bound shows the continuation counts on from the checkpoint.
     let status = timer(&json, &["-D", "60s", "--resume"])
@@ -111,6 +113,54 @@ fn killed_timer_reports_its_checkpoint_and_resumes() {
     assert_eq!(
         s[1]["params"]["duration_ns"].as_u64().unwrap(),
         60_000_000_000 - s[0]["elapsed_ns"].as_u64().unwrap()
+    );
+}
+
+/// The user's next command after the kill: `latscope report k.json --export-html
+/// --export-markdown --export-junit` renders the journal, each file showing the scenario
+/// with its samples so far, marked partial.
+fn summaries_of_the_killed_run_mark_it_partial(json: &Path, samples: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |ext: &str| dir.path().join(format!("k.{ext}"));
+    let out = latscope()
+        .arg("report")
+        .arg(json)
+        .arg("--export-html")
+        .arg(file("html"))
+        .arg("--export-markdown")
+        .arg(file("md"))
+        .arg("--export-junit")
+        .arg(file("xml"))
+        .output()
+        .unwrap();
+    assert_success(out);
+    let read = |ext: &str| std::fs::read_to_string(file(ext)).unwrap();
+    let (html, md, junit) = (read("html"), read("md"), read("xml"));
+    let count = samples.to_string();
+    assert!(html.contains("clock-nanosleep (partial)"), "{html}");
+    assert!(
+        html.contains("<dt>partial</dt><dd>yes: still measuring"),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!(">{count}<")),
+        "{count} samples not in the HTML"
+    );
+    assert!(
+        md.contains(&format!("clock-nanosleep (partial) | {count} |")),
+        "{md}"
+    );
+    assert!(
+        md.contains("*partial: 'timer clock-nanosleep 1ms' was still measuring"),
+        "{md}"
+    );
+    assert!(
+        junit.contains("<property name=\"partial\" value=\"checkpoint after"),
+        "{junit}"
+    );
+    assert!(
+        junit.contains(&format!("<property name=\"samples\" value=\"{count}\"/>")),
+        "{junit}"
     );
 }
 

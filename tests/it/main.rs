@@ -29,6 +29,7 @@ mod net;
 mod noise;
 mod non_root;
 mod packaging;
+mod raw_rows;
 mod remote;
 mod remote_cache;
 mod report_formats;
@@ -69,6 +70,7 @@ fn main() {
         ("noise", noise::cases),
         ("packaging", packaging::cases),
         ("non_root", non_root::cases),
+        ("raw_rows", raw_rows::cases),
         ("remote", remote::cases),
         ("remote_cache", remote_cache::cases),
         ("report_formats", report_formats::cases),
