@@ -29,6 +29,7 @@ mod net;
 mod noise;
 mod non_root;
 mod packaging;
+mod readable;
 mod remote;
 mod remote_cache;
 mod report_formats;
@@ -71,6 +72,7 @@ fn main() {
         ("non_root", non_root::cases),
         ("remote", remote::cases),
         ("remote_cache", remote_cache::cases),
+        ("readable", readable::cases),
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),
