@@ -107,7 +107,7 @@ impl TableReporter {
         let mut out = format!("latencies in {unit}\n{text}\n");
         if !dropped.is_empty() {
             out.push_str(&format!(
-                "({} left out to fit {} columns: a wider terminal, --export-markdown or --export-csv shows them)\n",
+                "({} left out to fit {} columns; --export-csv has all)\n",
                 dropped.join(", "),
                 width.unwrap_or_default()
             ));
