@@ -632,6 +632,7 @@ pub struct TraceArgs {
 
 /// Options shared by every probe.
 #[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "How to measure")]
 pub struct CommonArgs {
     /// CPUs to measure on: `1`, `0-3,6` or `all` (as cyclictest's -a). [default: all online CPUs]
     #[arg(short = 'a', long = "cpus", value_name = "LIST")]
@@ -703,6 +704,7 @@ pub struct CommonArgs {
 
 /// Where results go and how they are judged.
 #[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Results and exports")]
 pub struct OutputArgs {
     /// Write the JSON result here (`-` = stdout): while the run goes, each finished
     /// scenario is appended (a journal `latscope report` reads); at the end one document.

@@ -18,7 +18,9 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Starts the progress line labelled `label` if `show`; otherwise does nothing.
+    /// Starts the progress line labelled `label` if `show`; otherwise does nothing. The
+    /// first `warmup_ns` are labelled warm-up (their counts reset when it ends);
+    /// `total_ns` (warm-up included) gives the time left.
     pub fn start(
         show: bool,
         label: &str,
@@ -26,6 +28,7 @@ impl Progress {
         lives: Vec<Arc<LiveStats>>,
         samples: Option<u64>,
         total_ns: Option<u64>,
+        warmup_ns: u64,
     ) -> Self {
         let done = Arc::new(AtomicBool::new(false));
         if !show || !stderr_redraws_in_place() {
@@ -46,23 +49,22 @@ impl Progress {
                 let mut line = String::with_capacity(256);
                 while !done2.load(Ordering::Relaxed) {
                     line.clear();
+                    let elapsed = started.elapsed().as_nanos() as u64;
                     let _ = write!(line, "{label}");
-                    if let Some(total) = total_ns {
-                        let pct =
-                            (started.elapsed().as_nanos() as f64 / total as f64 * 100.0).min(100.0);
-                        let _ = write!(line, " {pct:>3.0}%");
+                    if elapsed < warmup_ns {
+                        let left = (warmup_ns - elapsed).div_ceil(1_000_000_000);
+                        let _ = write!(line, " warm-up ({left} s left, not recorded)");
+                    } else if let Some(total) = total_ns {
+                        let pct = (elapsed as f64 / total as f64 * 100.0).min(100.0);
+                        let left = total.saturating_sub(elapsed).div_ceil(1_000_000_000);
+                        let _ = write!(line, " {pct:>3.0}% {left} s left");
                     }
-                    for (cpu, live) in cpus.iter().zip(&lives) {
-                        let n = live.samples.load(Ordering::Relaxed);
-                        let max = live.max_ns.load(Ordering::Relaxed);
-                        let _ = write!(line, " | cpu{cpu}: {n}");
-                        if let Some(s) = samples {
-                            let _ = write!(line, "/{s}");
-                        }
-                        let _ = write!(line, " max {}", crate::units::human_ns(max));
-                        let missed = live.missed.load(Ordering::Relaxed);
-                        if missed > 0 {
-                            let _ = write!(line, " missed {missed}");
+                    if cpus.len() > MAX_CPUS_LISTED {
+                        worst_cpu(&mut line, &cpus, &lives);
+                    } else {
+                        for (cpu, live) in cpus.iter().zip(&lives) {
+                            let _ = write!(line, " | cpu{cpu}: ");
+                            cpu_part(&mut line, live, samples);
                         }
                     }
                     bar.set_message(line.clone());
@@ -84,6 +86,41 @@ impl Progress {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+/// More CPUs than this: the line names the worst CPU and the count, not each CPU.
+const MAX_CPUS_LISTED: usize = 4;
+
+/// ` 12/1000 max 1.2 ms missed 3` for one CPU.
+fn cpu_part(line: &mut String, live: &LiveStats, samples: Option<u64>) {
+    let n = live.samples.load(Ordering::Relaxed);
+    let _ = write!(line, "{n}");
+    if let Some(s) = samples {
+        let _ = write!(line, "/{s}");
+    }
+    let max = live.max_ns.load(Ordering::Relaxed);
+    let _ = write!(line, " max {}", crate::units::human_ns(max));
+    let missed = live.missed.load(Ordering::Relaxed);
+    if missed > 0 {
+        let _ = write!(line, " missed {missed}");
+    }
+}
+
+/// ` | 64 CPUs, worst cpu12: ...` for many CPUs (one line, not one part per CPU).
+fn worst_cpu(line: &mut String, cpus: &[usize], lives: &[Arc<LiveStats>]) {
+    let worst = cpus
+        .iter()
+        .zip(lives)
+        .max_by_key(|(_, l)| l.max_ns.load(Ordering::Relaxed));
+    let fewest = lives
+        .iter()
+        .map(|l| l.samples.load(Ordering::Relaxed))
+        .min();
+    if let Some((cpu, live)) = worst {
+        let _ = write!(line, " | {} CPUs, worst cpu{cpu}: ", cpus.len());
+        cpu_part(line, live, None);
+        let _ = write!(line, " | fewest samples {}", fewest.unwrap_or(0));
     }
 }
 

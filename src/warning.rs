@@ -76,6 +76,24 @@ warning_codes! {
     CyclictestHistogramOverflow = "cyclictest_histogram_overflow": "imported: samples beyond cyclictest's histogram (`-h`); percentiles there and the standard deviation are unknown",
 }
 
+impl WarningCode {
+    /// Context rather than a doubt about the numbers: printed as `note:`, after the
+    /// warnings. The rest are `warning:`, and the one that changes what the numbers mean
+    /// (`sched_other`) comes first and is said in the headline too.
+    pub fn is_note(&self) -> bool {
+        matches!(
+            self,
+            WarningCode::Governor
+                | WarningCode::ThpAlways
+                | WarningCode::DmaLatencyUntouched
+                | WarningCode::RtThrottling
+                | WarningCode::TraceNote
+                | WarningCode::IsolateOverlapsIsolcpus
+                | WarningCode::ImportedCyclictest
+        )
+    }
+}
+
 impl std::fmt::Display for WarningCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

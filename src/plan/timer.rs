@@ -24,10 +24,27 @@ pub struct TimerRequest {
     pub output: OutputSettings,
 }
 
+/// A number without a unit (and not zero, which the range check names): `--period 100`
+/// would silently mean 100 µs, so it is refused with the fix.
+fn bare_nonzero(text: &str) -> bool {
+    text.trim().parse::<f64>().is_ok_and(|v| v != 0.0)
+}
+
 /// Checks `latscope timer`'s options as typed; reads nothing from the machine.
 pub fn check_timer(args: &TimerArgs) -> Result<TimerRequest, UserError> {
     let methods =
         Method::parse_list(&args.method).map_err(|r| invalid("--method", &args.method, r))?;
+    if let Some(p) = args.period.as_deref().filter(|p| bare_nonzero(p)) {
+        return Err(invalid(
+            "--period",
+            p,
+            format!(
+                "a bare number has no unit; write {}us (or -i {} for µs, as cyclictest)",
+                p.trim(),
+                p.trim()
+            ),
+        ));
+    }
     let period_ns = match (&args.period, &args.interval_us) {
         (Some(p), _) => duration_in_range("--period", p, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)?,
         (None, Some(i)) => duration_in_range("--interval", i, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)?,

@@ -97,6 +97,7 @@ pub fn start_progress(
         lives.to_vec(),
         settings.samples,
         settings.duration_ns.map(|d| d + settings.warmup_ns),
+        settings.warmup_ns,
     )
 }
 

@@ -30,8 +30,11 @@ th,td{border:1px solid #ccc;padding:.25em .55em}th{background:#f3f3f3}td.num{tex
 font-variant-numeric:tabular-nums}td.fail{background:#fdd;font-weight:bold}.pass{color:#176317}\
 .failtext{color:#b00020;font-weight:bold}.warn{background:#fff6d6;border-left:4px solid #e0a800;\
 padding:.4em .8em;margin:.3em 0}.note{color:#666;font-size:.9em}figure{margin:1em 0}\
-svg{max-width:100%;height:auto}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}\
-dt{font-weight:bold}dd{margin:0}code{background:#f3f3f3;padding:0 .2em}";
+figure{overflow-x:auto}svg{width:100%;min-width:640px;height:auto}table{display:block;\
+overflow-x:auto;max-width:100%}h1{font-size:1.3em;overflow-wrap:anywhere}.worst{font-size:1.2em;\
+font-weight:bold}dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em}\
+dt{font-weight:bold}dd{margin:0;overflow-wrap:anywhere}code{background:#f3f3f3;padding:0 .2em;\
+overflow-wrap:anywhere}";
 
 /// Wraps a body into the page with its CSS.
 pub fn page(title: &str, body: &str) -> String {
@@ -656,11 +659,9 @@ impl HtmlReporter {
         let mut body = String::new();
         let _ = writeln!(
             body,
-            "<h1>latscope: {} on {}</h1>\n<p class=\"note\">Linux {} ({}) · {} · {} scenario(s){}</p>",
-            esc(match &run.suite {
-                Some(suite) => suite.title.as_str(),
-                None => run.scenarios.first().map(|s| s.name.as_str()).unwrap_or("no scenario"),
-            }),
+            "<h1>{}</h1>\n<p class=\"worst\">{}</p>\n<p class=\"note\">latscope on {} · Linux {} ({}) · {} · {} scenario(s){}</p>",
+            esc(&super::headline::run_what_ran(run)),
+            esc(&super::headline::worst(run)),
             esc(&run.system.hostname),
             esc(&run.system.kernel_release),
             esc(&run.system.preemption_model),
@@ -683,7 +684,11 @@ impl HtmlReporter {
             body.push_str(&suite_section(run)?);
             body.push_str(&wake_section(run)?);
         }
-        let title = format!("latscope report — {}", run.system.hostname);
+        let title = format!(
+            "latscope — {} on {}",
+            super::headline::run_what_ran(run),
+            run.system.hostname
+        );
         // Two writes: `start + &body` would copy the body (a suite's tables and charts).
         out.write_all(page_start(&title).as_bytes())?;
         out.write_all(body.as_bytes())?;

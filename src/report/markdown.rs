@@ -47,6 +47,12 @@ impl Reporter for MarkdownReporter {
         let _ = writeln!(out, "## latscope results\n");
         let _ = writeln!(
             out,
+            "**{}**  \n**{}**\n",
+            md_cell(&super::headline::run_what_ran(run)),
+            md_cell(&super::headline::worst(run))
+        );
+        let _ = writeln!(
+            out,
             "`{}` on {}: Linux {} ({}), {}, clocksource {}, {} CPUs\n",
             run.command_line.join(" ").replace('`', "'"),
             md_cell(&sys.hostname),

@@ -5,6 +5,7 @@
 pub mod csv;
 pub mod escape;
 pub mod extras;
+pub mod headline;
 pub mod histogram;
 pub mod html;
 pub mod html_trace;

@@ -51,7 +51,30 @@ pub(super) fn with_svg(
         draw(&root)?;
         root.present()?;
     }
-    Ok(svg)
+    Ok(readable_fonts(&svg))
+}
+
+/// The smallest font size in the SVG's 960-unit viewBox: the page never draws a chart
+/// narrower than 640 px (it scrolls in its box instead), so text stays at least 11 px.
+pub(super) const MIN_FONT: f64 = 17.0;
+
+/// Scales every `font-size` of plotters' SVG by 1.4, at least to `MIN_FONT`.
+pub fn readable_fonts(svg: &str) -> String {
+    const KEY: &str = "font-size=\"";
+    let mut out = String::with_capacity(svg.len());
+    let mut rest = svg;
+    while let Some(i) = rest.find(KEY) {
+        out.push_str(&rest[..i + KEY.len()]);
+        rest = &rest[i + KEY.len()..];
+        let end = rest.find('"').unwrap_or(rest.len());
+        match rest[..end].parse::<f64>() {
+            Ok(size) => out.push_str(&format!("{:.1}", (size * 1.4).max(MIN_FONT))),
+            Err(_) => out.push_str(&rest[..end]),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A chart on `root` with the title, margin and axis label areas every chart here has.
@@ -63,7 +86,7 @@ pub(super) fn chart_builder<'a, 'b>(
     if !title.is_empty() {
         b.caption(title, ("sans-serif", 18));
     }
-    b.margin(12).x_label_area_size(42).y_label_area_size(64);
+    b.margin(12).x_label_area_size(52).y_label_area_size(84);
     b
 }
 

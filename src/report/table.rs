@@ -1,12 +1,11 @@
-//! The terminal table: one row per scenario × thread, latencies in µs with two decimals
-//! (or ns), followed by the run's warnings.
+//! The terminal table: the headline (what ran, the worst value), then one row per
+//! scenario × thread, latencies in µs with two decimals (or ns), fitted to the terminal.
 
-use super::terminal_table::condensed_table;
+use super::terminal_table::{condensed_table, terminal_width, text_width};
 use super::Reporter;
 use crate::result::{metric_label, Run};
 use crate::stats::Stat;
 use crate::units::latency_cell;
-use comfy_table::Table;
 
 pub struct TableReporter {
     pub in_ns: bool,
@@ -63,10 +62,57 @@ pub fn header_and_rows(run: &Run, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>
     (header, rows, if multi { 3 } else { 2 })
 }
 
+/// Columns the terminal leaves out first when the table is wider than the terminal, in
+/// that order (the headline keeps the worst value and p99 in view).
+const DROP_ORDER: [&str; 6] = ["stddev", "min", "avg", "p50", "overruns", "samples"];
+
+/// Removes column `i` from the header and every row.
+fn remove_column(header: &mut Vec<String>, rows: &mut [Vec<String>], i: usize) {
+    header.remove(i);
+    for r in rows.iter_mut() {
+        r.remove(i);
+    }
+}
+
 impl TableReporter {
-    pub fn table(&self, run: &Run) -> Table {
-        let (header, rows, first_numeric) = header_and_rows(run, self.in_ns);
-        condensed_table(header, rows, first_numeric)
+    /// The terminal table fitted to `width`: the method column goes when every row has the
+    /// same (the headline names it), units move into one line above the table, and
+    /// columns of `DROP_ORDER` go until the table fits (said below it).
+    pub fn fitted(&self, run: &Run, width: Option<usize>) -> String {
+        let (mut header, mut rows, mut first_numeric) = header_and_rows(run, self.in_ns);
+        let unit = if self.in_ns { "ns" } else { "µs" };
+        let method = header.iter().position(|h| h == "method");
+        if let (Some(i), Some(first)) = (method, rows.first().cloned()) {
+            if rows.iter().all(|r| r[i] == first[i]) && !first[i].contains("(partial)") {
+                remove_column(&mut header, &mut rows, i);
+                first_numeric -= 1;
+            }
+        }
+        for h in header.iter_mut() {
+            *h = h.replace(&format!(" ({unit})"), "");
+        }
+        let mut dropped = Vec::new();
+        let mut text = condensed_table(header.clone(), rows.clone(), first_numeric).to_string();
+        for name in DROP_ORDER {
+            let Some(w) = width else { break };
+            if text_width(&text) <= w {
+                break;
+            }
+            if let Some(i) = header.iter().position(|h| h == name) {
+                remove_column(&mut header, &mut rows, i);
+                dropped.push(name);
+                text = condensed_table(header.clone(), rows.clone(), first_numeric).to_string();
+            }
+        }
+        let mut out = format!("latencies in {unit}\n{text}\n");
+        if !dropped.is_empty() {
+            out.push_str(&format!(
+                "({} left out to fit {} columns; --export-csv has all)\n",
+                dropped.join(", "),
+                width.unwrap_or_default()
+            ));
+        }
+        out
     }
 }
 
@@ -83,8 +129,9 @@ impl Reporter for TableReporter {
                 }
                 .table_text(run),
             )?,
-            None => self.table(run).to_string() + "\n",
+            None => self.fitted(run, terminal_width()),
         };
+        out.insert_str(0, &super::headline::lines(run));
         out.push_str(&super::extras::extra_lines(run));
         out.push_str(&super::loads::run_loads_table(run));
         out.push_str(&super::trace::trace_lines(run, self.in_ns));
@@ -97,16 +144,27 @@ impl Reporter for TableReporter {
     }
 }
 
-/// The run's warnings as lines for stderr, scenario warnings first.
+/// The run's warnings as lines for stderr: `warning:` ones first (SCHED_OTHER before the
+/// rest), then the `note:` ones; scenario warnings before the run's within each level.
 pub fn warning_lines(run: &Run) -> String {
-    let mut out = String::new();
+    use crate::warning::WarningCode;
+    let mut lines: Vec<(u8, String)> = Vec::new();
+    let rank = |code: &WarningCode| match code {
+        WarningCode::SchedOther => 0,
+        c if c.is_note() => 2,
+        _ => 1,
+    };
+    let level = |r: u8| if r == 2 { "note" } else { "warning" };
     for sc in &run.scenarios {
         for w in &sc.warnings {
-            out.push_str(&format!("warning [{}]: {}\n", sc.name, w.message));
+            let r = rank(&w.code);
+            lines.push((r, format!("{} [{}]: {}\n", level(r), sc.name, w.message)));
         }
     }
     for w in &run.warnings {
-        out.push_str(&format!("warning: {}\n", w.message));
+        let r = rank(&w.code);
+        lines.push((r, format!("{}: {}\n", level(r), w.message)));
     }
-    out
+    lines.sort_by_key(|(r, _)| *r);
+    lines.into_iter().map(|(_, l)| l).collect()
 }

@@ -1,5 +1,6 @@
 //! The condensed UTF-8 table every terminal rendering draws (run, study, trace parts,
-//! comparison), so they look alike and none imports another for it.
+//! comparison), so they look alike and none imports another for it; and the width it
+//! must fit (the terminal's, or `COLUMNS` when stdout is not one).
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 
@@ -18,4 +19,23 @@ pub fn condensed_table(header: Vec<String>, rows: Vec<Vec<String>>, first_numeri
         }
     }
     t
+}
+
+/// The width terminal tables must fit: the terminal's when stdout is one, else `COLUMNS`
+/// when set (so a pipe or a script keeps the full table unless it asks).
+pub fn terminal_width() -> Option<usize> {
+    if let Some(w) = Table::new().width() {
+        return Some(usize::from(w));
+    }
+    std::env::var("COLUMNS")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|w| *w > 0)
+}
+
+/// The widest line of a rendered table, in characters.
+pub fn text_width(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
 }

@@ -44,7 +44,14 @@ pub fn start(
         run.started_at = prev.started_at.clone();
         (run.scenarios, done, measured_before) = resume_from(prev);
     }
-    run.warnings.extend(system.warnings());
+    // RT throttling stops only threads that never sleep: said when one runs.
+    let spins = plan
+        .scenarios
+        .iter()
+        .any(|s| s.probe.busy_waits() || s.probe.kind() == crate::result::ProbeKind::Noise);
+    run.warnings.extend(
+        (system.warnings().into_iter()).filter(|w| spins || w.code != WarningCode::RtThrottling),
+    );
     run.warnings.extend(plan.warnings.iter().cloned());
     run_settings(plan, &system, &mut run)?;
     let store = Store::open(plan, &run)?;
@@ -78,7 +85,17 @@ fn run_settings(plan: &Plan, system: &SystemInfo, run: &mut Run) -> anyhow::Resu
             } else {
                 format!("{v} µs")
             };
-            run.warnings.push(Warning::new(WarningCode::DmaLatencyUntouched, format!("/dev/cpu_dma_latency left as the system had it ({what}); cyclictest holds it at 0 by default, so compare with --dma-latency 0")));
+            let advice = if v == 0 {
+                "0 µs, as cyclictest holds it by default".to_string()
+            } else {
+                format!(
+                    "{what}; cyclictest holds it at 0 by default, so compare with --dma-latency 0"
+                )
+            };
+            run.warnings.push(Warning::new(
+                WarningCode::DmaLatencyUntouched,
+                format!("/dev/cpu_dma_latency left as the system had it ({advice})"),
+            ));
         }
     }
     Ok(())

@@ -30,6 +30,12 @@ fn zero_negative_and_huge_periods() {
         &["--period", "10.00 µs to 10.00 s"],
     );
     fails_with(&["timer", "-i", "5"], 2, &["--interval", "'5'"]);
+    // A bare number has no unit: refused with the fix (issue 25, item 2).
+    fails_with(
+        &["timer", "--period", "100"],
+        2,
+        &["--period", "'100'", "no unit", "100us", "-i 100"],
+    );
     fails_with(&["timer", "--period", "1 parsec"], 2, &["unknown unit"]);
 }
 

@@ -7,13 +7,13 @@ use crate::common;
 use common::{case, fixture};
 use std::path::Path;
 
-fn chromium() -> Option<&'static str> {
+pub(crate) fn chromium() -> Option<&'static str> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .into_iter()
         .find(|p| Path::new(p).exists())
 }
 
-fn chromium_cmd(browser: &str, profile: &Path) -> std::process::Command {
+pub(crate) fn chromium_cmd(browser: &str, profile: &Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(browser);
     // No D-Bus session: without this chromium waits seconds for one.
     cmd.env("DBUS_SESSION_BUS_ADDRESS", "disabled:")

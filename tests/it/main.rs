@@ -30,6 +30,7 @@ mod noise;
 mod non_root;
 mod packaging;
 mod raw_rows;
+mod readable;
 mod remote;
 mod remote_cache;
 mod report_formats;
@@ -73,6 +74,7 @@ fn main() {
         ("raw_rows", raw_rows::cases),
         ("remote", remote::cases),
         ("remote_cache", remote_cache::cases),
+        ("readable", readable::cases),
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),

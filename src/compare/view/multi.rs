@@ -219,5 +219,5 @@ pub fn trend_svg(
         crate::report::plots::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         root.present()?;
     }
-    Ok(svg)
+    Ok(crate::report::plots::readable_fonts(&svg))
 }

@@ -413,6 +413,7 @@ impl Probe for NetProbe {
             vec![live.clone()],
             settings.samples,
             settings.duration_ns.map(|d| d + settings.warmup_ns),
+            settings.warmup_ns,
         );
         let stop = &*ctx.stop;
         let outcome = run_measuring_threads(

@@ -85,6 +85,7 @@ impl WakeProbe {
             vec![live_wakee.clone()],
             settings.samples,
             settings.duration_ns.map(|d| d + settings.warmup_ns),
+            settings.warmup_ns,
         );
         let channel = &channel;
         let shared = &shared;
