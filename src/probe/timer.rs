@@ -6,7 +6,7 @@
 use super::harness::run_measuring_threads_with_tids;
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
 use crate::result::extras::FixedHistogram;
-use crate::result::ThreadResult;
+use crate::result::{Metric, ThreadResult};
 use crate::stats::fixed_buckets::FixedBuckets;
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{clock, posix_timer::PosixTimer, sched, signals::SignalSet, timerfd::TimerFd};
@@ -536,7 +536,7 @@ impl TimerProbe {
                 break_above_ns: self.break_above_ns.unwrap_or(u64::MAX),
             });
         }
-        let mut tr = ThreadResult::from_recorder(cpu, method, "latency", &o.recorder);
+        let mut tr = ThreadResult::from_recorder(cpu, method, Metric::Latency, &o.recorder);
         if o.recorder.series().truncated() {
             tr.extra.per_second_truncated = Some(true);
         }
@@ -547,7 +547,7 @@ impl TimerProbe {
             super::RawLabel {
                 cpu,
                 method,
-                metric: "latency",
+                metric: Metric::Latency,
                 columns: ["deadline_ns", "latency_ns"],
                 subject: &format!("CPU {cpu}"),
                 what: "samples",

@@ -8,7 +8,7 @@ pub mod reflector;
 
 use super::harness::{run_measuring_threads, ThreadPlacement};
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
-use crate::result::{ParamsExtra, ThreadExtra, ThreadResult};
+use crate::result::{Metric, ParamsExtra, ThreadExtra, ThreadResult};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::clock;
 use crate::sys::udp_timestamps::{self, ControlBuffer};
@@ -372,9 +372,9 @@ impl NetProbe {
         let method = self.method();
         let extra = self.counts_extra(&s.counts);
         for (metric, rec) in [
-            ("round_trip", &mut s.rec.round_trip),
-            ("network", &mut s.rec.network),
-            ("kernel_to_user", &mut s.rec.kernel_to_user),
+            (Metric::RoundTrip, &mut s.rec.round_trip),
+            (Metric::Network, &mut s.rec.network),
+            (Metric::KernelToUser, &mut s.rec.kernel_to_user),
         ] {
             let mut tr = ThreadResult::from_recorder(cpu, &method, metric, rec);
             tr.extra = extra.clone();

@@ -11,7 +11,7 @@ pub mod mechanism;
 use super::harness::{run_measuring_threads_with_tids, ThreadPlacement};
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
 use crate::result::extras::FirstIterations;
-use crate::result::{ParamsExtra, RawSeries, ThreadExtra, ThreadResult};
+use crate::result::{Metric, ParamsExtra, RawSeries, ThreadExtra, ThreadResult};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{mqueue::MessageQueue, wake_primitives};
 use crate::warning::{Warning, WarningCode};
@@ -278,7 +278,7 @@ impl Probe for WakeProbe {
         let method = self.mechanism.name();
         let mut out = self.output_of_joined(ctx, &wc, [waker_tid, wakee_tid]);
         let mut response =
-            ThreadResult::from_recorder(self.wakee_cpu, method, "response", &responses);
+            ThreadResult::from_recorder(self.wakee_cpu, method, Metric::Response, &responses);
         response.extra = ThreadExtra {
             merged: Some(ec.merged),
             stale_wakeups: Some(ec.stale_wakeups),
@@ -309,7 +309,7 @@ impl Probe for WakeProbe {
                     ec.merged, wc.measured
                 )));
         }
-        let mut call = ThreadResult::from_recorder(self.waker_cpu, method, "call", &calls);
+        let mut call = ThreadResult::from_recorder(self.waker_cpu, method, Metric::Call, &calls);
         call.extra.wake_failed = Some(wc.wake_failed);
         call.extra.stop_wakeups = Some(wc.stop_wakeups);
         if wc.wake_failed > 0 {
@@ -322,7 +322,7 @@ impl Probe for WakeProbe {
             out.raw.push(RawSeries {
                 cpu: self.wakee_cpu,
                 method: method.to_string(),
-                metric: "response".into(),
+                metric: Metric::Response,
                 columns: vec!["t0_ns".into(), "t1_ns".into(), "response_ns".into()],
                 values: raw.rows.iter().flatten().map(|&v| v as i64).collect(),
             });
