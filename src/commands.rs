@@ -601,24 +601,11 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
 /// and writes its exports; exit 3 when a `--fail-above` limit fails or, with
 /// `--fail-on-regression`, a scenario regressed.
 pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
+    use crate::compare::rules::rules_text;
     use crate::compare::view;
-    use crate::compare::{parse_rule, rules::rules_text, Rule, DEFAULT_RULE};
     use crate::error::UserError;
     let output = &crate::plan::output::compare_output(&args.output);
-    let rules: Vec<Rule> = if args.rule.is_empty() {
-        vec![parse_rule(DEFAULT_RULE).map_err(UserError::Other)?]
-    } else {
-        args.rule
-            .iter()
-            .map(|r| {
-                parse_rule(r).map_err(|reason| UserError::InvalidValue {
-                    option: "--rule".into(),
-                    value: r.clone(),
-                    reason,
-                })
-            })
-            .collect::<Result<_, _>>()?
-    };
+    let rules = compare_rules(&args.rule)?;
     let limits = crate::plan::output::limits_from_args(output)?;
     let exports = crate::plan::output::exports_from_args(output);
     let mut renderers = Vec::new();
@@ -682,5 +669,25 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
         EXIT_THRESHOLD
     } else {
         EXIT_OK
+    })
+}
+
+/// `--rule` values parsed (the default rule without any); a bad one is named.
+fn compare_rules(given: &[String]) -> anyhow::Result<Vec<crate::compare::Rule>> {
+    use crate::compare::{parse_rule, DEFAULT_RULE};
+    use crate::error::UserError;
+    Ok(if given.is_empty() {
+        vec![parse_rule(DEFAULT_RULE).map_err(UserError::Other)?]
+    } else {
+        given
+            .iter()
+            .map(|r| {
+                parse_rule(r).map_err(|reason| UserError::InvalidValue {
+                    option: "--rule".into(),
+                    value: r.clone(),
+                    reason,
+                })
+            })
+            .collect::<Result<_, _>>()?
     })
 }

@@ -5,9 +5,8 @@ brace, outside #[cfg(test)] items) and no file over 800 lines, unless the file's
 length, and the functions it names in backticks, e.g. "//! Size: `resolve` is cyclictest's
 option table as one match").
 
-python3 contrib/dev/sizes.py            lists what is over and exits 1 if anything is
-python3 contrib/dev/sizes.py --report   lists the same and exits 0 (CI, until every long
-                                        function is split)"""
+python3 contrib/dev/sizes.py            lists what is over and exits 1 if anything is (CI)
+python3 contrib/dev/sizes.py --report   lists the same and exits 0 (a survey)"""
 import os
 import re
 import sys

@@ -18,7 +18,7 @@ pub struct AlignKey {
     /// The how-many-th scenario with these values in its run (0 for the first).
     pub ordinal: usize,
     pub cpu: usize,
-    pub metric: String,
+    pub metric: crate::result::Metric,
 }
 
 impl AlignKey {
@@ -39,7 +39,7 @@ impl AlignKey {
             s.push_str(&format!(" #{}", self.ordinal + 1));
         }
         s.push_str(&format!(" cpu{}", self.cpu));
-        crate::result::metric_label(&s, &self.metric)
+        crate::result::metric_label(&s, self.metric)
     }
 }
 
@@ -85,7 +85,7 @@ pub fn align(runs: &[Run]) -> Vec<Aligned<'_>> {
                     extra: base.4.clone(),
                     ordinal,
                     cpu: th.cpu,
-                    metric: th.metric.clone(),
+                    metric: th.metric,
                 };
                 let idx = match out.iter().position(|a| a.key == key) {
                     Some(i) => i,

@@ -4,7 +4,7 @@
 //! throughput. Latency: higher is worse; throughput: lower is worse.
 
 use super::Comparison;
-use crate::result::{stat_unknown, ProbeKind, Run, Scenario, ThreadResult};
+use crate::result::{stat_unknown, Metric, ProbeKind, Run, Scenario, ThreadResult};
 use crate::stats::Stat;
 
 /// What a changed value measures, and so which direction is worse.
@@ -148,9 +148,9 @@ fn group_of(sc: &Scenario) -> ChangeGroup {
 
 fn thread_label(sc: &Scenario, th: &ThreadResult, cpus_differ: bool) -> String {
     let mut s = item_label(sc);
-    if th.metric != crate::result::LATENCY_METRIC && th.metric != "round_trip" {
+    if th.metric != Metric::Latency && th.metric != Metric::RoundTrip {
         s.push(' ');
-        s.push_str(&th.metric.replace('_', " "));
+        s.push_str(&th.metric.name().replace('_', " "));
     }
     if cpus_differ {
         s.push_str(&format!(" cpu{}", th.cpu));
@@ -167,7 +167,7 @@ fn irq_part(sc: &Scenario, cpu: usize) -> Option<&ThreadResult> {
         .find(|t| t.cpu == cpu)?
         .parts
         .iter()
-        .find(|p| p.metric == "irq_latency")
+        .find(|p| p.metric == Metric::IrqLatency)
 }
 
 fn stat_value(th: &ThreadResult, stat: Stat) -> Option<f64> {

@@ -329,7 +329,7 @@ fn thread_of(
     Ok(ThreadResult {
         cpu,
         method: METHOD.into(),
-        metric: crate::result::LATENCY_METRIC.into(),
+        metric: crate::result::Metric::Latency,
         summary,
         histogram,
         per_second_max_ns: Vec::new(),

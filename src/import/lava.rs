@@ -9,7 +9,7 @@
 
 use crate::error::UserError;
 use crate::import::lava_log::{read_log, LavaCase, Sighting};
-use crate::result::{ProbeKind, Run, Scenario, ScenarioParams, ThreadResult};
+use crate::result::{Metric, ProbeKind, Run, Scenario, ScenarioParams, ThreadResult};
 use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
 use crate::warning::{Warning, WarningCode};
@@ -64,8 +64,9 @@ pub fn looks_like_lava_log(text: &str) -> bool {
 }
 
 /// What a case name (`timer_clock-nanosleep_1ms_cpu0_round_trip_p99.9`) says: scenario
-/// name (words), CPU, metric and statistic; None for cases that are not latscope's.
-pub fn parse_case_name(name: &str) -> Option<(String, usize, String, Stat)> {
+/// name (words), CPU, metric and statistic; None for cases that are not latscope's (an
+/// unknown metric included).
+pub fn parse_case_name(name: &str) -> Option<(String, usize, Metric, Stat)> {
     let words: Vec<&str> = name.split('_').collect();
     let stat = Stat::parse(words.last()?)?;
     let cpu_at = (0..words.len() - 1).rev().find(|&i| {
@@ -79,9 +80,9 @@ pub fn parse_case_name(name: &str) -> Option<(String, usize, String, Stat)> {
     let cpu = words[cpu_at][3..].parse().ok()?;
     let metric = words[cpu_at + 1..words.len() - 1].join("_");
     let metric = if metric.is_empty() {
-        crate::result::LATENCY_METRIC.to_string()
+        Metric::Latency
     } else {
-        metric
+        Metric::from_name(&metric)?
     };
     Some((words[..cpu_at].join(" "), cpu, metric, stat))
 }
@@ -249,7 +250,7 @@ fn scenario_named<'a>(scenarios: &'a mut Vec<Scenario>, name: &str) -> &'a mut S
 }
 
 /// The thread of that CPU and metric, added when new.
-fn thread_of<'a>(sc: &'a mut Scenario, cpu: usize, metric: &str) -> &'a mut ThreadResult {
+fn thread_of(sc: &mut Scenario, cpu: usize, metric: Metric) -> &mut ThreadResult {
     if let Some(i) = sc
         .threads
         .iter()
@@ -260,7 +261,7 @@ fn thread_of<'a>(sc: &'a mut Scenario, cpu: usize, metric: &str) -> &'a mut Thre
     sc.threads.push(ThreadResult {
         cpu,
         method: sc.params.method.clone(),
-        metric: metric.to_string(),
+        metric,
         summary: Summary::default(),
         histogram: Vec::new(),
         per_second_max_ns: Vec::new(),
@@ -278,7 +279,7 @@ fn thread_of<'a>(sc: &'a mut Scenario, cpu: usize, metric: &str) -> &'a mut Thre
 pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
     let log = read_log(text);
     let mut scenarios: Vec<Scenario> = Vec::new();
-    let mut known: BTreeMap<(String, usize, String), Vec<Stat>> = BTreeMap::new();
+    let mut known: BTreeMap<(String, usize, Metric), Vec<Stat>> = BTreeMap::new();
     let mut notes = Vec::new();
     let mut failed = 0usize;
     let mut latscope_cases = 0usize;
@@ -293,7 +294,7 @@ pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
         if result == "fail" {
             failed += 1;
         }
-        let th = thread_of(scenario_named(&mut scenarios, &name), cpu, &metric);
+        let th = thread_of(scenario_named(&mut scenarios, &name), cpu, metric);
         set_stat(&mut th.summary, stat, value);
         known.entry((name, cpu, metric)).or_default().push(stat);
     }
@@ -310,7 +311,7 @@ pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
     }
     for sc in &mut scenarios {
         for th in &mut sc.threads {
-            let given = &known[&(sc.name.clone(), th.cpu, th.metric.clone())];
+            let given = &known[&(sc.name.clone(), th.cpu, th.metric)];
             let unknown: Vec<String> = Stat::ALL
                 .iter()
                 .filter(|s| !given.contains(s))
@@ -483,13 +484,13 @@ mod tests {
             Some((
                 "timer clock-nanosleep 1ms".into(),
                 0,
-                "latency".into(),
+                Metric::Latency,
                 Stat::Max
             ))
         );
         assert_eq!(
             parse_case_name("net_udp-56B_cpu12_round_trip_p99.9"),
-            Some(("net udp-56B".into(), 12, "round_trip".into(), Stat::P999))
+            Some(("net udp-56B".into(), 12, Metric::RoundTrip, Stat::P999))
         );
         assert_eq!(parse_case_name("latscope-ran"), None);
         assert_eq!(parse_case_name("cpu0_max"), None);

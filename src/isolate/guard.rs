@@ -13,6 +13,7 @@ use crate::sys::cpuset::CpusetMount;
 use crate::sys::{affinity, filelock::FileLock, procfs};
 use crate::units::format_cpu_list;
 use anyhow::{anyhow, Context};
+use std::path::Path;
 
 /// Holds an isolation; restores everything when dropped.
 #[derive(Debug)]
@@ -22,6 +23,95 @@ pub struct IsolationGuard {
     restorer_key: Option<u64>,
     restored: bool,
     _lock: FileLock,
+}
+
+/// The machine-wide isolation lock in `dir` (created if missing). Busy: another run holds
+/// it, or a killed run left its state file (then `latscope restore` comes first).
+fn take_isolation_lock(dir: &Path) -> anyhow::Result<FileLock> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let lock = FileLock::try_exclusive(&dir.join("isolate.lock"))
+        .with_context(|| format!("locking {}", dir.join("isolate.lock").display()))?
+        .ok_or_else(|| {
+            UserError::Busy(format!(
+                "another latscope run is isolating CPUs right now (it holds {}); wait for it to finish",
+                dir.join("isolate.lock").display()
+            ))
+        })?;
+    if let Some(stale) = state_files(dir).first() {
+        return Err(UserError::Busy(format!(
+            "a latscope run that was killed left its isolation in place ({}); run `latscope restore` first",
+            stale.display()
+        ))
+        .into());
+    }
+    Ok(lock)
+}
+
+/// The state file's content before anything is changed: who isolates what, how.
+fn initial_state(
+    mount: &CpusetMount,
+    pid: i32,
+    isolated: &[usize],
+    system: &[usize],
+) -> IsolationState {
+    let pid_start_time = procfs::task_stat(pid).map_or(0, |s| s.start_time);
+    let (v1_prefix, root) = match mount {
+        CpusetMount::V1 { root, prefix } => (prefix.clone(), root.clone()),
+        CpusetMount::V2 { root } => (String::new(), root.clone()),
+    };
+    IsolationState {
+        version: STATE_VERSION,
+        pid,
+        pid_start_time,
+        boot_id: boot_id(),
+        mechanism: mount.mechanism().into(),
+        cpuset_root: root,
+        v1_prefix,
+        isolated_cpus: isolated.to_vec(),
+        system_cpus: system.to_vec(),
+        created_dirs: Vec::new(),
+        knobs: Vec::new(),
+        v2_enabled_controller: false,
+        v2_home: None,
+        irqs: Vec::new(),
+        irq_default_affinity: None,
+        moved_tasks: Vec::new(),
+    }
+}
+
+/// The report before anything is changed, with the boot-time isolation beside it.
+fn initial_report(
+    mount: &CpusetMount,
+    isolated: &[usize],
+    system: &[usize],
+    state_path: &Path,
+) -> IsolationReport {
+    let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
+    IsolationReport {
+        mechanism: mount.mechanism().into(),
+        isolated_cpus: isolated.to_vec(),
+        system_cpus: system.to_vec(),
+        boot_isolcpus: cpu_list_of_file("/sys/devices/system/cpu/isolated"),
+        boot_nohz_full: cpu_list_of_file("/sys/devices/system/cpu/nohz_full"),
+        boot_params: boot_isolation_params(&cmdline),
+        state_file: state_path.display().to_string(),
+        ..Default::default()
+    }
+}
+
+/// A note when some of `isolated` were already isolated at boot (isolcpus).
+fn note_boot_isolated(report: &mut IsolationReport, isolated: &[usize]) {
+    let overlap: Vec<usize> = isolated
+        .iter()
+        .copied()
+        .filter(|c| report.boot_isolcpus.contains(c))
+        .collect();
+    if !overlap.is_empty() {
+        report.notes.push(format!(
+            "CPU {} already isolated at boot (isolcpus); --isolate adds the cpuset shield and IRQ moves on top",
+            format_cpu_list(&overlap)
+        ));
+    }
 }
 
 impl IsolationGuard {
@@ -36,58 +126,11 @@ impl IsolationGuard {
         let system = validate_cpus(&isolated, &online)?;
         let mount = check_available()?;
         let dir = state_dir();
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let lock = FileLock::try_exclusive(&dir.join("isolate.lock"))
-            .with_context(|| format!("locking {}", dir.join("isolate.lock").display()))?
-            .ok_or_else(|| {
-                UserError::Busy(format!(
-                    "another latscope run is isolating CPUs right now (it holds {}); wait for it to finish",
-                    dir.join("isolate.lock").display()
-                ))
-            })?;
-        if let Some(stale) = state_files(&dir).first() {
-            return Err(UserError::Busy(format!(
-                "a latscope run that was killed left its isolation in place ({}); run `latscope restore` first",
-                stale.display()
-            ))
-            .into());
-        }
+        let lock = take_isolation_lock(&dir)?;
         let pid = std::process::id() as i32;
-        let pid_start_time = procfs::task_stat(pid).map_or(0, |s| s.start_time);
-        let (v1_prefix, root) = match &mount {
-            CpusetMount::V1 { root, prefix } => (prefix.clone(), root.clone()),
-            CpusetMount::V2 { root } => (String::new(), root.clone()),
-        };
-        let state = IsolationState {
-            version: STATE_VERSION,
-            pid,
-            pid_start_time,
-            boot_id: boot_id(),
-            mechanism: mount.mechanism().into(),
-            cpuset_root: root,
-            v1_prefix,
-            isolated_cpus: isolated.clone(),
-            system_cpus: system.clone(),
-            created_dirs: Vec::new(),
-            knobs: Vec::new(),
-            v2_enabled_controller: false,
-            v2_home: None,
-            irqs: Vec::new(),
-            irq_default_affinity: None,
-            moved_tasks: Vec::new(),
-        };
+        let state = initial_state(&mount, pid, &isolated, &system);
         let state_path = dir.join(format!("isolation-{pid}.json"));
-        let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
-        let report = IsolationReport {
-            mechanism: mount.mechanism().into(),
-            isolated_cpus: isolated.clone(),
-            system_cpus: system.clone(),
-            boot_isolcpus: cpu_list_of_file("/sys/devices/system/cpu/isolated"),
-            boot_nohz_full: cpu_list_of_file("/sys/devices/system/cpu/nohz_full"),
-            boot_params: boot_isolation_params(&cmdline),
-            state_file: state_path.display().to_string(),
-            ..Default::default()
-        };
+        let report = initial_report(&mount, &isolated, &system, &state_path);
         let mut guard = IsolationGuard {
             file: StateFile {
                 state,
@@ -104,17 +147,7 @@ impl IsolationGuard {
                 eprintln!("latscope: restoring the isolation failed: {e:#}");
             }
         }));
-        let overlap: Vec<usize> = isolated
-            .iter()
-            .copied()
-            .filter(|c| guard.report.boot_isolcpus.contains(c))
-            .collect();
-        if !overlap.is_empty() {
-            guard.report.notes.push(format!(
-                "CPU {} already isolated at boot (isolcpus); --isolate adds the cpuset shield and IRQ moves on top",
-                format_cpu_list(&overlap)
-            ));
-        }
+        note_boot_isolated(&mut guard.report, &isolated);
         let (file, report) = (&mut guard.file, &mut guard.report);
         let shield = match &mount {
             CpusetMount::V1 { .. } => cpuset_v1::shield(file, report, &mount)?,

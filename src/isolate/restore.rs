@@ -85,86 +85,98 @@ pub fn restore_all(force: bool) -> anyhow::Result<Vec<RestoreOutcome>> {
     let dirs = super::terminal::record_dirs();
     for dir in &dirs {
         for path in state_files(dir) {
-            let text = match std::fs::read_to_string(&path) {
-                Ok(text) => text,
-                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                    outcomes.push(RestoreOutcome::needs_root(format!(
-                        "{} records a run's isolation",
-                        path.display()
-                    )));
-                    continue;
-                }
-                Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-            };
-            let state: IsolationState = serde_json::from_str(&text)
-                .with_context(|| format!("parsing {}", path.display()))?;
-            if !state.boot_id.is_empty() && state.boot_id != boot_id() {
-                // A reboot undid every change; writing old values now would be wrong.
-                std::fs::remove_file(&path)
-                    .with_context(|| format!("removing {}", path.display()))?;
-                outcomes.push(RestoreOutcome::done(
-                    format!(
-                        "{} was written before the last reboot, which already undid its changes; removed it",
-                        path.display()
-                    ),
-                    true,
-                ));
-                continue;
-            }
-            if !force && procfs::is_running_task(state.pid, state.pid_start_time) {
-                outcomes.push(RestoreOutcome::done(
-                    format!(
-                        "run {} is still running and will restore its own isolation; stop it first (or use --force): {}",
-                        state.pid,
-                        path.display()
-                    ),
-                    false,
-                ));
-                continue;
-            }
-            if crate::sys::process::effective_uid() != 0 {
-                // Every write would fail with EACCES: one line instead of hundreds.
-                outcomes.push(RestoreOutcome::needs_root(format!(
-                    "run {} left its isolation of CPU {} ({})",
-                    state.pid,
-                    format_cpu_list(&state.isolated_cpus),
-                    path.display()
-                )));
-                continue;
-            }
-            let live = procfs::is_running_task(state.pid, state.pid_start_time);
-            let summary = restore_state(&state);
-            let ok = summary.problems.is_empty();
-            if ok {
-                std::fs::remove_file(&path)
-                    .with_context(|| format!("removing {}", path.display()))?;
-            }
-            let mut message = format!(
-                "restored the isolation of run {} ({}, CPU {}): {} tasks returned, {} affinities reset, {} cpusets removed, {} cpuset values reset, {} IRQ affinities reset",
-                state.pid,
-                state.mechanism,
-                format_cpu_list(&state.isolated_cpus),
-                summary.tasks_returned,
-                summary.affinities_reset,
-                summary.dirs_removed,
-                summary.knobs_reset,
-                summary.irqs_reset
-            );
-            if live && ok {
-                message.push_str(&format!(
-                    "; run {} is still measuring: its result will say its isolation was removed (warning isolation_removed_during_run)",
-                    state.pid
-                ));
-            }
-            for p in &summary.problems {
-                message.push_str(&format!("\n  not restored: {p}"));
-            }
-            outcomes.push(RestoreOutcome::done(message, ok));
+            outcomes.push(restore_state_file(&path, force)?);
         }
     }
     outcomes.extend(remove_orphan_cpusets(force));
     outcomes.extend(super::terminal::restore_terminals(&dirs, force));
     Ok(outcomes)
+}
+
+/// One state file of `restore_all`: removed when a reboot undid it, left to a run still
+/// going (unless `force`), refused without root, else restored and removed.
+fn restore_state_file(path: &Path, force: bool) -> anyhow::Result<RestoreOutcome> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Ok(RestoreOutcome::needs_root(format!(
+                "{} records a run's isolation",
+                path.display()
+            )));
+        }
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let state: IsolationState =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    if !state.boot_id.is_empty() && state.boot_id != boot_id() {
+        // A reboot undid every change; writing old values now would be wrong.
+        std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
+        return Ok(RestoreOutcome::done(
+            format!(
+                "{} was written before the last reboot, which already undid its changes; removed it",
+                path.display()
+            ),
+            true,
+        ));
+    }
+    if !force && procfs::is_running_task(state.pid, state.pid_start_time) {
+        return Ok(RestoreOutcome::done(
+            format!(
+                "run {} is still running and will restore its own isolation; stop it first (or use --force): {}",
+                state.pid,
+                path.display()
+            ),
+            false,
+        ));
+    }
+    if crate::sys::process::effective_uid() != 0 {
+        // Every write would fail with EACCES: one line instead of hundreds.
+        return Ok(RestoreOutcome::needs_root(format!(
+            "run {} left its isolation of CPU {} ({})",
+            state.pid,
+            format_cpu_list(&state.isolated_cpus),
+            path.display()
+        )));
+    }
+    let live = procfs::is_running_task(state.pid, state.pid_start_time);
+    let summary = restore_state(&state);
+    let ok = summary.problems.is_empty();
+    if ok {
+        std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
+    }
+    Ok(RestoreOutcome::done(
+        restored_message(&state, &summary, live && ok),
+        ok,
+    ))
+}
+
+/// What was restored, counted; `still_measuring`: the run goes on without its isolation.
+fn restored_message(
+    state: &IsolationState,
+    summary: &RestoreSummary,
+    still_measuring: bool,
+) -> String {
+    let mut message = format!(
+        "restored the isolation of run {} ({}, CPU {}): {} tasks returned, {} affinities reset, {} cpusets removed, {} cpuset values reset, {} IRQ affinities reset",
+        state.pid,
+        state.mechanism,
+        format_cpu_list(&state.isolated_cpus),
+        summary.tasks_returned,
+        summary.affinities_reset,
+        summary.dirs_removed,
+        summary.knobs_reset,
+        summary.irqs_reset
+    );
+    if still_measuring {
+        message.push_str(&format!(
+            "; run {} is still measuring: its result will say its isolation was removed (warning isolation_removed_during_run)",
+            state.pid
+        ));
+    }
+    for p in &summary.problems {
+        message.push_str(&format!("\n  not restored: {p}"));
+    }
+    message
 }
 
 /// The PID in a cpuset name latscope makes (`latscope-PID-rt`, `latscope-PID-system`).

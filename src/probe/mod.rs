@@ -105,7 +105,7 @@ pub fn start_progress(
 pub struct RawLabel<'a> {
     pub cpu: usize,
     pub method: &'a str,
-    pub metric: &'a str,
+    pub metric: crate::result::Metric,
     /// The stamp's column (CLOCK_MONOTONIC ns) and the value's.
     pub columns: [&'a str; 2],
     /// Whose values (e.g. `CPU 3`) and what they are (samples, gaps).
@@ -135,7 +135,7 @@ pub fn finish_raw(
         out.raw.push(RawSeries {
             cpu: label.cpu,
             method: label.method.into(),
-            metric: label.metric.into(),
+            metric: label.metric,
             columns: label.columns.iter().map(|c| c.to_string()).collect(),
             values: crate::sys::flat_vec::flatten_pairs(rec.take_raw()),
         });

@@ -5,7 +5,7 @@
 
 use super::harness::run_measuring_threads_with_tids;
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
-use crate::result::{ParamsExtra, ThreadExtra, ThreadResult};
+use crate::result::{Metric, ParamsExtra, ThreadExtra, ThreadResult};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::clock;
 use crate::warning::{Warning, WarningCode};
@@ -222,7 +222,7 @@ impl NoiseProbe {
             let elapsed = o.ended_ns.saturating_sub(o.started_ns);
             let rec = &o.recorder;
             let figures = NoiseFigures::of(rec.sum_ns() as u64, rec.count(), elapsed);
-            let mut tr = ThreadResult::from_recorder(cpu, METHOD, "gap", rec);
+            let mut tr = ThreadResult::from_recorder(cpu, METHOD, Metric::Gap, rec);
             tr.extra = ThreadExtra {
                 noise_ns_total: Some(figures.noise_ns_total),
                 noise_ns_per_second: Some(round2(figures.noise_ns_per_second)),
@@ -249,7 +249,7 @@ impl NoiseProbe {
                 super::RawLabel {
                     cpu,
                     method: METHOD,
-                    metric: "gap",
+                    metric: Metric::Gap,
                     columns: ["start_ns", "gap_ns"],
                     subject: &format!("CPU {cpu}"),
                     what: "gaps",

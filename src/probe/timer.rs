@@ -6,7 +6,7 @@
 use super::harness::run_measuring_threads_with_tids;
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
 use crate::result::extras::FixedHistogram;
-use crate::result::ThreadResult;
+use crate::result::{Metric, ThreadResult};
 use crate::stats::fixed_buckets::FixedBuckets;
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{clock, posix_timer::PosixTimer, sched, signals::SignalSet, timerfd::TimerFd};
@@ -442,6 +442,44 @@ impl Probe for TimerProbe {
     }
 
     fn run(&self, settings: &CommonSettings, ctx: &ProbeContext) -> anyhow::Result<ProbeOutput> {
+        let stop = &*ctx.stop;
+        let (outcomes, tids) = self.measure_threads(settings, ctx)?;
+        let mut out = ProbeOutput {
+            // A --break-above stop is not an interruption (set below).
+            interrupted: stop.load(Ordering::Relaxed),
+            ..Default::default()
+        };
+        let mut started = u64::MAX;
+        let mut ended = 0;
+        for (index, ((cpu, o), tid)) in settings
+            .cpus
+            .iter()
+            .copied()
+            .zip(outcomes)
+            .zip(tids)
+            .enumerate()
+        {
+            started = started.min(o.measured.started_ns);
+            ended = ended.max(o.measured.ended_ns);
+            self.add_thread(&mut out, settings, index, cpu, tid, o);
+        }
+        if out.broke.is_some() {
+            out.interrupted = false;
+        }
+        out.elapsed_ns = ended.saturating_sub(started);
+        out.window_ns = [started, ended];
+        Ok(out)
+    }
+}
+
+impl TimerProbe {
+    /// Runs one measuring thread per placement (recorders made on their CPUs, progress
+    /// shown while they run); their outcomes and thread ids in placement order.
+    fn measure_threads(
+        &self,
+        settings: &CommonSettings,
+        ctx: &ProbeContext,
+    ) -> anyhow::Result<(Vec<ThreadOutcome>, Vec<i32>)> {
         let placements = super::placements(settings);
         let config = RecorderConfig {
             deadline_ns: self.deadline_ns,
@@ -470,67 +508,56 @@ impl Probe for TimerProbe {
         let outcomes = outcomes
             .into_iter()
             .collect::<anyhow::Result<Vec<ThreadOutcome>>>()?;
+        Ok((outcomes, tids))
+    }
 
-        let mut out = ProbeOutput {
-            // A --break-above stop is not an interruption (set below).
-            interrupted: stop.load(Ordering::Relaxed),
-            ..Default::default()
-        };
+    /// One measuring thread's result, raw series and thread id into `out`; the first
+    /// thread that broke (`--break-above`) is the run's break sample.
+    fn add_thread(
+        &self,
+        out: &mut ProbeOutput,
+        settings: &CommonSettings,
+        index: usize,
+        cpu: usize,
+        tid: i32,
+        mut o: ThreadOutcome,
+    ) {
         let method = self.method.name();
-        let mut started = u64::MAX;
-        let mut ended = 0;
-        for (index, ((cpu, mut o), tid)) in settings
-            .cpus
-            .iter()
-            .copied()
-            .zip(outcomes)
-            .zip(tids)
-            .enumerate()
-        {
-            started = started.min(o.measured.started_ns);
-            ended = ended.max(o.measured.ended_ns);
-            out.tids.push(super::MeasuringThread {
+        out.tids.push(super::MeasuringThread {
+            cpu,
+            tid,
+            role: "timer".into(),
+        });
+        if let (Some([deadline_ns, latency_ns]), None) = (o.measured.broke, &out.broke) {
+            out.broke = Some(super::BreakSample {
                 cpu,
-                tid,
-                role: "timer".into(),
+                deadline_ns,
+                latency_ns,
+                break_above_ns: self.break_above_ns.unwrap_or(u64::MAX),
             });
-            if let (Some([deadline_ns, latency_ns]), None) = (o.measured.broke, &out.broke) {
-                out.broke = Some(super::BreakSample {
-                    cpu,
-                    deadline_ns,
-                    latency_ns,
-                    break_above_ns: self.break_above_ns.unwrap_or(u64::MAX),
-                });
-            }
-            let mut tr = ThreadResult::from_recorder(cpu, method, "latency", &o.recorder);
-            if o.recorder.series().truncated() {
-                tr.extra.per_second_truncated = Some(true);
-            }
-            if self.cyclictest.is_some() {
-                self.add_cyclictest_extras(&mut tr, &o.recorder, index, tid);
-            }
-            super::finish_raw(
-                super::RawLabel {
-                    cpu,
-                    method,
-                    metric: "latency",
-                    columns: ["deadline_ns", "latency_ns"],
-                    subject: &format!("CPU {cpu}"),
-                    what: "samples",
-                },
-                &mut o.recorder,
-                settings.keep_raw,
-                &mut tr,
-                &mut out,
-            );
-            out.threads.push(tr);
         }
-        if out.broke.is_some() {
-            out.interrupted = false;
+        let mut tr = ThreadResult::from_recorder(cpu, method, Metric::Latency, &o.recorder);
+        if o.recorder.series().truncated() {
+            tr.extra.per_second_truncated = Some(true);
         }
-        out.elapsed_ns = ended.saturating_sub(started);
-        out.window_ns = [started, ended];
-        Ok(out)
+        if self.cyclictest.is_some() {
+            self.add_cyclictest_extras(&mut tr, &o.recorder, index, tid);
+        }
+        super::finish_raw(
+            super::RawLabel {
+                cpu,
+                method,
+                metric: Metric::Latency,
+                columns: ["deadline_ns", "latency_ns"],
+                subject: &format!("CPU {cpu}"),
+                what: "samples",
+            },
+            &mut o.recorder,
+            settings.keep_raw,
+            &mut tr,
+            out,
+        );
+        out.threads.push(tr);
     }
 }
 

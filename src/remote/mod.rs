@@ -35,48 +35,14 @@ pub fn path_for_host(path: &Path, host: &str, several: bool) -> PathBuf {
 /// Runs the command line on every `--host` at once and brings the results home. The exit
 /// code is the first non-zero one of the boards, in the order given.
 pub fn run_on_hosts(run: &RunArgs, command_line: &[String], resume: bool) -> anyhow::Result<i32> {
-    if resume {
-        return Err(crate::error::invalid(
-            "--resume",
-            "with --host",
-            "the partial result lives on the board; resume there (ssh to it and run the same suite with --resume and its own --export-json)",
-        )
-        .into());
-    }
-    let hosts: Vec<String> = run
-        .remote
-        .hosts
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect();
-    if let Some(empty) = hosts.iter().find(|h| h.is_empty() || h.starts_with('-')) {
-        return Err(crate::error::invalid(
-            "--host",
-            empty,
-            "give USER@BOARD or a host name of ~/.ssh/config",
-        )
-        .into());
-    }
+    let hosts = checked_hosts(run, resume)?;
     let several = hosts.len() > 1;
     let out = &run.output;
     let exports = crate::plan::output::exports_from_args(out);
     let limits = crate::plan::output::limits_from_args(out)?;
     crate::output::exports::check_destinations(&exports)?;
     let raw = run.common.raw.clone();
-    for host in &hosts {
-        for e in &exports {
-            if !e.to_stdout() {
-                crate::output::exports::check_output_path(
-                    e.format.flag(),
-                    &Some(path_for_host(&e.path, host, several)),
-                )?;
-            }
-        }
-        crate::output::exports::check_output_path(
-            "--raw",
-            &raw.as_ref().map(|p| path_for_host(p, host, several)),
-        )?;
-    }
+    check_host_destinations(&hosts, &exports, raw.as_deref(), several)?;
     let (board_args, plan) = args::board_args(command_line);
     let plan = plan.map(PathBuf::from);
     if let Some(p) = &plan {
@@ -87,27 +53,16 @@ pub fn run_on_hosts(run: &RunArgs, command_line: &[String], resume: bool) -> any
         let handles: Vec<_> = hosts
             .iter()
             .map(|host| {
-                let job_args = board_args.clone();
-                let plan = plan.clone();
+                let board = Board {
+                    host,
+                    run,
+                    args: board_args.clone(),
+                    plan: plan.clone(),
+                    raw: raw.is_some(),
+                    several,
+                };
                 let stop = &stop;
-                let raw = raw.is_some();
-                scope.spawn(move || {
-                    let ssh = ssh::Ssh::new(host, &run.remote.ssh_options);
-                    let binary = copy::ensure_binary(&ssh)?;
-                    let job = session::Job {
-                        ssh,
-                        binary,
-                        args: job_args,
-                        plan,
-                        raw,
-                        prefix: several.then(|| format!("[{host}] ")),
-                    };
-                    session::run(&job, stop).map_err(|reason| UserError::Unreachable {
-                        host: host.clone(),
-                        reason,
-                        fix: "check that the board's $TMPDIR (or /tmp) is writable and that ssh works".into(),
-                    })
-                })
+                scope.spawn(move || board.run(stop))
             })
             .collect();
         handles
@@ -144,6 +99,91 @@ pub fn run_on_hosts(run: &RunArgs, command_line: &[String], resume: bool) -> any
     Ok(code)
 }
 
+/// The `--host` values, trimmed; refused: `--resume`, an empty host or one that looks
+/// like an option.
+fn checked_hosts(run: &RunArgs, resume: bool) -> anyhow::Result<Vec<String>> {
+    if resume {
+        return Err(crate::error::invalid(
+            "--resume",
+            "with --host",
+            "the partial result lives on the board; resume there (ssh to it and run the same suite with --resume and its own --export-json)",
+        )
+        .into());
+    }
+    let hosts: Vec<String> = run
+        .remote
+        .hosts
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    if let Some(empty) = hosts.iter().find(|h| h.is_empty() || h.starts_with('-')) {
+        return Err(crate::error::invalid(
+            "--host",
+            empty,
+            "give USER@BOARD or a host name of ~/.ssh/config",
+        )
+        .into());
+    }
+    Ok(hosts)
+}
+
+/// Every board's export and `--raw` path (`run.HOST.json` with several) checked before
+/// any board runs.
+fn check_host_destinations(
+    hosts: &[String],
+    exports: &[Export],
+    raw: Option<&Path>,
+    several: bool,
+) -> anyhow::Result<()> {
+    for host in hosts {
+        for e in exports {
+            if !e.to_stdout() {
+                crate::output::exports::check_output_path(
+                    e.format.flag(),
+                    &Some(path_for_host(&e.path, host, several)),
+                )?;
+            }
+        }
+        crate::output::exports::check_output_path(
+            "--raw",
+            &raw.map(|p| path_for_host(p, host, several)),
+        )?;
+    }
+    Ok(())
+}
+
+/// One board's job, run on its own thread.
+struct Board<'a> {
+    host: &'a String,
+    run: &'a RunArgs,
+    args: Vec<String>,
+    plan: Option<PathBuf>,
+    raw: bool,
+    several: bool,
+}
+
+impl Board<'_> {
+    /// Copies latscope there when missing, runs the command, fetches its result.
+    fn run(self, stop: &std::sync::atomic::AtomicBool) -> Result<session::Outcome, UserError> {
+        let host = self.host;
+        let ssh = ssh::Ssh::new(host, &self.run.remote.ssh_options);
+        let binary = copy::ensure_binary(&ssh)?;
+        let job = session::Job {
+            ssh,
+            binary,
+            args: self.args,
+            plan: self.plan,
+            raw: self.raw,
+            prefix: self.several.then(|| format!("[{host}] ")),
+        };
+        session::run(&job, stop).map_err(|reason| UserError::Unreachable {
+            host: host.clone(),
+            reason,
+            fix: "check that the board's $TMPDIR (or /tmp) is writable and that ssh works".into(),
+        })
+    }
+}
+
 /// Prints a board's table, writes its result and the local exports; its exit code.
 fn bring_home(
     host: &str,
@@ -165,36 +205,8 @@ fn bring_home(
         );
         return Ok(EXIT_INTERRUPTED);
     }
-    let mut table = String::new();
-    for line in String::from_utf8_lossy(&o.stdout).lines() {
-        table.push_str(&prefix);
-        table.push_str(line);
-        table.push('\n');
-    }
-    let printed = if stdout_taken {
-        std::io::stderr().write_all(table.as_bytes())
-    } else {
-        std::io::stdout().write_all(table.as_bytes())
-    };
-    printed.ok();
-    if o.stopped_here && !o.dropped {
-        eprintln!(
-            "latscope: {prefix}the run on {host} was sent SIGINT{}",
-            if o.json.is_some() {
-                "; its result was fetched"
-            } else {
-                ""
-            }
-        );
-    } else if o.dropped {
-        eprintln!(
-            "latscope: {prefix}the connection to {host} ended before its run did; the board stopped the run as on SIGHUP (restoring what it changed){}",
-            if o.json.is_some() { " and its result was fetched" } else { "" }
-        );
-    }
-    if let Some(e) = &o.fetch_error {
-        eprintln!("latscope: error: {prefix}{e}");
-    }
+    print_board_table(&prefix, o, stdout_taken);
+    say_how_it_ended(&prefix, host, o);
     let Some(json) = &o.json else {
         // The board's own exit code (a usage error there is 2 here too), never 0.
         return Ok(o.exit.filter(|&c| c != 0).unwrap_or(EXIT_FAILURE));
@@ -226,6 +238,46 @@ fn bring_home(
     } else {
         o.exit.unwrap_or(EXIT_FAILURE)
     })
+}
+
+/// The board's table, each line prefixed (`[HOST] ` with several), on stdout unless an
+/// export took it (then stderr).
+fn print_board_table(prefix: &str, o: &session::Outcome, stdout_taken: bool) {
+    let mut table = String::new();
+    for line in String::from_utf8_lossy(&o.stdout).lines() {
+        table.push_str(prefix);
+        table.push_str(line);
+        table.push('\n');
+    }
+    let printed = if stdout_taken {
+        std::io::stderr().write_all(table.as_bytes())
+    } else {
+        std::io::stdout().write_all(table.as_bytes())
+    };
+    printed.ok();
+}
+
+/// Says on stderr when the run was stopped from here, lost its connection, or its result
+/// could not be fetched.
+fn say_how_it_ended(prefix: &str, host: &str, o: &session::Outcome) {
+    if o.stopped_here && !o.dropped {
+        eprintln!(
+            "latscope: {prefix}the run on {host} was sent SIGINT{}",
+            if o.json.is_some() {
+                "; its result was fetched"
+            } else {
+                ""
+            }
+        );
+    } else if o.dropped {
+        eprintln!(
+            "latscope: {prefix}the connection to {host} ended before its run did; the board stopped the run as on SIGHUP (restoring what it changed){}",
+            if o.json.is_some() { " and its result was fetched" } else { "" }
+        );
+    }
+    if let Some(e) = &o.fetch_error {
+        eprintln!("latscope: error: {prefix}{e}");
+    }
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ impl Reporter for CsvReporter {
                     p.loads.join("+"),
                     crate::units::format_cpu_list(&p.isolate),
                     th.cpu.to_string(),
-                    th.metric.clone(),
+                    th.metric.to_string(),
                 ];
                 // Every statistic in Summary order, as the JSON has it.
                 for stat in Stat::ALL {

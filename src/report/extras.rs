@@ -1,7 +1,7 @@
 //! Lines under the terminal table for numbers a probe keeps in `extra` (noise per
 //! second, lost packets): the table's columns are shared, these are per probe.
 
-use crate::result::Run;
+use crate::result::{Metric, Run};
 use crate::units::human_ns;
 
 /// One line per noise thread and per net scenario; empty for other probes.
@@ -9,8 +9,8 @@ pub fn extra_lines(run: &Run) -> String {
     let mut out = String::new();
     for sc in &run.scenarios {
         for t in &sc.threads {
-            match t.metric.as_str() {
-                "gap" => out.push_str(&format!(
+            match t.metric {
+                Metric::Gap => out.push_str(&format!(
                     "noise cpu {}: {}/s lost ({:.4} % of the time), {:.1} gaps/s, largest gap {}, loop cost {} ns, threshold {}\n",
                     t.cpu,
                     human_ns(t.extra.noise_ns_per_second.unwrap_or(0.0).round() as u64),
@@ -20,7 +20,7 @@ pub fn extra_lines(run: &Run) -> String {
                     t.extra.loop_cost_ns.unwrap_or(0),
                     human_ns(t.extra.threshold_ns.unwrap_or(0)),
                 )),
-                "round_trip" => out.push_str(&format!(
+                Metric::RoundTrip => out.push_str(&format!(
                     "net {}: sent {}, received {}, lost {}, reordered {}, duplicated {}, malformed {}\n",
                     t.method,
                     t.extra.sent.unwrap_or(0),

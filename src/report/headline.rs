@@ -131,8 +131,8 @@ pub fn worst(run: &Run) -> String {
     };
     let s = &th.summary;
     let mut line = format!("worst {} on CPU {}", spaced_ns(s.max_ns), th.cpu);
-    if th.metric != crate::result::LATENCY_METRIC {
-        line.push_str(&format!(" ({})", metric_label(&th.method, &th.metric)));
+    if th.metric != crate::result::metric::Metric::Latency {
+        line.push_str(&format!(" ({})", metric_label(&th.method, th.metric)));
     }
     if run.scenarios.len() > 1 {
         line.push_str(&format!(" in {}", sc.name));

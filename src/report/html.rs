@@ -11,7 +11,7 @@ use super::html_trace::trace_section;
 use super::plots;
 use super::Reporter;
 use crate::result::limits::{thread_failures, Limit};
-use crate::result::{metric_label, ProbeKind, Run, Scenario};
+use crate::result::{metric_label, Metric, ProbeKind, Run, Scenario};
 use crate::stats::Stat;
 use crate::units::human_ns;
 use std::collections::BTreeMap;
@@ -92,7 +92,7 @@ pub fn summary_table(sc: &Scenario, limits: &[Limit]) -> String {
     for th in &sc.threads {
         let failures = thread_failures(sc, th, limits);
         let partial = if sc.partial { " (partial)" } else { "" };
-        let method = metric_label(&th.method, &th.metric) + partial;
+        let method = metric_label(&th.method, th.metric) + partial;
         let _ = write!(
             out,
             "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>",
@@ -186,7 +186,7 @@ fn json_text(v: &serde_json::Value) -> String {
 }
 
 fn thread_label(th: &crate::result::ThreadResult) -> String {
-    metric_label(&format!("CPU {}", th.cpu), &th.metric)
+    metric_label(&format!("CPU {}", th.cpu), th.metric)
 }
 
 /// A scenario's histogram (or why there is none) and its largest latency per second.
@@ -529,14 +529,14 @@ fn wake_section(run: &Run) -> anyhow::Result<String> {
                 let values = points
                     .iter()
                     .map(|(_, sc)| {
-                        let metric = if sc.threads.iter().any(|t| t.metric == "response") {
-                            "response"
+                        let metric = if sc.threads.iter().any(|t| t.metric == Metric::Response) {
+                            Some(Metric::Response)
                         } else {
-                            sc.threads.first().map(|t| t.metric.as_str()).unwrap_or("")
+                            sc.threads.first().map(|t| t.metric)
                         };
                         sc.threads
                             .iter()
-                            .filter(|t| t.metric == metric && !super::stat_unknown(t, stat))
+                            .filter(|t| Some(t.metric) == metric && !super::stat_unknown(t, stat))
                             .map(|t| t.summary.stat(stat))
                             .reduce(f64::max)
                             .map(|v| v / 1e3)

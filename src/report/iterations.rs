@@ -70,7 +70,7 @@ fn kept_rows(scenario: &Scenario) -> Option<Kept<'_>> {
     let first = scenario
         .threads
         .iter()
-        .find(|t| t.metric == "response")?
+        .find(|t| t.metric == crate::result::Metric::Response)?
         .extra
         .first_iterations
         .as_ref()?;

@@ -52,7 +52,7 @@ impl Reporter for JunitReporter {
                     s.set_description(lines.join("\n"));
                     s
                 };
-                let name = metric_label(&format!("cpu{}", th.cpu), &th.metric);
+                let name = metric_label(&format!("cpu{}", th.cpu), th.metric);
                 let mut case = TestCase::new(name, status);
                 case.set_classname(format!("latscope.{}", sc.name));
                 case.set_time(elapsed);

@@ -62,7 +62,7 @@ impl Reporter for LavaReporter {
             let _ = writeln!(out, "lava-test-set start {}", lava_name(&sc.name));
             for th in &sc.threads {
                 let failures = thread_failures(sc, th, &self.limits);
-                let base = metric_label(&format!("cpu{}", th.cpu), &th.metric);
+                let base = metric_label(&format!("cpu{}", th.cpu), th.metric);
                 for &stat in &stats {
                     if super::stat_unknown(th, stat) {
                         continue;

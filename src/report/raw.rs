@@ -53,7 +53,7 @@ fn write_csv(
             record.push_field(scenario);
             record.push_field(&cpu);
             record.push_field(&s.method);
-            record.push_field(&s.metric);
+            record.push_field(s.metric.name());
             record.push_field(number.format(i));
             for &v in row {
                 if v == RawSeries::EMPTY {
@@ -77,7 +77,7 @@ mod tests {
         let s = RawSeries {
             cpu: 1,
             method: "clock-nanosleep".into(),
-            metric: crate::result::LATENCY_METRIC.into(),
+            metric: crate::result::Metric::Latency,
             columns: vec!["deadline_ns".into(), "latency_ns".into()],
             values: vec![1_000, 5, 2_000, 7],
         };

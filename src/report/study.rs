@@ -5,7 +5,9 @@
 //! rt-cost: latency and throughput per item; irq-response: min/avg/max per load). The
 //! terminal, Markdown and HTML reports all draw these.
 
-use crate::result::{metric_label, LoadResult, ProbeKind, Run, Scenario, SuiteInfo, ThreadResult};
+use crate::result::{
+    metric_label, LoadResult, Metric, ProbeKind, Run, Scenario, SuiteInfo, ThreadResult,
+};
 use crate::stats::{Stat, Summary};
 use crate::units::{compact_ns, latency_cell};
 use comfy_table::Table;
@@ -86,7 +88,7 @@ pub fn header_and_rows(
     let mut rows = Vec::new();
     for sc in &run.scenarios {
         for th in &sc.threads {
-            let mut method = metric_label(&th.method, &th.metric);
+            let mut method = metric_label(&th.method, th.metric);
             if let Some(detail) = probe_detail(sc) {
                 method.push(' ');
                 method.push_str(&detail);
@@ -198,7 +200,7 @@ fn policy_label(sc: &Scenario) -> String {
     }
 }
 
-fn first_thread<'a>(sc: &'a Scenario, metric: &str) -> Option<&'a ThreadResult> {
+fn first_thread(sc: &Scenario, metric: Metric) -> Option<&ThreadResult> {
     sc.threads.iter().find(|t| t.metric == metric)
 }
 
@@ -291,7 +293,7 @@ fn competitor_group(
     for &n in &counts {
         let mut row = vec![n.to_string()];
         for p in &policies {
-            let response = find(p, n).and_then(|sc| first_thread(sc, "response"));
+            let response = find(p, n).and_then(|sc| first_thread(sc, Metric::Response));
             for c in columns {
                 row.push(match response {
                     Some(th) => cell(&th.summary, c, in_ns),
@@ -315,7 +317,7 @@ fn competitor_group(
                     .iter()
                     .map(|&n| {
                         find(p, n)
-                            .and_then(|sc| first_thread(sc, "response"))
+                            .and_then(|sc| first_thread(sc, Metric::Response))
                             .and_then(|th| chart_value(&th.summary, c))
                     })
                     .collect(),
@@ -347,7 +349,7 @@ fn irq_part<'a>(sc: &'a Scenario, th: &ThreadResult) -> Option<&'a ThreadResult>
         .iter()
         .filter(|t| t.cpu == th.cpu)
         .flat_map(|t| t.parts.iter())
-        .find(|p| p.metric == "irq_latency" && p.summary.samples > 0)
+        .find(|p| p.metric == Metric::IrqLatency && p.summary.samples > 0)
 }
 
 /// A timer thread's row source: the irq part when traced, else the latency itself;
@@ -457,7 +459,7 @@ fn rt_cost_item<'a>(
     untraced: &mut bool,
 ) -> Option<(String, &'a ThreadResult)> {
     Some(match sc.probe {
-        ProbeKind::Net if th.metric == "round_trip" => {
+        ProbeKind::Net if th.metric == Metric::RoundTrip => {
             let flood = sc.params.extra.flood == Some(true);
             let size = sc.params.extra.size_bytes;
             (

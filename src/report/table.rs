@@ -44,7 +44,7 @@ pub fn header_and_rows(run: &Run, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>
             let partial = if sc.partial { " (partial)" } else { "" };
             row.extend([
                 th.cpu.to_string(),
-                metric_label(&th.method, &th.metric) + partial,
+                metric_label(&th.method, th.metric) + partial,
                 s.samples.to_string(),
             ]);
             for stat in STATS {

@@ -26,7 +26,7 @@ pub fn part_label(p: &ThreadResult) -> String {
     match p.extra.bound {
         Some(Bound::Lower) => format!("{} ≥", p.metric),
         Some(Bound::Upper) => format!("{} ≤", p.metric),
-        None => p.metric.clone(),
+        None => p.metric.to_string(),
     }
 }
 

@@ -124,7 +124,7 @@ pub fn render_run(run: &Run, in_ns: bool) -> String {
     for sc in &run.scenarios {
         for th in &sc.threads {
             let Some(wc) = &th.worst_case else { continue };
-            let label = crate::result::metric_label(&format!("CPU {}", th.cpu), &th.metric);
+            let label = crate::result::metric_label(&format!("CPU {}", th.cpu), th.metric);
             let title = format!("{} {label}", sc.name);
             let period = (sc.params.period_ns > 0).then_some(sc.params.period_ns);
             out.push('\n');

@@ -119,7 +119,7 @@ pub fn section(sc: &Scenario) -> anyhow::Result<String> {
         if out.is_empty() {
             out.push_str("<h3>Worst case beyond the samples</h3>\n");
         }
-        let label = crate::result::metric_label(&format!("CPU {}", th.cpu), &th.metric);
+        let label = crate::result::metric_label(&format!("CPU {}", th.cpu), th.metric);
         out.push_str(&thread_part(&label, wc, period)?);
     }
     Ok(out)

@@ -17,7 +17,7 @@ pub struct Limit {
 pub struct LimitFailure {
     pub scenario: String,
     pub cpu: usize,
-    pub metric: String,
+    pub metric: crate::result::Metric,
     pub stat: Stat,
     pub value: f64,
     pub limit: f64,
@@ -67,7 +67,7 @@ pub fn thread_failures(sc: &Scenario, th: &ThreadResult, limits: &[Limit]) -> Ve
             Some(LimitFailure {
                 scenario: sc.name.clone(),
                 cpu: th.cpu,
-                metric: th.metric.clone(),
+                metric: th.metric,
                 stat: l.stat,
                 value,
                 limit: l.limit,
@@ -99,7 +99,7 @@ impl std::fmt::Display for LimitFailure {
         write!(
             f,
             "{} {} {} > {}",
-            metric_label(&place, &self.metric),
+            metric_label(&place, self.metric),
             self.stat,
             self.stat.format_value(self.value),
             self.stat.format_value(self.limit)

@@ -5,6 +5,7 @@
 pub mod extras;
 pub mod journal;
 pub mod limits;
+pub mod metric;
 pub mod probe_kind;
 pub mod trace;
 pub mod worst_case;
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub use extras::{ParamsExtra, ThreadExtra};
+pub use metric::Metric;
 pub use probe_kind::ProbeKind;
 
 /// Bumped when a field changes meaning or disappears (adding fields keeps the version).
@@ -220,8 +222,8 @@ pub struct ThreadResult {
     pub method: String,
     /// What the series measures: `latency` (timer), `response`/`call` (wake),
     /// `round_trip`/`kernel_to_user` (net), `gap` (noise).
-    #[serde(default = "default_metric")]
-    pub metric: String,
+    #[serde(default)]
+    pub metric: Metric,
     #[serde(flatten)]
     pub summary: Summary,
     /// Sparse histogram: `[value_ns, count]` pairs, value = the bucket's upper bound.
@@ -238,17 +240,10 @@ pub struct ThreadResult {
     pub worst_case: Option<crate::stats::worst_case::WorstCase>,
 }
 
-/// The metric of the timer and of imported cyclictest files: labels leave it out.
-pub const LATENCY_METRIC: &str = "latency";
-
-fn default_metric() -> String {
-    LATENCY_METRIC.into()
-}
-
 /// A thread's label with its metric (`eventfd response`, `cpu1 round_trip`); the default
 /// `latency` metric adds nothing (`clock-nanosleep`, `cpu1`).
-pub fn metric_label(base: &str, metric: &str) -> String {
-    if metric == LATENCY_METRIC {
+pub fn metric_label(base: &str, metric: Metric) -> String {
+    if metric == Metric::Latency {
         base.to_string()
     } else {
         format!("{base} {metric}")
@@ -276,7 +271,7 @@ impl ThreadResult {
     pub fn from_recorder(
         cpu: usize,
         method: &str,
-        metric: &str,
+        metric: Metric,
         rec: &crate::stats::Recorder,
     ) -> Self {
         let histogram = rec
@@ -287,7 +282,7 @@ impl ThreadResult {
         Self {
             cpu,
             method: method.to_string(),
-            metric: metric.to_string(),
+            metric,
             summary: Summary::from_recorder(rec),
             histogram,
             per_second_max_ns: rec.series().values().to_vec(),
@@ -435,7 +430,7 @@ pub fn read_bounded_text(
 pub struct RawSeries {
     pub cpu: usize,
     pub method: String,
-    pub metric: String,
+    pub metric: Metric,
     /// The columns of each row (timer: deadline_ns, latency_ns; wake: t0_ns, t1_ns,
     /// response_ns).
     pub columns: Vec<String>,

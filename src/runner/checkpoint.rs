@@ -121,7 +121,7 @@ fn partial_thread(method: &str, cpu: usize, live: &LiveStats) -> ThreadResult {
     let mut th = ThreadResult {
         cpu,
         method: method.to_string(),
-        metric: crate::result::LATENCY_METRIC.into(),
+        metric: crate::result::Metric::Latency,
         summary: crate::stats::Summary {
             samples: live.samples.load(Ordering::Relaxed),
             max_ns,

@@ -110,7 +110,7 @@ pub fn log_reads_what_lava_recorded(kernel: &str, log: &Run, cases: &BTreeMap<St
     for sc in &log.scenarios {
         let set = latscope::report::lava::lava_name(&sc.name);
         for th in &sc.threads {
-            let cpu = latscope::result::metric_label(&format!("cpu{}", th.cpu), &th.metric);
+            let cpu = latscope::result::metric_label(&format!("cpu{}", th.cpu), th.metric);
             for &stat in Stat::ALL
                 .iter()
                 .filter(|&&s| !latscope::result::stat_unknown(th, s))

@@ -222,7 +222,7 @@ impl Reporter<Comparison<'_>> for ComparisonCsvReporter {
                     w.write_record([
                         a.key.label(),
                         a.key.cpu.to_string(),
-                        a.key.metric.clone(),
+                        a.key.metric.to_string(),
                         stat.to_string(),
                         cmp.labels[r].clone(),
                         v.map_or(String::new(), |v| format!("{v:.1}")),

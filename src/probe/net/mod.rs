@@ -8,7 +8,7 @@ pub mod reflector;
 
 use super::harness::{run_measuring_threads, ThreadPlacement};
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
-use crate::result::{ParamsExtra, ThreadExtra, ThreadResult};
+use crate::result::{Metric, ParamsExtra, ThreadExtra, ThreadResult};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::clock;
 use crate::sys::udp_timestamps::{self, ControlBuffer};
@@ -329,6 +329,97 @@ impl NetProbe {
         (started, clock::monotonic_ns())
     }
 
+    /// The in-process reflector on `--reflector-cpu` (same policy as the sender), unless
+    /// a `--target` answers.
+    fn start_reflector(
+        &self,
+        placement: ThreadPlacement,
+    ) -> anyhow::Result<Option<reflector::ReflectorThread>> {
+        Ok(match self.target {
+            Some(_) => None,
+            None => Some(reflector::ReflectorThread::start(
+                SocketAddr::new(LOOPBACK, 0),
+                ThreadPlacement {
+                    cpu: self.reflector_cpu,
+                    ..placement
+                },
+            )?),
+        })
+    }
+
+    /// Recorders sized for the interval (a flood is guessed at one reply per 20 µs).
+    fn recorder_config(&self, settings: &CommonSettings) -> RecorderConfig {
+        let period_guess = if self.interval_ns > 0 {
+            self.interval_ns
+        } else {
+            20_000
+        };
+        RecorderConfig {
+            deadline_ns: self.deadline_ns,
+            series_seconds: settings.series_seconds(period_guess),
+            raw_capacity: settings.raw_capacity(period_guess),
+        }
+    }
+
+    /// The three series (round trip, network, kernel to user) as results and raw series.
+    fn add_series(
+        &self,
+        out: &mut ProbeOutput,
+        s: &mut Sender,
+        cpu: usize,
+        settings: &CommonSettings,
+    ) {
+        let method = self.method();
+        let extra = self.counts_extra(&s.counts);
+        for (metric, rec) in [
+            (Metric::RoundTrip, &mut s.rec.round_trip),
+            (Metric::Network, &mut s.rec.network),
+            (Metric::KernelToUser, &mut s.rec.kernel_to_user),
+        ] {
+            let mut tr = ThreadResult::from_recorder(cpu, &method, metric, rec);
+            tr.extra = extra.clone();
+            // The send time, then the value under the name the timer uses; `metric`
+            // tells the three series apart.
+            super::finish_raw(
+                super::RawLabel {
+                    cpu,
+                    method: &method,
+                    metric,
+                    columns: ["sent_ns", "latency_ns"],
+                    subject: &format!("{method} {metric}"),
+                    what: "samples",
+                },
+                rec,
+                settings.keep_raw,
+                &mut tr,
+                out,
+            );
+            out.threads.push(tr);
+        }
+    }
+
+    /// Warnings for lost, reordered, duplicated, malformed and untimestamped replies.
+    fn warn_of_losses(&self, out: &mut ProbeOutput, c: &NetCounts) {
+        let method = self.method();
+        if c.lost + c.reordered + c.duplicated + c.malformed > 0 {
+            out.warnings.push(Warning::new(WarningCode::NetLoss, format!(
+                    "{method}: {} of {} packets lost (no reply within {}), {} reordered (late), {} duplicated, {} malformed replies",
+                    c.lost,
+                    c.sent,
+                    crate::units::human_ns(self.timeout_ns),
+                    c.reordered,
+                    c.duplicated,
+                    c.malformed
+                )));
+        }
+        if c.no_timestamp > 0 {
+            out.warnings.push(Warning::new(WarningCode::NetNoTimestamp, format!(
+                    "{method}: {} replies came without a kernel receive timestamp; they are in round_trip only",
+                    c.no_timestamp
+                )));
+        }
+    }
+
     fn counts_extra(&self, c: &NetCounts) -> ThreadExtra {
         ThreadExtra {
             sent: Some(c.sent),
@@ -381,29 +472,11 @@ impl Probe for NetProbe {
             priority: settings.priority,
             timer_slack_ns: settings.timer_slack_ns,
         };
-        let reflector = match self.target {
-            Some(_) => None,
-            None => Some(reflector::ReflectorThread::start(
-                SocketAddr::new(LOOPBACK, 0),
-                ThreadPlacement {
-                    cpu: self.reflector_cpu,
-                    ..placement
-                },
-            )?),
-        };
+        let reflector = self.start_reflector(placement)?;
         let target = self
             .target
             .unwrap_or_else(|| reflector.as_ref().map(|r| r.addr).expect("started above"));
-        let period_guess = if self.interval_ns > 0 {
-            self.interval_ns
-        } else {
-            20_000
-        };
-        let config = RecorderConfig {
-            deadline_ns: self.deadline_ns,
-            series_seconds: settings.series_seconds(period_guess),
-            raw_capacity: settings.raw_capacity(period_guess),
-        };
+        let config = self.recorder_config(settings);
         let live: Arc<LiveStats> = Arc::default();
         ctx.publish_live(&[cpu], std::slice::from_ref(&live));
         let progress = crate::progress::Progress::start(
@@ -438,51 +511,8 @@ impl Probe for NetProbe {
             window_ns: [started, ended],
             ..Default::default()
         };
-        let method = self.method();
-        let extra = self.counts_extra(&s.counts);
-        for (metric, rec) in [
-            ("round_trip", &mut s.rec.round_trip),
-            ("network", &mut s.rec.network),
-            ("kernel_to_user", &mut s.rec.kernel_to_user),
-        ] {
-            let mut tr = ThreadResult::from_recorder(cpu, &method, metric, rec);
-            tr.extra = extra.clone();
-            // The send time, then the value under the name the timer uses; `metric`
-            // tells the three series apart.
-            super::finish_raw(
-                super::RawLabel {
-                    cpu,
-                    method: &method,
-                    metric,
-                    columns: ["sent_ns", "latency_ns"],
-                    subject: &format!("{method} {metric}"),
-                    what: "samples",
-                },
-                rec,
-                settings.keep_raw,
-                &mut tr,
-                &mut out,
-            );
-            out.threads.push(tr);
-        }
-        let c = &s.counts;
-        if c.lost + c.reordered + c.duplicated + c.malformed > 0 {
-            out.warnings.push(Warning::new(WarningCode::NetLoss, format!(
-                    "{method}: {} of {} packets lost (no reply within {}), {} reordered (late), {} duplicated, {} malformed replies",
-                    c.lost,
-                    c.sent,
-                    crate::units::human_ns(self.timeout_ns),
-                    c.reordered,
-                    c.duplicated,
-                    c.malformed
-                )));
-        }
-        if c.no_timestamp > 0 {
-            out.warnings.push(Warning::new(WarningCode::NetNoTimestamp, format!(
-                    "{method}: {} replies came without a kernel receive timestamp; they are in round_trip only",
-                    c.no_timestamp
-                )));
-        }
+        self.add_series(&mut out, &mut s, cpu, settings);
+        self.warn_of_losses(&mut out, &s.counts);
         if let Some(rc) = reflector_counts {
             out.extra_params.reflector_malformed = Some(rc.malformed.load(Ordering::Relaxed));
             out.extra_params.reflector_cpu = Some(self.reflector_cpu as u64);

@@ -11,7 +11,7 @@ pub mod mechanism;
 use super::harness::{run_measuring_threads_with_tids, ThreadPlacement};
 use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
 use crate::result::extras::FirstIterations;
-use crate::result::{ParamsExtra, RawSeries, ThreadExtra, ThreadResult};
+use crate::result::{Metric, ParamsExtra, RawSeries, ThreadExtra, ThreadResult};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{mqueue::MessageQueue, wake_primitives};
 use crate::warning::{Warning, WarningCode};
@@ -22,7 +22,7 @@ use mechanism::{
     Channel, CondvarChannel, EventfdChannel, FutexChannel, Mechanism, MqueueChannel, PipeChannel,
     SignalChannel, UnixChannel,
 };
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The wake probe for one mechanism and one number of competitors.
@@ -106,61 +106,84 @@ impl WakeProbe {
                 shared.prepared.fetch_add(1, Ordering::AcqRel);
                 Ok(side)
             },
-            |_, side, start_ns| -> anyhow::Result<Finished> {
-                if shared.prepared.load(Ordering::Acquire) < 2 {
-                    shared.mark_wakee_exited();
-                    return Err(anyhow!("the other wake thread could not be prepared"));
-                }
-                let measure_from_ns = start_ns + settings.warmup_ns;
-                Ok(match side {
-                    Side::Waker(mut calls, mut scratch) => {
-                        let schedule = Schedule {
-                            start_ns,
-                            interval_ns: self.interval_ns,
-                            measure_from_ns,
-                            until_ns: settings
-                                .duration_ns
-                                .map_or(u64::MAX, |d| measure_from_ns.saturating_add(d)),
-                            samples: settings.samples.unwrap_or(u64::MAX),
-                        };
-                        let counts = loops::waker_loop(
-                            channel,
-                            shared,
-                            &mut calls,
-                            &mut scratch,
-                            schedule,
-                            stop,
-                        );
-                        Finished::Waker(calls, counts)
-                    }
-                    Side::Wakee(mut rx, mut responses, mut scratch, mut raw) => {
-                        let counts = loops::wakee_loop(
-                            channel,
-                            &mut rx,
-                            shared,
-                            &mut responses,
-                            &mut scratch,
-                            &mut raw,
-                        );
-                        Finished::Wakee(responses, counts, raw)
-                    }
-                })
-            },
+            |_, side, start_ns| self.measure_side(channel, shared, side, start_ns, settings, stop),
         );
         progress.finish();
-        let mut waker = None;
-        let mut wakee = None;
         let (results, tids) = results?;
-        for finished in results {
-            match finished? {
-                Finished::Waker(r, c) => waker = Some((r, c)),
-                Finished::Wakee(r, c, raw) => wakee = Some((r, c, raw)),
-            }
+        measured_of(results, [tids[0], tids[1]])
+    }
+
+    /// One measuring thread, once both are prepared: the waker's or the wakee's loop.
+    fn measure_side<C: Channel>(
+        &self,
+        channel: &C,
+        shared: &Shared,
+        side: Side<C::Receiver>,
+        start_ns: u64,
+        settings: &CommonSettings,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<Finished> {
+        if shared.prepared.load(Ordering::Acquire) < 2 {
+            shared.mark_wakee_exited();
+            return Err(anyhow!("the other wake thread could not be prepared"));
         }
-        let ((calls, wc), (responses, ec, raw)) = waker
-            .zip(wakee)
-            .ok_or_else(|| anyhow!("a wake thread returned no result"))?;
-        Ok((calls, wc, responses, ec, raw, [tids[0], tids[1]]))
+        let measure_from_ns = start_ns + settings.warmup_ns;
+        Ok(match side {
+            Side::Waker(mut calls, mut scratch) => {
+                let schedule = Schedule {
+                    start_ns,
+                    interval_ns: self.interval_ns,
+                    measure_from_ns,
+                    until_ns: settings
+                        .duration_ns
+                        .map_or(u64::MAX, |d| measure_from_ns.saturating_add(d)),
+                    samples: settings.samples.unwrap_or(u64::MAX),
+                };
+                let counts =
+                    loops::waker_loop(channel, shared, &mut calls, &mut scratch, schedule, stop);
+                Finished::Waker(calls, counts)
+            }
+            Side::Wakee(mut rx, mut responses, mut scratch, mut raw) => {
+                let counts = loops::wakee_loop(
+                    channel,
+                    &mut rx,
+                    shared,
+                    &mut responses,
+                    &mut scratch,
+                    &mut raw,
+                );
+                Finished::Wakee(responses, counts, raw)
+            }
+        })
+    }
+
+    /// The output's frame once both threads have been joined: interrupted or not, the
+    /// measured window, the two threads.
+    fn output_of_joined(
+        &self,
+        ctx: &ProbeContext,
+        wc: &WakerCounts,
+        [waker_tid, wakee_tid]: [i32; 2],
+    ) -> ProbeOutput {
+        ProbeOutput {
+            interrupted: ctx.stop.load(Ordering::Relaxed),
+            elapsed_ns: wc.ended_ns.saturating_sub(wc.measure_started_ns),
+            // Both threads have been joined: now is after the wakee's last t1 too.
+            window_ns: [wc.measure_started_ns, crate::sys::clock::monotonic_ns()],
+            tids: vec![
+                super::MeasuringThread {
+                    cpu: self.waker_cpu,
+                    tid: waker_tid,
+                    role: "waker".into(),
+                },
+                super::MeasuringThread {
+                    cpu: self.wakee_cpu,
+                    tid: wakee_tid,
+                    role: "wakee".into(),
+                },
+            ],
+            ..Default::default()
+        }
     }
 
     fn run_mechanism(
@@ -184,6 +207,22 @@ impl WakeProbe {
             Mechanism::Mqueue => self.run_with(MqueueChannel(MessageQueue::new()?), settings, ctx),
         }
     }
+}
+
+/// The waker's and the wakee's results, whichever order the threads handed them back in.
+fn measured_of(results: Vec<anyhow::Result<Finished>>, tids: [i32; 2]) -> anyhow::Result<Measured> {
+    let mut waker = None;
+    let mut wakee = None;
+    for finished in results {
+        match finished? {
+            Finished::Waker(r, c) => waker = Some((r, c)),
+            Finished::Wakee(r, c, raw) => wakee = Some((r, c, raw)),
+        }
+    }
+    let ((calls, wc), (responses, ec, raw)) = waker
+        .zip(wakee)
+        .ok_or_else(|| anyhow!("a wake thread returned no result"))?;
+    Ok((calls, wc, responses, ec, raw, tids))
 }
 
 /// What both wake threads measured: the waker's call costs and counts, the wakee's
@@ -238,27 +277,9 @@ impl Probe for WakeProbe {
         let (calls, wc, responses, ec, raw, [waker_tid, wakee_tid]) = measured?;
 
         let method = self.mechanism.name();
-        let mut out = ProbeOutput {
-            interrupted: ctx.stop.load(Ordering::Relaxed),
-            elapsed_ns: wc.ended_ns.saturating_sub(wc.measure_started_ns),
-            // Both threads have been joined: now is after the wakee's last t1 too.
-            window_ns: [wc.measure_started_ns, crate::sys::clock::monotonic_ns()],
-            tids: vec![
-                super::MeasuringThread {
-                    cpu: self.waker_cpu,
-                    tid: waker_tid,
-                    role: "waker".into(),
-                },
-                super::MeasuringThread {
-                    cpu: self.wakee_cpu,
-                    tid: wakee_tid,
-                    role: "wakee".into(),
-                },
-            ],
-            ..Default::default()
-        };
+        let mut out = self.output_of_joined(ctx, &wc, [waker_tid, wakee_tid]);
         let mut response =
-            ThreadResult::from_recorder(self.wakee_cpu, method, "response", &responses);
+            ThreadResult::from_recorder(self.wakee_cpu, method, Metric::Response, &responses);
         response.extra = ThreadExtra {
             merged: Some(ec.merged),
             stale_wakeups: Some(ec.stale_wakeups),
@@ -289,7 +310,7 @@ impl Probe for WakeProbe {
                     ec.merged, wc.measured
                 )));
         }
-        let mut call = ThreadResult::from_recorder(self.waker_cpu, method, "call", &calls);
+        let mut call = ThreadResult::from_recorder(self.waker_cpu, method, Metric::Call, &calls);
         call.extra.wake_failed = Some(wc.wake_failed);
         call.extra.stop_wakeups = Some(wc.stop_wakeups);
         if wc.wake_failed > 0 {
@@ -302,7 +323,7 @@ impl Probe for WakeProbe {
             out.raw.push(RawSeries {
                 cpu: self.wakee_cpu,
                 method: method.to_string(),
-                metric: "response".into(),
+                metric: Metric::Response,
                 columns: vec!["t0_ns".into(), "t1_ns".into(), "response_ns".into()],
                 values: raw.rows.iter().flatten().map(|&v| v as i64).collect(),
             });

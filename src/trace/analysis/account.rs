@@ -269,6 +269,27 @@ fn frame_cause(frame: Frame) -> Cause {
 }
 
 impl Replay<'_, '_> {
+    /// Charges the time from `seg_start` to event `e`: first the idle before an unrecorded
+    /// switch out of idle, then an NMI's own duration (`nmi_delta`) apart from the rest.
+    fn charge_up_to(&mut self, e: &Event, mut seg_start: u64) {
+        if let Some(t) = self.tl.switched_in_before(e).filter(|&t| t >= seg_start) {
+            // An unrecorded switch out of idle: idle until t, the task from there.
+            self.charge(seg_start, t);
+            self.switch_in_unrecorded(e.pid);
+            seg_start = t;
+        }
+        if let Some(delta) = nmi_delta(e) {
+            let seg_from = seg_start.max(self.from);
+            let nmi = delta.min(e.ts_ns.min(self.to).saturating_sub(seg_from));
+            if nmi > 0 {
+                self.add(Cause::new(CauseKind::Nmi, "nmi"), nmi, 1);
+            }
+            self.charge(seg_start, e.ts_ns - nmi);
+        } else {
+            self.charge(seg_start, e.ts_ns);
+        }
+    }
+
     fn add(&mut self, cause: Cause, ns: u64, runs: u64) {
         if let Some(c) = self.out.causes.iter_mut().find(|c| c.same(&cause)) {
             c.duration_ns += ns;
@@ -479,16 +500,7 @@ pub fn account_woken(
     bounds: SilenceBounds,
 ) -> Accounting {
     let list = tl.cpu(cpu);
-    let first_in = tl.index_at(cpu, from_ns);
-    // Replay from the last sched_switch before the interval, so the task and the (empty)
-    // interrupt nesting are known when it starts.
-    // Not further back than two ticks either: older open frames would be missing exits.
-    let recent = tl.index_at(cpu, from_ns.saturating_sub(2 * bounds.running_ns));
-    let floor = first_in.saturating_sub(LOOKBACK_EVENTS).max(recent);
-    let start = (floor..first_in)
-        .rev()
-        .find(|&i| matches!(list[i].kind, EventKind::SchedSwitch { .. }))
-        .unwrap_or(floor);
+    let (first_in, start) = replay_start(tl, cpu, from_ns, bounds);
     let mut r = Replay {
         tl,
         cpu,
@@ -509,23 +521,7 @@ pub fn account_woken(
         if e.ts_ns > to_ns {
             break;
         }
-        let mut seg_start = last.unwrap_or(from_ns.min(e.ts_ns));
-        if let Some(t) = tl.switched_in_before(e).filter(|&t| t >= seg_start) {
-            // An unrecorded switch out of idle: idle until t, the task from there.
-            r.charge(seg_start, t);
-            r.switch_in_unrecorded(e.pid);
-            seg_start = t;
-        }
-        if let Some(delta) = nmi_delta(e) {
-            let seg_from = seg_start.max(from_ns);
-            let nmi = delta.min(e.ts_ns.min(to_ns).saturating_sub(seg_from));
-            if nmi > 0 {
-                r.add(Cause::new(CauseKind::Nmi, "nmi"), nmi, 1);
-            }
-            r.charge(seg_start, e.ts_ns - nmi);
-        } else {
-            r.charge(seg_start, e.ts_ns);
-        }
+        r.charge_up_to(e, last.unwrap_or(from_ns.min(e.ts_ns)));
         r.apply(e);
         if woken_ns == Some(e.ts_ns) {
             r.me_runnable = true;
@@ -547,229 +543,35 @@ pub fn account_woken(
         r.out.lost_events = true;
     }
     let mut out = r.out;
-    out.causes.sort_by(|a, b| {
+    sort_causes(&mut out.causes);
+    out
+}
+
+/// (first event in the interval, event to replay from): the last sched_switch before the
+/// interval, so the task and the (empty) interrupt nesting are known when it starts; not
+/// further back than two ticks either: older open frames would be missing exits.
+fn replay_start(tl: &Timeline, cpu: u32, from_ns: u64, bounds: SilenceBounds) -> (usize, usize) {
+    let list = tl.cpu(cpu);
+    let first_in = tl.index_at(cpu, from_ns);
+    let recent = tl.index_at(cpu, from_ns.saturating_sub(2 * bounds.running_ns));
+    let floor = first_in.saturating_sub(LOOKBACK_EVENTS).max(recent);
+    let start = (floor..first_in)
+        .rev()
+        .find(|&i| matches!(list[i].kind, EventKind::SchedSwitch { .. }))
+        .unwrap_or(floor);
+    (first_in, start)
+}
+
+/// Longest first, then most frequent, then by name.
+fn sort_causes(causes: &mut [Cause]) {
+    causes.sort_by(|a, b| {
         b.duration_ns
             .cmp(&a.duration_ns)
             .then(b.count.cmp(&a.count))
             .then(a.name.cmp(&b.name))
     });
-    out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::trace::event::TaskRef;
-
-    fn task(comm: &str, pid: i32, prio: i32) -> TaskRef {
-        TaskRef {
-            comm: comm.into(),
-            pid,
-            prio,
-        }
-    }
-
-    fn ev(ts_ns: u64, pid: i32, kind: EventKind) -> Event {
-        Event {
-            ts_ns,
-            cpu: 1,
-            pid,
-            flags: 0,
-            preempt_count: 0,
-            kind,
-        }
-    }
-
-    fn switch(ts_ns: u64, prev: TaskRef, prev_state: i64, next: TaskRef) -> Event {
-        let pid = prev.pid;
-        ev(
-            ts_ns,
-            pid,
-            EventKind::SchedSwitch {
-                prev,
-                prev_state,
-                next,
-            },
-        )
-    }
-
-    const ME: i32 = 500;
-
-    /// The measuring thread (FIFO 95: traced prio 4) is woken at 10 µs while `kworker`
-    /// (nice 0) runs; it is switched in at 400 µs.
-    fn woken_while(kworker_switched_in_after_wakeup: bool) -> Vec<Event> {
-        let me = task("latscope", ME, 4);
-        let other = task("kworker/1:2", 77, 120);
-        let mut events = vec![];
-        if kworker_switched_in_after_wakeup {
-            // Throttled: the thread was runnable and switched out, the kworker chosen.
-            events.push(switch(5_000, me.clone(), 0, other.clone()));
-        } else {
-            events.push(switch(5_000, task("swapper/1", 0, 120), 0, other.clone()));
-            events.push(ev(
-                10_000,
-                77,
-                EventKind::SchedWakeup {
-                    task: me.clone(),
-                    target_cpu: 1,
-                },
-            ));
-        }
-        events.push(switch(400_000, other, 0, me));
-        events
-    }
-
-    #[test]
-    fn a_task_running_on_past_the_wakeup_is_not_preempted_one_switched_in_is_throttling() {
-        for (switched_in, want) in [
-            (false, CauseKind::NotPreempted),
-            (true, CauseKind::RtThrottling),
-        ] {
-            let events = woken_while(switched_in);
-            let tl = Timeline::new(&events);
-            let acc = account(&tl, 1, 10_000, 400_000, ME, SilenceBounds::default());
-            let top = &acc.causes[0];
-            assert_eq!(top.kind, want, "{acc:?}");
-            assert_eq!(top.pid, Some(77));
-            assert_eq!(top.duration_ns, 390_000);
-        }
-    }
-
-    /// The timer's `--trace` records no sched_wakeup: the wake-up is its hrtimer's expiry,
-    /// and a task running on past it is still "not preempted".
-    #[test]
-    fn a_wakeup_known_from_the_hrtimer_expiry_counts_as_one() {
-        let mut events = woken_while(false);
-        events[1] = ev(
-            10_000,
-            77,
-            EventKind::HrtimerExpireEntry {
-                hrtimer: 1,
-                now_ns: 10_000,
-                function: 2,
-            },
-        );
-        let tl = Timeline::new(&events);
-        let bounds = SilenceBounds::default();
-        let top = account(&tl, 1, 10_000, 400_000, ME, bounds).causes[0].kind;
-        assert_eq!(top, CauseKind::Task);
-        let acc = account_woken(&tl, 1, (10_000, 400_000), ME, Some(10_000), bounds);
-        assert_eq!(acc.causes[0].kind, CauseKind::NotPreempted, "{acc:?}");
-        assert_eq!(acc.causes[0].duration_ns, 390_000);
-    }
-
-    /// An hrtimer expiring on CPU 1 in the context of `pid`.
-    fn expiry(ts_ns: u64, pid: i32, hrtimer: u64, function: u64) -> Event {
-        let now_ns = ts_ns as i64;
-        let kind = EventKind::HrtimerExpireEntry {
-            hrtimer,
-            now_ns,
-            function,
-        };
-        ev(ts_ns, pid, kind)
-    }
-
-    /// The end of a local timer interrupt in idle context.
-    fn idle_timer_exit(ts_ns: u64) -> Event {
-        let name = "local_timer".into();
-        ev(ts_ns, 0, EventKind::VectorExit { name, vector: 236 })
-    }
-
-    /// `from` switched out asleep for the idle task.
-    fn to_idle(ts_ns: u64, from: TaskRef) -> Event {
-        switch(ts_ns, from, 1, task("swapper/1", 0, 120))
-    }
-
-    /// `pid` arms hrtimer `hrtimer` with callback `function`.
-    fn arm(ts_ns: u64, pid: i32, hrtimer: u64, function: u64) -> Event {
-        let kind = EventKind::HrtimerStart {
-            hrtimer,
-            function,
-            expires_ns: 0,
-            softexpires_ns: 0,
-            mode: 0,
-        };
-        ev(ts_ns, pid, kind)
-    }
-
-    /// The kernel recorded no switch out of idle: a FIFO 99 spinner woken on the idle CPU
-    /// at 20 µs (its wakeup and the interrupt's exit in idle context) shows its first own
-    /// event only at 2 ms. It ran from the interrupt's exit at 22 µs, not from 2 ms, and
-    /// the deadline at 1 ms falls inside its run, not into idle or a silent stretch.
-    #[test]
-    fn a_switch_out_of_idle_the_kernel_did_not_record_is_implied_by_the_wakeup() {
-        let spinner = task("stall-inj", 99, 0);
-        let task = spinner.clone();
-        let events = vec![
-            to_idle(1_000, self::task("latscope", ME, 49)),
-            ev(
-                20_000,
-                0,
-                EventKind::SchedWakeup {
-                    task,
-                    target_cpu: 1,
-                },
-            ),
-            idle_timer_exit(22_000),
-            expiry(2_000_000, 99, 1, 2),
-            switch(3_022_000, spinner, 1, self::task("latscope", ME, 49)),
-        ];
-        let tl = Timeline::new(&events);
-        assert_eq!(tl.switched_in_before(&events[3]), Some(22_000));
-        let acc = account(&tl, 1, 1_000_000, 3_022_000, ME, SilenceBounds::default());
-        assert_eq!(acc.causes.len(), 1, "{acc:?}");
-        assert_eq!(acc.causes[0].pid, Some(99));
-        assert_eq!(acc.causes[0].duration_ns, 2_022_000);
-        let list = tl.cpu(1);
-        let slices = crate::trace::analysis::analyze::run_slices(&tl, list);
-        let ran: Vec<(u64, u64)> = slices
-            .iter()
-            .filter(|s| s.pid == 99)
-            .map(|s| (s.in_ns, s.out_ns))
-            .collect();
-        assert_eq!(ran, [(22_000, 3_022_000)]);
-    }
-
-    /// The timer's `--trace` records no sched_wakeup: the expiry in idle context of the
-    /// hrtimer the spinner armed (its clock_nanosleep) is its wake-up.
-    #[test]
-    fn the_expiry_of_the_hrtimer_a_task_armed_is_its_wakeup() {
-        let events = vec![
-            arm(500, 99, 7, 3),
-            to_idle(1_000, task("stall-inj", 99, 0)),
-            expiry(20_000, 0, 7, 3),
-            expiry(2_000_000, 99, 1, 2),
-        ];
-        let tl = Timeline::new(&events);
-        assert_eq!(tl.switched_in_before(&events[3]), Some(20_000));
-    }
-
-    /// A timer armed before the recording has no known owner: its expiry in idle is a
-    /// wake-up of whoever runs next when its callback is a sleeper's (one the trace shows
-    /// armed right before its task went to sleep), and of nobody otherwise.
-    #[test]
-    fn the_expiry_of_a_sleepers_timer_armed_before_the_recording_wakes_who_runs_next() {
-        for (callback, implied) in [(3, Some(20_000)), (4, None)] {
-            let events = vec![
-                arm(500, ME, 7, 3),
-                to_idle(1_000, task("latscope", ME, 49)),
-                expiry(20_000, 0, 9, callback),
-                expiry(2_000_000, 99, 1, 2),
-            ];
-            let tl = Timeline::new(&events);
-            assert_eq!(tl.switched_in_before(&events[3]), implied, "{callback}");
-        }
-    }
-
-    /// Without a recorded wakeup of the task onto that CPU, nothing is implied.
-    #[test]
-    fn no_switch_is_implied_without_a_wakeup() {
-        let events = vec![
-            to_idle(1_000, task("latscope", ME, 49)),
-            idle_timer_exit(22_000),
-            expiry(2_000_000, 99, 1, 2),
-        ];
-        let tl = Timeline::new(&events);
-        assert_eq!(tl.switched_in_before(&events[2]), None);
-    }
-}
+#[path = "account_tests.rs"]
+mod tests;

@@ -9,7 +9,7 @@ use crate::result::extras::{Bound, FirstIterations};
 use crate::result::trace::{
     CauseSummary, TimelineSpan, TraceResult, TraceSpike, TraceThread, SWITCH_IN_PLACEMENT,
 };
-use crate::result::{ProbeKind, ThreadResult};
+use crate::result::{Metric, ProbeKind, ThreadResult};
 use crate::stats::{Recorder, RecorderConfig};
 use crate::trace::analysis::account::{Cause, CauseKind, SilenceBounds};
 use crate::trace::analysis::attribution::{
@@ -39,14 +39,14 @@ fn samples(kind: ProbeKind, output: &ProbeOutput) -> Vec<(usize, &crate::result:
     output
         .raw
         .iter()
-        .filter(|r| kind != ProbeKind::Wake || r.metric == "response")
+        .filter(|r| kind != ProbeKind::Wake || r.metric == Metric::Response)
         .map(|r| (r.cpu, r))
         .collect()
 }
 
 /// Full statistics of one split part (negative values, possible only for `remainder`
 /// within the clock slack, count as 0 and are noted).
-fn part_result(cpu: usize, method: &str, name: &str, values: &[(u64, i64)]) -> ThreadResult {
+fn part_result(cpu: usize, method: &str, name: Metric, values: &[(u64, i64)]) -> ThreadResult {
     let config = RecorderConfig {
         deadline_ns: u64::MAX,
         series_seconds: 1,
@@ -155,7 +155,7 @@ pub fn analyze(
                 let first = output
                     .threads
                     .iter_mut()
-                    .find(|r| r.metric == "response" && r.cpu == t.cpu)
+                    .find(|r| r.metric == Metric::Response && r.cpu == t.cpu)
                     .and_then(|r| r.extra.first_iterations.as_mut());
                 wake_thread(&ctx, t, &rows, n, first, &mut sink);
             }
@@ -386,10 +386,10 @@ pub(crate) fn timer_parts(t: &mut TraceThread, split: &TimerSplit, method: &str)
         .filter(|s| s.switch_in_inferred && !s.no_rseq)
         .count() as u64;
     let mut parts = [
-        part_result(t.cpu, method, "irq_latency", &values(0, false)),
-        part_result(t.cpu, method, "wake_to_run", &values(1, false)),
-        part_result(t.cpu, method, "to_user", &values(2, true)),
-        part_result(t.cpu, method, "remainder", &values(3, false)),
+        part_result(t.cpu, method, Metric::IrqLatency, &values(0, false)),
+        part_result(t.cpu, method, Metric::WakeToRun, &values(1, false)),
+        part_result(t.cpu, method, Metric::ToUser, &values(2, true)),
+        part_result(t.cpu, method, Metric::Remainder, &values(3, false)),
     ];
     mark_bound(&mut parts[1], Bound::Lower, c.switch_in_inferred);
     mark_bound(&mut parts[2], Bound::Upper, inferred_with_rseq);
@@ -451,11 +451,16 @@ fn wake_parts(t: &mut TraceThread, samples: &[WakeSample], splits: &[WakeSplit],
         }
     }
     t.not_joined = why;
-    for (i, name) in ["to_wakeup", "switch", "to_user", "remainder"]
-        .iter()
-        .enumerate()
+    for (i, name) in [
+        Metric::ToWakeup,
+        Metric::Switch,
+        Metric::ToUser,
+        Metric::Remainder,
+    ]
+    .iter()
+    .enumerate()
     {
-        t.parts.push(part_result(t.cpu, method, name, &parts[i]));
+        t.parts.push(part_result(t.cpu, method, *name, &parts[i]));
     }
     mark_bound(&mut t.parts[1], Bound::Lower, inferred);
     mark_bound(&mut t.parts[2], Bound::Upper, inferred_with_rseq);

@@ -10,14 +10,14 @@ use super::text::parse_text_line;
 use crate::probe::ProbeOutput;
 use crate::result::trace::{TraceResult, TraceThread};
 use crate::result::ProbeKind;
-use crate::result::RawSeries;
+use crate::result::{Metric, RawSeries};
 use crate::trace::Recording;
 
 /// A probe's output with one raw series of `columns` on `cpu`, `method` as its parameter.
 fn output(
     cpu: usize,
     method: &str,
-    metric: &str,
+    metric: Metric,
     columns: &[&str],
     rows: &[Vec<i64>],
 ) -> ProbeOutput {
@@ -25,7 +25,7 @@ fn output(
         raw: vec![RawSeries {
             cpu,
             method: method.into(),
-            metric: metric.into(),
+            metric,
             columns: columns.iter().map(|c| c.to_string()).collect(),
             values: rows.concat(),
         }],
@@ -67,7 +67,7 @@ fn a_timer_run_is_joined_into_counts_parts_columns_and_its_stall() {
         .map(|s| vec![s.deadline_ns as i64, s.latency_ns as i64])
         .collect();
     let cols = ["deadline_ns", "latency_ns"];
-    let mut out = output(1, "clock-nanosleep", "latency", &cols, &rows);
+    let mut out = output(1, "clock-nanosleep", Metric::Latency, &cols, &rows);
     let mut res = result(vec![thread(1, TIMER_TID, "timer")], 1_000_000);
     analyze(
         ProbeKind::Timer,
@@ -81,7 +81,7 @@ fn a_timer_run_is_joined_into_counts_parts_columns_and_its_stall() {
     let t = &res.threads[0];
     assert_eq!((t.samples_total, t.samples_joined), (6, 5));
     assert_eq!(t.not_joined.get("outside the trace window"), Some(&1));
-    let names: Vec<&str> = t.parts.iter().map(|p| p.metric.as_str()).collect();
+    let names: Vec<&str> = t.parts.iter().map(|p| p.metric.name()).collect();
     assert_eq!(
         names,
         ["irq_latency", "wake_to_run", "to_user", "remainder"]
@@ -147,7 +147,7 @@ fn noise_gaps_are_joined_into_classes_and_spikes() {
         (580_817_664_956, 24_016),
     ];
     let rows: Vec<Vec<i64>> = gaps.iter().map(|&(s, g)| vec![s, g]).collect();
-    let mut out = output(1, "noise", "gap", &["start_ns", "gap_ns"], &rows);
+    let mut out = output(1, "noise", Metric::Gap, &["start_ns", "gap_ns"], &rows);
     let mut res = result(vec![thread(1, 16725, "noise")], 40_000);
     analyze(
         ProbeKind::Noise,
@@ -178,7 +178,13 @@ fn noise_gaps_are_joined_into_classes_and_spikes() {
 fn a_wake_response_is_joined_to_the_wakee_not_the_waker() {
     let (t0, t1) = (579_080_481_190_i64, 579_080_507_353_i64);
     let cols = ["t0_ns", "t1_ns", "response_ns"];
-    let mut out = output(1, "eventfd", "response", &cols, &[vec![t0, t1, t1 - t0]]);
+    let mut out = output(
+        1,
+        "eventfd",
+        Metric::Response,
+        &cols,
+        &[vec![t0, t1, t1 - t0]],
+    );
     let threads = vec![thread(0, 16696, "waker"), thread(1, 16697, "wakee")];
     let mut res = result(threads, 1_000_000);
     analyze(
@@ -193,7 +199,7 @@ fn a_wake_response_is_joined_to_the_wakee_not_the_waker() {
     assert!(res.threads[0].parts.is_empty(), "the waker has no parts");
     let t = &res.threads[1];
     assert_eq!((t.samples_total, t.samples_joined), (1, 1));
-    let names: Vec<&str> = t.parts.iter().map(|p| p.metric.as_str()).collect();
+    let names: Vec<&str> = t.parts.iter().map(|p| p.metric.name()).collect();
     assert_eq!(names, ["to_wakeup", "switch", "to_user", "remainder"]);
     assert_eq!(t.parts[0].summary.max_ns, 579_080_499_000 - 579_080_481_190);
     let sum: u64 = t.parts.iter().map(|p| p.summary.max_ns).sum();

@@ -142,7 +142,7 @@ fn untraced_switch_ins_are_counted_placed_at_their_lower_bound_and_noted() {
         (5, 4, 0)
     );
     assert_eq!(t.switch_in_placement.as_deref(), Some(SWITCH_IN_PLACEMENT));
-    let part = |name: &str| t.parts.iter().find(|p| p.metric == name).unwrap();
+    let part = |name: &str| t.parts.iter().find(|p| p.metric.name() == name).unwrap();
     use crate::result::extras::Bound;
     assert_eq!(part("wake_to_run").extra.bound, Some(Bound::Lower));
     assert_eq!(part("wake_to_run").extra.bounded_samples, Some(4));

@@ -208,14 +208,7 @@ pub fn fields_text(kind: &EventKind) -> String {
             expires_ns,
             softexpires_ns,
             mode,
-        } => format!(
-            "hrtimer={hrtimer:016x} function=0x{function:x} expires={} softexpires={} mode={}",
-            *expires_ns as u64,
-            *softexpires_ns as u64,
-            HRTIMER_MODES
-                .get(*mode as usize)
-                .map_or(mode.to_string(), |m| m.to_string())
-        ),
+        } => hrtimer_start_text(*hrtimer, *function, *expires_ns, *softexpires_ns, *mode),
         EventKind::HrtimerExpireEntry {
             hrtimer,
             now_ns,
@@ -273,24 +266,45 @@ pub fn fields_text(kind: &EventKind) -> String {
             targets,
             callsite,
             callback,
-        } if targets.len() == 1 => format!(
-            "cpu={} callsite=0x{callsite:x} callback=0x{callback:x}",
-            targets[0]
-        ),
-        EventKind::IpiSend {
-            targets,
-            callsite,
-            callback,
-        } => format!(
-            "cpumask={} callsite=0x{callsite:x} callback=0x{callback:x}",
-            cpu_list(targets)
-        ),
+        } => ipi_send_text(targets, *callsite, *callback),
         EventKind::RseqUpdate { cpu_id } => format!("cpu_id={cpu_id}"),
         EventKind::Other { fields, .. } => fields
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(" "),
+    }
+}
+
+fn hrtimer_start_text(
+    hrtimer: u64,
+    function: u64,
+    expires_ns: i64,
+    softexpires_ns: i64,
+    mode: u32,
+) -> String {
+    format!(
+        "hrtimer={hrtimer:016x} function=0x{function:x} expires={} softexpires={} mode={}",
+        expires_ns as u64,
+        softexpires_ns as u64,
+        HRTIMER_MODES
+            .get(mode as usize)
+            .map_or(mode.to_string(), |m| m.to_string())
+    )
+}
+
+/// `ipi_send_cpu` (one target) or `ipi_send_cpumask`.
+fn ipi_send_text(targets: &[u32], callsite: u64, callback: u64) -> String {
+    if targets.len() == 1 {
+        format!(
+            "cpu={} callsite=0x{callsite:x} callback=0x{callback:x}",
+            targets[0]
+        )
+    } else {
+        format!(
+            "cpumask={} callsite=0x{callsite:x} callback=0x{callback:x}",
+            cpu_list(targets)
+        )
     }
 }
 
@@ -485,116 +499,8 @@ pub fn parse_text_line(line: &str) -> Option<Event> {
     let h = split_line(line)?;
     let (flags, preempt_count) = parse_flags_text(h.flags).unwrap_or((0, 0));
     let pairs = field_pairs(h.fields);
-    let kv: HashMap<&str, &str> = pairs
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let g = |k: &str| kv.get(k).copied();
-    let i = |k: &str| g(k)?.parse::<i64>().ok();
-    let u = |k: &str| num_u64(g(k)?);
-    let task = |p: &str| {
-        Some(TaskRef {
-            comm: g(&format!("{p}comm"))?.to_string(),
-            pid: i(&format!("{p}pid"))? as i32,
-            prio: i(&format!("{p}prio"))? as i32,
-        })
-    };
-    let typed = || -> Option<EventKind> {
-        Some(match h.name {
-            "hrtimer_start" => EventKind::HrtimerStart {
-                hrtimer: addr(g("hrtimer")?),
-                function: addr(g("function")?),
-                expires_ns: u("expires")? as i64,
-                softexpires_ns: u("softexpires")? as i64,
-                mode: HRTIMER_MODES
-                    .iter()
-                    .position(|m| Some(*m) == g("mode"))
-                    .map(|p| p as u32)
-                    .or_else(|| g("mode")?.parse().ok())?,
-            },
-            "hrtimer_expire_entry" => EventKind::HrtimerExpireEntry {
-                hrtimer: addr(g("hrtimer")?),
-                now_ns: u("now")? as i64,
-                function: addr(g("function")?),
-            },
-            "hrtimer_expire_exit" => EventKind::HrtimerExpireExit {
-                hrtimer: addr(g("hrtimer")?),
-            },
-            "hrtimer_cancel" => EventKind::HrtimerCancel {
-                hrtimer: addr(g("hrtimer")?),
-            },
-            "sched_waking" => EventKind::SchedWaking {
-                task: task("")?,
-                target_cpu: u("target_cpu")? as u32,
-            },
-            "sched_wakeup" => EventKind::SchedWakeup {
-                task: task("")?,
-                target_cpu: u("target_cpu")? as u32,
-            },
-            "sched_switch" => EventKind::SchedSwitch {
-                prev: task("prev_")?,
-                prev_state: parse_task_state(g("prev_state")?),
-                next: task("next_")?,
-            },
-            "irq_handler_entry" => EventKind::IrqHandlerEntry {
-                irq: i("irq")? as i32,
-                name: g("name")?.to_string(),
-            },
-            "irq_handler_exit" => EventKind::IrqHandlerExit {
-                irq: i("irq")? as i32,
-                ret: match g("ret")? {
-                    "handled" => 1,
-                    "unhandled" => 0,
-                    n => n.parse().ok()?,
-                },
-            },
-            "softirq_entry" => EventKind::SoftirqEntry {
-                vec: u("vec")? as u32,
-            },
-            "softirq_exit" => EventKind::SoftirqExit {
-                vec: u("vec")? as u32,
-            },
-            "softirq_raise" => EventKind::SoftirqRaise {
-                vec: u("vec")? as u32,
-            },
-            n if system_of(n) == "irq_vectors"
-                && n.ends_with("_entry")
-                && g("vector").is_some() =>
-            {
-                EventKind::VectorEntry {
-                    name: n.trim_end_matches("_entry").to_string(),
-                    vector: i("vector")? as i32,
-                }
-            }
-            n if system_of(n) == "irq_vectors" && n.ends_with("_exit") && g("vector").is_some() => {
-                EventKind::VectorExit {
-                    name: n.trim_end_matches("_exit").to_string(),
-                    vector: i("vector")? as i32,
-                }
-            }
-            "page_fault_user" | "page_fault_kernel" => EventKind::PageFault {
-                user: h.name == "page_fault_user",
-                address: addr(g("address")?),
-                ip: addr(g("ip")?),
-                error_code: u("error_code")?,
-            },
-            "ipi_send_cpu" => EventKind::IpiSend {
-                targets: vec![u("cpu")? as u32],
-                callsite: addr(g("callsite")?),
-                callback: addr(g("callback")?),
-            },
-            "ipi_send_cpumask" => EventKind::IpiSend {
-                targets: parse_cpu_list(g("cpumask")?),
-                callsite: addr(g("callsite")?),
-                callback: addr(g("callback")?),
-            },
-            "rseq_update" => EventKind::RseqUpdate {
-                cpu_id: i("cpu_id")? as i32,
-            },
-            _ => return None,
-        })
-    };
-    let kind = typed().unwrap_or_else(|| EventKind::Other {
+    let f = TextFields::new(&pairs);
+    let kind = typed_kind(h.name, &f).unwrap_or_else(|| EventKind::Other {
         system: system_of(h.name).to_string(),
         name: h.name.to_string(),
         fields: pairs.clone(),
@@ -609,163 +515,157 @@ pub fn parse_text_line(line: &str) -> Option<Event> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A text line's `key=value` fields, looked up by name.
+struct TextFields<'a> {
+    kv: HashMap<&'a str, &'a str>,
+}
 
-    fn ev(kind: EventKind) -> Event {
-        Event {
-            ts_ns: 438_560_045_123,
-            cpu: 1,
-            pid: 9463,
-            flags: IRQS_OFF | HARDIRQ | NEED_RESCHED | PREEMPT_RESCHED,
-            preempt_count: 2,
-            kind,
-        }
+impl<'a> TextFields<'a> {
+    fn new(pairs: &'a [(String, String)]) -> Self {
+        let kv = pairs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        TextFields { kv }
     }
-
-    fn all_kinds() -> Vec<EventKind> {
-        let t = |c: &str, pid| TaskRef {
-            comm: c.into(),
-            pid,
-            prio: 120,
-        };
-        vec![
-            EventKind::HrtimerStart {
-                hrtimer: 0xffff888627d1c6f8,
-                function: 0xffffffff81234560,
-                expires_ns: 438564000000,
-                softexpires_ns: 438564000000,
-                mode: 10,
-            },
-            EventKind::HrtimerExpireEntry {
-                hrtimer: 1,
-                now_ns: 438560040867,
-                function: 2,
-            },
-            EventKind::HrtimerExpireExit { hrtimer: 3 },
-            EventKind::HrtimerCancel { hrtimer: 4 },
-            EventKind::SchedWaking {
-                task: t("my task", 12),
-                target_cpu: 1,
-            },
-            EventKind::SchedWakeup {
-                task: t("kworker/0:1", 13),
-                target_cpu: 0,
-            },
-            EventKind::SchedSwitch {
-                prev: t("bash", 9463),
-                prev_state: 0x102,
-                next: t("swapper/0", 0),
-            },
-            EventKind::IrqHandlerEntry {
-                irq: 36,
-                name: "virtio1-req.0".into(),
-            },
-            EventKind::IrqHandlerExit { irq: 36, ret: 1 },
-            EventKind::SoftirqEntry { vec: 7 },
-            EventKind::SoftirqExit { vec: 1 },
-            EventKind::SoftirqRaise { vec: 9 },
-            EventKind::VectorEntry {
-                name: "local_timer".into(),
-                vector: 236,
-            },
-            EventKind::VectorExit {
-                name: "call_function_single".into(),
-                vector: 251,
-            },
-            EventKind::PageFault {
-                user: true,
-                address: 0x55883362bedc,
-                ip: 0x55881b28f2c3,
-                error_code: 7,
-            },
-            EventKind::PageFault {
-                user: false,
-                address: 0xffff1,
-                ip: 0xffff2,
-                error_code: 2,
-            },
-            EventKind::IpiSend {
-                targets: vec![1],
-                callsite: 5,
-                callback: 6,
-            },
-            EventKind::IpiSend {
-                targets: vec![0, 1, 2, 5],
-                callsite: 5,
-                callback: 6,
-            },
-            EventKind::RseqUpdate { cpu_id: 1 },
-            EventKind::Other {
-                system: "sched".into(),
-                name: "sched_migrate_task".into(),
-                fields: vec![("comm".into(), "a".into()), ("pid".into(), "3".into())],
-            },
-        ]
+    fn g(&self, k: &str) -> Option<&'a str> {
+        self.kv.get(k).copied()
     }
-
-    #[test]
-    fn kernel_layout() {
-        let l = render_text_line(&ev(EventKind::HrtimerExpireExit {
-            hrtimer: 0xffff888627d1c6f8,
-        }));
-        assert_eq!(
-            l,
-            "           <...>-9463    [001] dNh2.   438.560045: hrtimer_expire_exit: hrtimer=ffff888627d1c6f8"
-        );
+    fn i(&self, k: &str) -> Option<i64> {
+        self.g(k)?.parse::<i64>().ok()
     }
-
-    #[test]
-    fn render_then_parse_round_trips() {
-        for k in all_kinds() {
-            let e = ev(k);
-            let back = parse_text_line(&render_text_line_ns(&e)).unwrap();
-            assert_eq!(back, e, "{}", render_text_line_ns(&e));
-            let us = parse_text_line(&render_text_line(&e)).unwrap();
-            assert_eq!(us.ts_ns, 438_560_045_000);
-            assert_eq!(us.kind, e.kind);
-        }
+    fn u(&self, k: &str) -> Option<u64> {
+        num_u64(self.g(k)?)
     }
-
-    #[test]
-    fn reads_real_kernel_lines() {
-        let l = "            bash-9463    [000] dNh2.   438.560980: hrtimer_start: hrtimer=ffff888627c1c6f8 function=tick_nohz_handler expires=438564000000 softexpires=438564000000 mode=ABS was_armed=0";
-        let e = parse_text_line(l).unwrap();
-        assert_eq!((e.cpu, e.pid, e.ts_ns), (0, 9463, 438_560_980_000));
-        assert_eq!(flags_text(e.flags, e.preempt_count), "dNh2.");
-        assert!(matches!(
-            e.kind,
-            EventKind::HrtimerStart {
-                hrtimer: 0xffff888627c1c6f8,
-                function: 0,
-                mode: 0,
-                ..
-            }
-        ));
-        let l =
-            "   my-odd -name-12      [001] ..s1.   438.560051: softirq_entry: vec=7 [action=SCHED]";
-        let e = parse_text_line(l).unwrap();
-        assert_eq!(e.pid, 12);
-        assert_eq!(e.kind, EventKind::SoftirqEntry { vec: 7 });
-        assert!(parse_text_line("# tracer: nop").is_none());
-    }
-
-    #[test]
-    fn renderer_names_tasks_from_sched_events() {
-        let mut r = TextRenderer::default();
-        let mut w = ev(EventKind::SchedWaking {
-            task: TaskRef {
-                comm: "rt".into(),
-                pid: 77,
-                prio: 4,
-            },
-            target_cpu: 1,
-        });
-        w.pid = 5;
-        r.render(&w);
-        let mut x = ev(EventKind::RseqUpdate { cpu_id: 1 });
-        x.pid = 77;
-        assert!(r.render(&x).trim_start().starts_with("rt-77 "));
+    /// The task of `{p}comm`, `{p}pid`, `{p}prio` (`p`: "", "prev_", "next_").
+    fn task(&self, p: &str) -> Option<TaskRef> {
+        Some(TaskRef {
+            comm: self.g(&format!("{p}comm"))?.to_string(),
+            pid: self.i(&format!("{p}pid"))? as i32,
+            prio: self.i(&format!("{p}prio"))? as i32,
+        })
     }
 }
+
+/// The typed event of a known name with all its fields; None: unknown name or a field
+/// missing (the caller keeps it as `Other`). Each group matches only its own names, so
+/// trying them in turn is one match.
+fn typed_kind(name: &str, f: &TextFields) -> Option<EventKind> {
+    timer_kind(name, f)
+        .or_else(|| sched_kind(name, f))
+        .or_else(|| irq_kind(name, f))
+        .or_else(|| fault_ipi_rseq_kind(name, f))
+}
+
+fn timer_kind(name: &str, f: &TextFields) -> Option<EventKind> {
+    Some(match name {
+        "hrtimer_start" => EventKind::HrtimerStart {
+            hrtimer: addr(f.g("hrtimer")?),
+            function: addr(f.g("function")?),
+            expires_ns: f.u("expires")? as i64,
+            softexpires_ns: f.u("softexpires")? as i64,
+            mode: HRTIMER_MODES
+                .iter()
+                .position(|m| Some(*m) == f.g("mode"))
+                .map(|p| p as u32)
+                .or_else(|| f.g("mode")?.parse().ok())?,
+        },
+        "hrtimer_expire_entry" => EventKind::HrtimerExpireEntry {
+            hrtimer: addr(f.g("hrtimer")?),
+            now_ns: f.u("now")? as i64,
+            function: addr(f.g("function")?),
+        },
+        "hrtimer_expire_exit" => EventKind::HrtimerExpireExit {
+            hrtimer: addr(f.g("hrtimer")?),
+        },
+        "hrtimer_cancel" => EventKind::HrtimerCancel {
+            hrtimer: addr(f.g("hrtimer")?),
+        },
+        _ => return None,
+    })
+}
+
+fn sched_kind(name: &str, f: &TextFields) -> Option<EventKind> {
+    Some(match name {
+        "sched_waking" => EventKind::SchedWaking {
+            task: f.task("")?,
+            target_cpu: f.u("target_cpu")? as u32,
+        },
+        "sched_wakeup" => EventKind::SchedWakeup {
+            task: f.task("")?,
+            target_cpu: f.u("target_cpu")? as u32,
+        },
+        "sched_switch" => EventKind::SchedSwitch {
+            prev: f.task("prev_")?,
+            prev_state: parse_task_state(f.g("prev_state")?),
+            next: f.task("next_")?,
+        },
+        _ => return None,
+    })
+}
+
+/// Interrupt handlers, softirqs and the x86 vectors (`*_entry`/`*_exit` with a `vector`).
+fn irq_kind(name: &str, f: &TextFields) -> Option<EventKind> {
+    let vectors = system_of(name) == "irq_vectors" && f.g("vector").is_some();
+    Some(match name {
+        "irq_handler_entry" => EventKind::IrqHandlerEntry {
+            irq: f.i("irq")? as i32,
+            name: f.g("name")?.to_string(),
+        },
+        "irq_handler_exit" => EventKind::IrqHandlerExit {
+            irq: f.i("irq")? as i32,
+            ret: match f.g("ret")? {
+                "handled" => 1,
+                "unhandled" => 0,
+                n => n.parse().ok()?,
+            },
+        },
+        "softirq_entry" => EventKind::SoftirqEntry {
+            vec: f.u("vec")? as u32,
+        },
+        "softirq_exit" => EventKind::SoftirqExit {
+            vec: f.u("vec")? as u32,
+        },
+        "softirq_raise" => EventKind::SoftirqRaise {
+            vec: f.u("vec")? as u32,
+        },
+        n if vectors && n.ends_with("_entry") => EventKind::VectorEntry {
+            name: n.trim_end_matches("_entry").to_string(),
+            vector: f.i("vector")? as i32,
+        },
+        n if vectors && n.ends_with("_exit") => EventKind::VectorExit {
+            name: n.trim_end_matches("_exit").to_string(),
+            vector: f.i("vector")? as i32,
+        },
+        _ => return None,
+    })
+}
+
+fn fault_ipi_rseq_kind(name: &str, f: &TextFields) -> Option<EventKind> {
+    Some(match name {
+        "page_fault_user" | "page_fault_kernel" => EventKind::PageFault {
+            user: name == "page_fault_user",
+            address: addr(f.g("address")?),
+            ip: addr(f.g("ip")?),
+            error_code: f.u("error_code")?,
+        },
+        "ipi_send_cpu" => EventKind::IpiSend {
+            targets: vec![f.u("cpu")? as u32],
+            callsite: addr(f.g("callsite")?),
+            callback: addr(f.g("callback")?),
+        },
+        "ipi_send_cpumask" => EventKind::IpiSend {
+            targets: parse_cpu_list(f.g("cpumask")?),
+            callsite: addr(f.g("callsite")?),
+            callback: addr(f.g("callback")?),
+        },
+        "rseq_update" => EventKind::RseqUpdate {
+            cpu_id: f.i("cpu_id")? as i32,
+        },
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+#[path = "text_tests.rs"]
+mod tests;

@@ -450,100 +450,160 @@ fn other_kind(fmt: &EventFormat, data: &[u8]) -> EventKind {
 
 /// The typed variant, or `None` when a field it needs is missing (then `Other`).
 fn decode_kind(fmt: &EventFormat, typed: Typed, d: &[u8]) -> Option<EventKind> {
-    let f = |n: &str| fmt.field(n);
-    let u = |n: &str| f(n)?.uint(d);
-    let i = |n: &str| f(n)?.int(d);
-    let s = |n: &str| f(n)?.text(d);
-    let task = |prefix: &str| {
+    let r = RecordFields { fmt, d };
+    match typed {
+        Typed::HrtimerStart
+        | Typed::HrtimerExpireEntry
+        | Typed::HrtimerExpireExit
+        | Typed::HrtimerCancel => decode_timer(&r, typed),
+        Typed::SchedWaking | Typed::SchedWakeup | Typed::SchedSwitch => decode_sched(&r, typed),
+        Typed::IrqHandlerEntry
+        | Typed::IrqHandlerExit
+        | Typed::SoftirqEntry
+        | Typed::SoftirqExit
+        | Typed::SoftirqRaise
+        | Typed::VectorEntry
+        | Typed::VectorExit => decode_irq(&r, typed),
+        Typed::PageFault(_) | Typed::IpiSendCpu | Typed::IpiSendCpumask | Typed::RseqUpdate => {
+            decode_fault_ipi_rseq(&r, typed)
+        }
+        Typed::Other => None,
+    }
+}
+
+/// One raw event's fields, read by name through its format.
+struct RecordFields<'a> {
+    fmt: &'a EventFormat,
+    d: &'a [u8],
+}
+
+impl RecordFields<'_> {
+    fn f(&self, n: &str) -> Option<&Field> {
+        self.fmt.field(n)
+    }
+    fn u(&self, n: &str) -> Option<u64> {
+        self.f(n)?.uint(self.d)
+    }
+    fn i(&self, n: &str) -> Option<i64> {
+        self.f(n)?.int(self.d)
+    }
+    fn s(&self, n: &str) -> Option<String> {
+        self.f(n)?.text(self.d)
+    }
+    /// The task of `{prefix}comm`, `{prefix}pid`, `{prefix}prio`.
+    fn task(&self, prefix: &str) -> Option<TaskRef> {
         Some(TaskRef {
-            comm: s(&format!("{prefix}comm"))?,
-            pid: i(&format!("{prefix}pid"))? as i32,
-            prio: i(&format!("{prefix}prio"))? as i32,
+            comm: self.s(&format!("{prefix}comm"))?,
+            pid: self.i(&format!("{prefix}pid"))? as i32,
+            prio: self.i(&format!("{prefix}prio"))? as i32,
         })
-    };
-    let vector_name = || {
-        fmt.name
+    }
+    /// An x86 vector's name: the event's without `_entry`/`_exit`.
+    fn vector_name(&self) -> String {
+        self.fmt
+            .name
             .trim_end_matches("_entry")
             .trim_end_matches("_exit")
             .to_string()
-    };
+    }
+}
+
+fn decode_timer(r: &RecordFields, typed: Typed) -> Option<EventKind> {
     Some(match typed {
         Typed::HrtimerStart => EventKind::HrtimerStart {
-            hrtimer: u("hrtimer")?,
-            function: u("function")?,
-            expires_ns: i("expires")?,
-            softexpires_ns: i("softexpires")?,
-            mode: u("mode")? as u32,
+            hrtimer: r.u("hrtimer")?,
+            function: r.u("function")?,
+            expires_ns: r.i("expires")?,
+            softexpires_ns: r.i("softexpires")?,
+            mode: r.u("mode")? as u32,
         },
         Typed::HrtimerExpireEntry => EventKind::HrtimerExpireEntry {
-            hrtimer: u("hrtimer")?,
-            now_ns: i("now")?,
-            function: u("function")?,
+            hrtimer: r.u("hrtimer")?,
+            now_ns: r.i("now")?,
+            function: r.u("function")?,
         },
         Typed::HrtimerExpireExit => EventKind::HrtimerExpireExit {
-            hrtimer: u("hrtimer")?,
+            hrtimer: r.u("hrtimer")?,
         },
         Typed::HrtimerCancel => EventKind::HrtimerCancel {
-            hrtimer: u("hrtimer")?,
+            hrtimer: r.u("hrtimer")?,
         },
+        _ => return None,
+    })
+}
+
+fn decode_sched(r: &RecordFields, typed: Typed) -> Option<EventKind> {
+    Some(match typed {
         Typed::SchedWaking => EventKind::SchedWaking {
-            task: task("")?,
-            target_cpu: i("target_cpu")? as u32,
+            task: r.task("")?,
+            target_cpu: r.i("target_cpu")? as u32,
         },
         Typed::SchedWakeup => EventKind::SchedWakeup {
-            task: task("")?,
-            target_cpu: i("target_cpu")? as u32,
+            task: r.task("")?,
+            target_cpu: r.i("target_cpu")? as u32,
         },
         Typed::SchedSwitch => EventKind::SchedSwitch {
-            prev: task("prev_")?,
-            prev_state: i("prev_state")?,
-            next: task("next_")?,
+            prev: r.task("prev_")?,
+            prev_state: r.i("prev_state")?,
+            next: r.task("next_")?,
         },
+        _ => return None,
+    })
+}
+
+fn decode_irq(r: &RecordFields, typed: Typed) -> Option<EventKind> {
+    Some(match typed {
         Typed::IrqHandlerEntry => EventKind::IrqHandlerEntry {
-            irq: i("irq")? as i32,
-            name: s("name")?,
+            irq: r.i("irq")? as i32,
+            name: r.s("name")?,
         },
         Typed::IrqHandlerExit => EventKind::IrqHandlerExit {
-            irq: i("irq")? as i32,
-            ret: i("ret")? as i32,
+            irq: r.i("irq")? as i32,
+            ret: r.i("ret")? as i32,
         },
         Typed::SoftirqEntry => EventKind::SoftirqEntry {
-            vec: u("vec")? as u32,
+            vec: r.u("vec")? as u32,
         },
         Typed::SoftirqExit => EventKind::SoftirqExit {
-            vec: u("vec")? as u32,
+            vec: r.u("vec")? as u32,
         },
         Typed::SoftirqRaise => EventKind::SoftirqRaise {
-            vec: u("vec")? as u32,
+            vec: r.u("vec")? as u32,
         },
         Typed::VectorEntry => EventKind::VectorEntry {
-            name: vector_name(),
-            vector: i("vector")? as i32,
+            name: r.vector_name(),
+            vector: r.i("vector")? as i32,
         },
         Typed::VectorExit => EventKind::VectorExit {
-            name: vector_name(),
-            vector: i("vector")? as i32,
+            name: r.vector_name(),
+            vector: r.i("vector")? as i32,
         },
+        _ => return None,
+    })
+}
+
+fn decode_fault_ipi_rseq(r: &RecordFields, typed: Typed) -> Option<EventKind> {
+    Some(match typed {
         Typed::PageFault(user) => EventKind::PageFault {
             user,
-            address: u("address")?,
-            ip: u("ip")?,
-            error_code: u("error_code")?,
+            address: r.u("address")?,
+            ip: r.u("ip")?,
+            error_code: r.u("error_code")?,
         },
         Typed::IpiSendCpu => EventKind::IpiSend {
-            targets: vec![u("cpu")? as u32],
-            callsite: u("callsite")?,
-            callback: u("callback")?,
+            targets: vec![r.u("cpu")? as u32],
+            callsite: r.u("callsite")?,
+            callback: r.u("callback")?,
         },
         Typed::IpiSendCpumask => EventKind::IpiSend {
-            targets: bitmap_cpus(f("cpumask")?.bytes(d)?),
-            callsite: u("callsite")?,
-            callback: u("callback")?,
+            targets: bitmap_cpus(r.f("cpumask")?.bytes(r.d)?),
+            callsite: r.u("callsite")?,
+            callback: r.u("callback")?,
         },
         Typed::RseqUpdate => EventKind::RseqUpdate {
-            cpu_id: i("cpu_id")? as i32,
+            cpu_id: r.i("cpu_id")? as i32,
         },
-        Typed::Other => return None,
+        _ => return None,
     })
 }
 
