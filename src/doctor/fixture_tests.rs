@@ -280,3 +280,86 @@ fn html_page_has_every_finding_escaped() {
         "{html}"
     );
 }
+
+/// The SMT A/B (never run here: this VM has no SMT) as planned on the bare-metal tree:
+/// CPU 3's sibling 1 loaded, through a timer command line that parses.
+#[test]
+fn the_smt_ab_loads_the_sibling_on_a_tree_with_smt() {
+    use clap::Parser;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/doctor/bare-metal-cgroup-v2");
+    let cli = crate::cli::Cli::try_parse_from([
+        "latscope",
+        "doctor",
+        "--cpus",
+        "3",
+        "--root",
+        root.to_str().unwrap(),
+    ])
+    .unwrap();
+    let crate::cli::Command::Doctor(args) = cli.command else {
+        panic!("not doctor");
+    };
+    let inputs = Inputs::new(tree("bare-metal-cgroup-v2"), Some("3"), 95).unwrap();
+    let abs = super::planned_abs(&args, &inputs);
+    let smt = abs
+        .iter()
+        .find(|ab| ab.finding == CheckId::CpusSmt)
+        .expect("an SMT A/B");
+    assert_eq!(smt.label, "SMT sibling 1 loaded");
+    assert_eq!(smt.a, ["--load", "cpu:100%,cpus=1"]);
+    assert!(smt.b.is_empty());
+    let mut argv = vec!["latscope", "timer", "--cpus", "3"];
+    argv.extend(smt.a.iter().map(String::as_str));
+    assert!(crate::cli::Cli::try_parse_from(argv).is_ok());
+    // No sibling on this VM's recorded tree: no SMT A/B.
+    let vm = Inputs::new(tree("this-vm"), Some("1"), 95).unwrap();
+    assert!(super::planned_abs(&args, &vm)
+        .iter()
+        .all(|ab| ab.finding != CheckId::CpusSmt));
+}
+
+/// The tick check of the observation window (never seen stop here: this VM has no
+/// nohz_full) on this VM's recorded /proc/interrupts, its CPU 1 local timer count
+/// advanced as a stopped tick (3 in 3.2 s: nohz_full's residual 1 Hz) and a running one
+/// (800: 250 Hz), with the CPU in nohz_full as the RT 6.12 tree has it (2-3).
+#[test]
+fn the_tick_check_knows_nohz_full() {
+    use super::observe::isolation_line;
+    let before = tree("this-vm").read("/proc/interrupts").unwrap();
+    let loc = |add: u64| {
+        before
+            .lines()
+            .map(|l| match l.trim_start().strip_prefix("LOC:") {
+                Some(rest) => {
+                    let v: Vec<&str> = rest.split_whitespace().collect();
+                    let cpu1: u64 = v[1].parse().unwrap();
+                    format!("LOC: {} {} {}\n", v[0], cpu1 + add, v[2..].join(" "))
+                }
+                None => format!("{l}\n"),
+            })
+            .collect::<String>()
+    };
+    let nohz = Inputs::new(tree("rt-6.12-no-realtime-file"), Some("2"), 95)
+        .unwrap()
+        .cpu_list("/sys/devices/system/cpu/nohz_full");
+    assert_eq!(nohz, [2, 3]);
+    let stopped = isolation_line(&before, &loc(3), 1, 3.2, nohz.contains(&2));
+    assert!(
+        stopped.contains("3 local timer interrupts (1/s: nohz_full stopped the tick)"),
+        "{stopped}"
+    );
+    let running = isolation_line(&before, &loc(800), 1, 3.2, true);
+    assert!(
+        running.contains(
+            "800 local timer interrupts (250/s: the tick runs although the CPU is nohz_full"
+        ),
+        "{running}"
+    );
+    let plain = isolation_line(&before, &loc(800), 1, 3.2, false);
+    assert!(
+        plain.contains("(250/s: the tick runs (not nohz_full))"),
+        "{plain}"
+    );
+    assert!(plain.contains(": 0 device IRQs"), "{plain}");
+}

@@ -8,6 +8,7 @@ pub mod ab;
 pub mod cpu_power;
 pub mod cpus;
 pub mod finding;
+pub mod host_stops;
 pub mod html;
 pub mod inputs;
 pub mod kernel;
@@ -193,7 +194,7 @@ fn measure(
     };
     let abs = planned_abs(args, inputs);
     let throttled = status_of(findings, CheckId::SchedRtThrottling) == Some(Status::Warn);
-    let total = abs.len() as u64 * args.pairs as u64 * 2 + 1;
+    let total = abs.len() as u64 * args.pairs as u64 * 2 + 2;
     let bar = progress_bar(total);
     let tick = |what: &str| {
         bar.set_message(what.to_string());
@@ -211,7 +212,13 @@ fn measure(
         } else {
             "interrupts on the CPU (spin)"
         });
-        match observe::window(&settings, 3, throttled && fifo) {
+        let nohz = inputs.cpu_list("/sys/devices/system/cpu/nohz_full");
+        match observe::window(
+            &settings,
+            3,
+            throttled && fifo,
+            nohz.contains(&settings.cpu),
+        ) {
             Ok(o) => {
                 ab::attach(findings, CheckId::CpusIsolation, o.isolation);
                 if let Some(t) = o.throttling {
@@ -221,12 +228,32 @@ fn measure(
             Err(e) => notes.push(format!("observation window failed: {e:#}")),
         }
     }
+    if !settings.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        tick("stops the guest cannot explain (noise with --trace)");
+        // SCHED_OTHER: a throttled FIFO spin leaves the CPU idle, and a kernel that records
+        // no switch to idle (6.18) makes the throttle's stop a silent stretch: the host's.
+        match host_stops::window(&settings, 3, false) {
+            Ok((m, evidence)) => attach_with_evidence(findings, m, evidence),
+            Err(e) => notes.push(format!("traced noise window failed: {e:#}")),
+        }
+    }
     bar.finish_and_clear();
     let interrupted = settings.stop.load(std::sync::atomic::Ordering::Relaxed);
     if interrupted {
         notes.push("interrupted: the measurements stopped early (every knob restored)".into());
     }
     Ok(Some(interrupted))
+}
+
+/// The host's stops on `platform.hypervisor`, their worst gaps in its evidence.
+fn attach_with_evidence(findings: &mut [Finding], m: finding::Measured, evidence: Vec<String>) {
+    if let Some(f) = findings
+        .iter_mut()
+        .find(|f| f.id == CheckId::PlatformHypervisor)
+    {
+        f.evidence.extend(evidence);
+    }
+    ab::attach(findings, CheckId::PlatformHypervisor, m);
 }
 
 /// The A/Bs to run: cpu_dma_latency always (when the device exists), the SMT sibling

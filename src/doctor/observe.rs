@@ -36,6 +36,30 @@ pub fn interrupt_counts(text: &str, cpu: usize) -> (u64, u64, u64) {
     (device, local, other)
 }
 
+/// Below this many local timer interrupts per second the tick is stopped (nohz_full
+/// keeps a residual 1 Hz tick for the scheduler's statistics).
+pub const TICK_STOPPED_PER_S: f64 = 5.0;
+
+/// The isolation line from /proc/interrupts read before and after `secs` of a thread
+/// spinning alone on `cpu`; `nohz_full`: the CPU is in nohz_full, so the tick must stop.
+pub fn isolation_line(before: &str, after: &str, cpu: usize, secs: f64, nohz_full: bool) -> String {
+    let (d0, l0, o0) = interrupt_counts(before, cpu);
+    let (d1, l1, o1) = interrupt_counts(after, cpu);
+    let ticks = l1.saturating_sub(l0);
+    let rate = ticks as f64 / secs;
+    let tick = match (rate < TICK_STOPPED_PER_S, nohz_full) {
+        (true, true) => ": nohz_full stopped the tick",
+        (true, false) => ": the tick is stopped",
+        (false, true) => ": the tick runs although the CPU is nohz_full (another runnable task, a timer or RCU work keeps it)",
+        (false, false) => ": the tick runs (not nohz_full)",
+    };
+    format!(
+        "over {secs:.1} s of a thread spinning on CPU {cpu}: {} device IRQs, {ticks} local timer interrupts ({rate:.0}/s{tick}), {} other interrupts (IPIs, irq work)",
+        d1.saturating_sub(d0),
+        o1.saturating_sub(o0)
+    )
+}
+
 /// What the window saw: the isolation line and the throttling line.
 pub struct Observed {
     pub isolation: Measured,
@@ -43,8 +67,13 @@ pub struct Observed {
 }
 
 /// Spins the noise probe on `s.cpu` for `seconds`, FIFO when `fifo` (RT throttling on:
-/// its stops are measured), else SCHED_OTHER.
-pub fn window(s: &AbSettings, seconds: u64, fifo: bool) -> anyhow::Result<Observed> {
+/// its stops are measured), else SCHED_OTHER; `nohz_full`: the CPU is in nohz_full.
+pub fn window(
+    s: &AbSettings,
+    seconds: u64,
+    fifo: bool,
+    nohz_full: bool,
+) -> anyhow::Result<Observed> {
     let mut argv: Vec<String> = [
         "latscope",
         "noise",
@@ -81,19 +110,9 @@ pub fn window(s: &AbSettings, seconds: u64, fifo: bool) -> anyhow::Result<Observ
         .first()
         .and_then(|sc| sc.threads.first())
         .context("the noise run returned no samples")?;
-    let (d0, l0, o0) = interrupt_counts(&before, s.cpu);
-    let (d1, l1, o1) = interrupt_counts(&after, s.cpu);
     let secs = seconds as f64 + 0.2;
     let isolation = Measured {
-        summary: format!(
-            "over {secs:.1} s of a thread spinning on CPU {}: {} device IRQs, {} local timer interrupts ({:.0}/s{}), {} other interrupts (IPIs, irq work)",
-            s.cpu,
-            d1.saturating_sub(d0),
-            l1.saturating_sub(l0),
-            l1.saturating_sub(l0) as f64 / secs,
-            if (l1.saturating_sub(l0) as f64 / secs) < 5.0 { ": the tick is stopped" } else { ": the tick runs" },
-            o1.saturating_sub(o0)
-        ),
+        summary: isolation_line(&before, &after, s.cpu, secs, nohz_full),
         pairs_ns: Vec::new(),
         restored: true,
     };

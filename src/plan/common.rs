@@ -262,7 +262,8 @@ pub fn check_output(out: &OutputArgs, raw: &Option<PathBuf>) -> Result<OutputSet
 }
 
 /// Refuses a `--raw` run whose samples (`unit`, `bytes_per_sample` each, one per
-/// `period_ns`) would exceed what is preallocated at most. `keep_raw`: `--raw` or `--trace`.
+/// `period_ns`) would exceed what is preallocated at most. `keep_raw`: `--raw`,
+/// `--worst-case` (it keeps every sample, as --raw) or `--trace`.
 pub fn check_raw_capacity(
     request: &CommonRequest,
     keep_raw: bool,
@@ -284,8 +285,14 @@ pub fn check_raw_capacity(
         (None, None) => 0,
     };
     if asked > MAX_RAW_SAMPLES {
+        // Name what asked for the buffer: --raw, else --worst-case, else --trace.
+        let option = match (request.raw.is_some(), request.worst_case) {
+            (true, _) => "--raw",
+            (false, true) => "--worst-case",
+            _ => "--trace",
+        };
         return Err(out_of_range(
-            "--raw",
+            option,
             &format!("{asked} {unit}"),
             &format!("at most {MAX_RAW_SAMPLES} ({bytes_per_sample} bytes each, preallocated); shorten --duration or --samples"),
         ));

@@ -14,7 +14,8 @@ fn value(ns: u64, in_ns: bool) -> String {
     }
 }
 
-fn power(p: f64) -> String {
+/// `p` as a power of ten in superscript (`10⁻⁶`).
+pub fn power(p: f64) -> String {
     let e = -p.log10().round() as i32;
     let digits: String = e
         .to_string()

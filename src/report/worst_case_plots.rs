@@ -103,11 +103,44 @@ fn thread_part(title: &str, wc: &WorstCase, period: Option<u64>) -> anyhow::Resu
         let svg = return_level_svg(&format!("Return levels: {title}"), plot)?;
         let _ = writeln!(out, "<figure>\n{svg}\n</figure>");
     }
-    if let Some(plot) = wc.plot.as_ref().filter(|p| !p.qq.is_empty()) {
-        let svg = qq_svg(&format!("QQ plot of the fit: {title}"), plot)?;
-        let _ = writeln!(out, "<figure>\n{svg}\n</figure>");
+    match wc.plot.as_ref().filter(|p| !p.qq.is_empty()) {
+        Some(plot) => {
+            let svg = qq_svg(&format!("QQ plot of the fit: {title}"), plot)?;
+            let _ = writeln!(
+                out,
+                "<figure>\n{svg}\n<figcaption class=\"note\">{}</figcaption>\n</figure>",
+                esc(&qq_caption(wc))
+            );
+        }
+        None if wc.refused.is_some() && wc.fit.is_none() => {
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">No QQ plot: the estimate was refused before any fit.</p>"
+            );
+        }
+        None => {}
     }
     Ok(out)
+}
+
+/// What the QQ plot shows: the accepted fit, or which checks refused it.
+fn qq_caption(wc: &WorstCase) -> String {
+    let failed: Vec<&str> = wc
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.name.as_str())
+        .collect();
+    if wc.refused.is_some() {
+        format!(
+            "The fit was refused by its checks (failed: {}); no estimate is shown. Points off the diagonal are where the fitted tail misses the data.",
+            failed.join(", ")
+        )
+    } else if wc.unbounded {
+        "The fitted tail is heavy (ξ > 0): no finite worst case, no estimate.".into()
+    } else {
+        "Points on the diagonal: the fitted tail matches the data.".into()
+    }
 }
 
 /// The scenario's worst-case part (empty when no thread has an estimate).
@@ -151,5 +184,46 @@ mod tests {
             text.contains("10⁻⁶") && text.contains("per hour at 1.00 ms"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_refused_estimate_draws_its_qq_plot_naming_the_failed_check() {
+        // AR(1) with φ = 0.9 (as in the statistical tests): refused for independence.
+        let mut rng = fastrand::Rng::with_seed(5);
+        let mut x = 0.0f64;
+        let xs: Vec<u64> = (0..20_000)
+            .map(|_| {
+                x = 0.9 * x - (1.0 - rng.f64()).ln() - 1.0;
+                (50_000.0 + 1000.0 * x).max(0.0).round() as u64
+            })
+            .collect();
+        let opts = Options {
+            plot: true,
+            ..Options::default()
+        };
+        let wc = estimate(Input::Samples(&xs), &opts);
+        let reason = wc.refused.clone().expect("refused");
+        assert!(reason.contains("independence"), "{reason}");
+        let html = super::thread_part("CPU 1", &wc, None).unwrap();
+        assert_eq!(html.matches("<svg").count(), 1, "only the QQ plot: {html}");
+        assert!(html.contains("QQ plot of the fit"), "{html}");
+        assert!(
+            html.contains("refused by its checks (failed: independence"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn a_refusal_before_any_fit_says_why_there_is_no_qq_plot() {
+        let xs: Vec<u64> = (0..50).map(|i| 1000 + i).collect();
+        let opts = Options {
+            plot: true,
+            ..Options::default()
+        };
+        let wc = estimate(Input::Samples(&xs), &opts);
+        assert!(wc.refused.is_some() && wc.fit.is_none(), "{wc:?}");
+        let html = super::thread_part("CPU 1", &wc, None).unwrap();
+        assert!(!html.contains("<svg"), "{html}");
+        assert!(html.contains("refused before any fit"), "{html}");
     }
 }

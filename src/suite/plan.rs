@@ -585,7 +585,8 @@ pub(super) fn check_suite(
             });
         }
     }
-    let keep_raw = common.raw.is_some() || any_trace;
+    // --worst-case keeps every sample in time order, as --raw does.
+    let keep_raw = common.raw.is_some() || common.worst_case || any_trace;
     let blocks = spec
         .matrix
         .iter()
@@ -718,6 +719,29 @@ mod tests {
             "{err}"
         );
         assert!(check_size("plan.toml", s, true).is_ok());
+    }
+
+    /// --worst-case keeps every sample in order (as --raw): a suite asking more than the
+    /// preallocated buffer holds is refused naming --worst-case, before anything runs.
+    #[test]
+    fn the_sample_buffer_check_counts_worst_case() {
+        let text = "[[matrix]]\nperiods = [\"1ms\"]\n";
+        let asked = crate::probe::MAX_RAW_SAMPLES + 1;
+        let args = |worst_case| CommonArgs {
+            samples: Some(asked),
+            warmup: "1s".into(),
+            worst_case,
+            ..CommonArgs::default()
+        };
+        assert!(check_suite("plan.toml".into(), &spec(text), &args(false)).is_ok());
+        let Err(err) = check_suite("plan.toml".into(), &spec(text), &args(true)) else {
+            panic!("a suite keeping {asked} samples per thread was accepted");
+        };
+        let err = err.to_string();
+        assert!(
+            err.contains("--worst-case") && err.contains(&format!("at most {}", asked - 1)),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `latscope doctor` for real: the read-only checklist on this machine and on a fixture
 //! tree (exit codes, JSON with every check ID), a run as `nobody` (SKIPs and a note, no
 //! crash), a planned run judged, bad input, and the measured A/B as root: a number
-//! printed and cpu_dma_latency what it was before (the number itself is not judged).
+//! printed and cpu_dma_latency what it was before, and the traced window's host stops
+//! on platform.hypervisor (the numbers themselves are not judged).
 
 use crate::common::{self, latscope};
 use serde_json::Value;
@@ -266,6 +267,22 @@ fn dma_latency_ab_restores_the_knob_and_prints_a_number() {
             .unwrap()
             .contains("local timer interrupts"),
         "{iso}"
+    );
+    // The traced window: the host's stops counted on platform.hypervisor, with evidence
+    // (the number is not judged: it is the host's, not latscope's).
+    let hv = finding(&doc, "platform.hypervisor");
+    let line = hv["measured"][0]["summary"].as_str().unwrap_or_default();
+    assert!(
+        line.contains("with --trace:")
+            && (line.contains("had no guest event") || line.contains("no gap of 10 µs")),
+        "{hv}"
+    );
+    assert!(
+        hv["evidence"].as_array().unwrap().iter().any(|e| e
+            .as_str()
+            .unwrap()
+            .starts_with("traced noise window on CPU")),
+        "{hv}"
     );
 }
 

@@ -117,10 +117,116 @@ fn a_series_without_its_unit_is_refused_naming_the_fix() {
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
 }
 
+/// GEV maxima with shape ξ = −0.2 (a bounded tail), location `mu_us`, scale 2 µs, in ns;
+/// `shift_us` added to the second half (a changed distribution).
+fn gev_maxima(seed: u64, n: usize, mu_us: f64, shift_us: f64) -> Vec<u64> {
+    let (xi, sigma) = (-0.2f64, 2.0f64);
+    uniforms(seed, n)
+        .into_iter()
+        .enumerate()
+        .map(|(i, u)| {
+            let x = mu_us + sigma / xi * ((-u.ln()).powf(-xi) - 1.0);
+            let x = if i >= n / 2 { x + shift_us } else { x };
+            (x * 1000.0).round() as u64
+        })
+        .collect()
+}
+
+/// The recorded run's first scenario with synthetic per-second maxima (400 s of 1000
+/// samples each), read back by `report --worst-case` into a result carrying `worst_case`.
+fn run_with_estimates(
+    dir: &std::path::Path,
+    name: &str,
+    mu_us: f64,
+    shift_cpu1_us: f64,
+) -> std::path::PathBuf {
+    let fixture = common::fixture("run.json");
+    let mut run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let scenarios = run["scenarios"].as_array_mut().unwrap();
+    scenarios.truncate(1);
+    for (i, th) in scenarios[0]["threads"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        let shift = if i == 1 { shift_cpu1_us } else { 0.0 };
+        let maxima = gev_maxima(3 + i as u64, 400, mu_us, shift);
+        th["samples"] = 400_000.into();
+        th["max_ns"] = (*maxima.iter().max().unwrap()).into();
+        th["per_second_max_ns"] = maxima.into();
+    }
+    let plain = dir.join(format!("{name}-plain.json"));
+    std::fs::write(&plain, serde_json::to_vec(&run).unwrap()).unwrap();
+    let out_path = dir.join(format!("{name}.json"));
+    let out = latscope()
+        .arg("report")
+        .arg(&plain)
+        .args(["--worst-case", "--format", "json", "-o"])
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out_path
+}
+
+fn compare_shows_estimates_in_markdown_and_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_with_estimates(dir.path(), "a", 50.0, 0.0);
+    // B: CPU 0 30 µs higher; CPU 1 shifted by 20 µs in its second half (refused).
+    let b = run_with_estimates(dir.path(), "b", 80.0, 20.0);
+    let (md, html) = (dir.path().join("cmp.md"), dir.path().join("cmp.html"));
+    let out = latscope()
+        .arg("compare")
+        .args([&a, &b])
+        .arg("--export-markdown")
+        .arg(&md)
+        .arg("--export-html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{err}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    let html = std::fs::read_to_string(&html).unwrap();
+    for text in [&md, &html] {
+        assert!(text.contains("Worst case beyond the samples"), "{text}");
+        assert!(text.contains("10⁻⁶") && text.contains("10⁻¹²"), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.contains("cpu0")
+                    && l.contains("higher (the 95 % intervals do not overlap)")),
+            "{text}"
+        );
+        let refused = text
+            .lines()
+            .find(|l| l.contains("refused by its checks (failed:"))
+            .unwrap_or_else(|| panic!("CPU 1 of B refused: {text}"));
+        assert!(refused.contains("identical distribution"), "{refused}");
+    }
+    // A's 10⁻⁶ estimate of CPU 0 in µs with its interval: the GEV's upper end is
+    // 50 + 2·5 = 60 µs, so the value lies between the observed max and 60.
+    let row = md
+        .lines()
+        .find(|l| l.contains("cpu0") && l.contains("10⁻⁶"))
+        .unwrap_or_else(|| panic!("a 10⁻⁶ row for cpu0: {md}"));
+    let a_cell = row.split(" | ").nth(2).unwrap();
+    let value: f64 = a_cell.split(' ').next().unwrap().parse().unwrap();
+    assert!((53.0..=62.0).contains(&value), "{row}");
+    assert!(a_cell.contains('[') && a_cell.contains(','), "{row}");
+}
+
 pub fn cases() -> Vec<common::Case> {
     common::test_cases![
         a_light_tailed_series_gets_an_estimate_with_its_interval,
         a_heavy_tail_is_said_in_words_without_a_number,
-        a_series_without_its_unit_is_refused_naming_the_fix
+        a_series_without_its_unit_is_refused_naming_the_fix,
+        compare_shows_estimates_in_markdown_and_html
     ]
 }

@@ -5,6 +5,7 @@
 pub mod change;
 pub mod multi;
 pub mod verdicts;
+pub mod worst_case;
 
 pub use verdicts::verdict_lines;
 
@@ -175,6 +176,7 @@ impl Reporter<Comparison<'_>> for ComparisonMarkdownReporter {
         for (_, line) in verdict_lines(cmp) {
             let _ = writeln!(out, "- {}", md_cell(&line));
         }
+        out.push_str(&worst_case::markdown(cmp, self.in_ns));
         Ok(out.into_bytes())
     }
 }
@@ -316,6 +318,7 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
             }
             body.push_str("</table>\n</section>\n");
         }
+        body.push_str(&worst_case::html(cmp, self.in_ns));
         Ok(page("latscope comparison", &body).into_bytes())
     }
 }

@@ -217,11 +217,16 @@ fn finish<T: Tail>(
         wc.refused = Some(format!("failed: {} (see the checks)", failed.join(", ")));
     }
     wc.checks = checks;
-    if wc.refused.is_some() {
-        return wc;
-    }
-    if tail.heavy() {
-        wc.unbounded = true;
+    if wc.refused.is_some() || tail.heavy() {
+        wc.unbounded = wc.refused.is_none();
+        // No curve without an estimate, but the QQ plot shows how the refused (or heavy)
+        // fit misses the data.
+        if opts.plot {
+            wc.plot = Some(Plot {
+                qq: tail.qq(),
+                ..Plot::default()
+            });
+        }
         return wc;
     }
     wc.estimates = all;
