@@ -18,6 +18,8 @@ pub const EXIT_PERMISSION: i32 = 4;
 pub const EXIT_BUSY: i32 = 5;
 /// `--host`: a board could not be reached over ssh (nothing was measured there).
 pub const EXIT_UNREACHABLE: i32 = 6;
+/// This machine lacks what the command needs (`latscope gpio`: no /dev/gpiochip*).
+pub const EXIT_UNSUPPORTED: i32 = 7;
 /// Interrupted by Ctrl-C/SIGTERM; results up to then were reported and saved.
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// A second Ctrl-C: aborted at once after restoring the system.
@@ -25,7 +27,7 @@ pub const EXIT_ABORTED: i32 = 130;
 
 /// Every exit code with its meaning in a few words, for `--help` (which prints this
 /// list, so it cannot miss a code: issue 22, item 8).
-pub const EXIT_CODES: [(i32, &str); 8] = [
+pub const EXIT_CODES: [(i32, &str); 9] = [
     (EXIT_OK, "ok"),
     (EXIT_FAILURE, "runtime failure"),
     (EXIT_USAGE, "bad input"),
@@ -39,6 +41,10 @@ pub const EXIT_CODES: [(i32, &str); 8] = [
         "another latscope run holds an output file or the isolation (nothing measured)",
     ),
     (EXIT_UNREACHABLE, "--host: a board could not be reached"),
+    (
+        EXIT_UNSUPPORTED,
+        "this machine lacks what the probe needs (gpio: no /dev/gpiochip*)",
+    ),
     (
         EXIT_INTERRUPTED,
         "interrupted (results up to then saved; a second signal aborts)",
@@ -106,6 +112,9 @@ pub enum UserError {
         reason: String,
         fix: String,
     },
+    /// The machine lacks what the command needs (exit code 7).
+    #[error("{0}")]
+    Unsupported(String),
     #[error("{0}")]
     Other(String),
 }
@@ -117,6 +126,7 @@ impl UserError {
             UserError::InPlan { source, .. } => source.exit_code(),
             UserError::Busy(_) => EXIT_BUSY,
             UserError::Unreachable { .. } => EXIT_UNREACHABLE,
+            UserError::Unsupported(_) => EXIT_UNSUPPORTED,
             _ => EXIT_USAGE,
         }
     }

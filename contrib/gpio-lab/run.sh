@@ -64,7 +64,13 @@ fi
 module=$("$here/build-module.sh" "$release")
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+qemu_pid=""
+cleanup() {
+  [ -n "$qemu_pid" ] && kill "$qemu_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
 # The base ramdisk of the LAVA lab (busybox, latscope and its libraries), then a second
 # archive on top (the kernel unpacks both, later files win): the lab's /init, modules, the
 # command and this directory's scripts.
@@ -83,11 +89,16 @@ chmod 755 "$overlay/init" "$overlay/lab/command"
 (cd "$overlay" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/overlay.cpio.gz"
 cat "$work/base.cpio.gz" "$work/overlay.cpio.gz" >"$work/ramdisk.cpio.gz"
 
-# The guest prints "gpio-lab: exit N" after COMMAND and powers off.
+# The guest prints "gpio-lab: exit N" after COMMAND and powers off. no_timer_check: under
+# TCG on a busy host the kernel's IO-APIC timer check can fail and panic the boot.
 timeout "${GPIO_LAB_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg -m 1024 -smp "${GPIO_LAB_SMP:-2}" \
   -display none -monitor none -serial stdio -no-reboot \
   -kernel "$root/boot/vmlinuz-$release" -initrd "$work/ramdisk.cpio.gz" \
-  -append "console=ttyS0 quiet panic=-1" </dev/null | tee "$work/console" | tr -d '\r'
+  -append "console=ttyS0 quiet panic=-1 no_timer_check" </dev/null >"$work/console" &
+qemu_pid=$!
+tail -f --pid="$qemu_pid" "$work/console" | tr -d '\r'
+wait "$qemu_pid" || true
+qemu_pid=""
 code=$(tr -d '\r' <"$work/console" | sed -n 's/^gpio-lab: exit \([0-9]*\)$/\1/p' | tail -1)
 [ -n "$code" ] || { echo "run.sh: the guest ended without COMMAND's exit code" >&2; exit 3; }
 exit "$code"

@@ -9,6 +9,7 @@
 pub mod common;
 pub mod cyclictest;
 pub mod cyclictest_args;
+pub mod gpio;
 pub mod load;
 pub mod net;
 pub mod noise;
@@ -19,6 +20,7 @@ pub mod timer_slack;
 pub mod wake;
 
 pub use common::DEFAULT_RT_PRIORITY;
+pub use gpio::gpio_plan;
 pub use load::load_plan;
 pub use net::{net_plan, serve_plan};
 pub use noise::noise_plan;

@@ -16,6 +16,7 @@ mod cyclictest_dropin;
 mod cyclictest_parity;
 mod exit_items;
 mod exit_paths;
+mod gpio;
 mod html_browser;
 mod injected_stall;
 mod interrupt;
@@ -50,6 +51,7 @@ fn main() {
         ("cyclictest_consumers", cyclictest_consumers::cases),
         ("cyclictest_dropin", cyclictest_dropin::cases),
         ("cyclictest_parity", cyclictest_parity::cases),
+        ("gpio", gpio::cases),
         ("exit_items", exit_items::cases),
         ("exit_paths", exit_paths::cases),
         ("html_browser", html_browser::cases),
