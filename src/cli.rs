@@ -205,6 +205,15 @@ pub struct SuiteArgs {
     /// and skipped, the rest run and are appended.
     #[arg(long, requires = "export_json")]
     pub resume: bool,
+    /// irq-response: measure a GPIO edge (latscope gpio) instead of the timer: the input line.
+    #[arg(long, value_name = "LINE")]
+    pub gpio_in: Option<String>,
+    /// irq-response with --gpio-in: the output line (loopback; without it, respond).
+    #[arg(long, value_name = "LINE", requires = "gpio_in")]
+    pub gpio_out: Option<String>,
+    /// irq-response with --gpio-in: wire or sim (gpio-sim's pull file, simulated).
+    #[arg(long, value_name = "DRIVE", requires = "gpio_in")]
+    pub gpio_drive: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
 }

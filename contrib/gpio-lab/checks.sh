@@ -89,4 +89,10 @@ tid=$(irq_thread_pid)
 fact irq_thread_during "$(sed 's/.*) //' "/proc/$tid/stat" | awk '{print $39, $38}')"
 kill -INT "$pid"; wait "$pid"; fact irq_rc $?
 section irq /tmp/irq.json
+stamp study
+# The interrupt-response study on the simulated line: its table per load.
+latscope suite --preset irq-response --gpio-in sim-in --gpio-drive sim --samples 200 \
+  --warmup 0 -q --export-markdown /tmp/study.md >/dev/null
+fact study_rc $?
+section study /tmp/study.md
 stamp end

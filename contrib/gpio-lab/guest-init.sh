@@ -5,7 +5,9 @@
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /tmp
+ip link set lo up
 mount -t tmpfs tmpfs /run
 mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 export HOME=/root PATH=/usr/bin:/bin:/lab

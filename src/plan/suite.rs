@@ -9,9 +9,10 @@ use super::common::busy_checked_scenarios;
 use super::common::{
     add_warnings, check_common, check_output, check_raw_capacity, check_trace, duration_in_range,
     invalid, parse_policy_spec, resolve_common, resolve_isolate, resolve_loads, resolve_output,
-    resolve_policy, resolve_trace, CommonPlan, CommonRequest, CpuList, Machine, MAX_PERIOD_NS,
-    MIN_PERIOD_NS,
+    resolve_policy, resolve_trace, scenarios_of, CommonPlan, CommonRequest, CpuList, Machine,
+    MAX_PERIOD_NS, MIN_PERIOD_NS,
 };
+use super::gpio::{check_gpio_probe, resolve_gpio_probe, GpioTyped};
 use super::net::{default_net_timing, net_scenarios, net_sizes, NetSweep};
 use super::timer::RAW_BYTES_PER_SAMPLE;
 use super::wake::{
@@ -21,6 +22,7 @@ use super::{Plan, ScenarioPlan, TraceSettings};
 use crate::cli::{CommonArgs, SuiteArgs, TraceArgs};
 use crate::error::UserError;
 use crate::load::LoadSpec;
+use crate::probe::gpio::{Bias, DriveKind, Edge, EventClock};
 use crate::probe::noise::NoiseProbe;
 use crate::probe::timer::{Method, TimerProbe};
 use crate::probe::wake::mechanism::Mechanism;
@@ -32,18 +34,21 @@ use crate::warning::{Warning, WarningCode};
 pub const MAX_SCENARIOS_WITHOUT_YES: u128 = 10_000;
 
 /// The probes a block can name, in the order documented.
-pub const PROBES: [&str; 4] = ["timer", "wake", "net", "noise"];
+pub const PROBES: [&str; 5] = ["timer", "wake", "net", "noise", "gpio"];
 
 /// Each probe-specific axis and the probes that have it.
-const PROBE_AXES: [(&str, &[&str]); 8] = [
+const PROBE_AXES: [(&str, &[&str]); 11] = [
     ("methods", &["timer"]),
-    ("periods", &["timer"]),
+    ("periods", &["timer", "gpio"]),
     ("mechanisms", &["wake"]),
     ("competitors", &["wake"]),
     ("placements", &["wake"]),
     ("intervals", &["wake", "net"]),
     ("sizes", &["net"]),
     ("thresholds", &["noise"]),
+    ("gpio_in", &["gpio"]),
+    ("gpio_out", &["gpio"]),
+    ("drive", &["gpio"]),
 ];
 
 /// A guess of one flood round trip over loopback, for the duration estimate only.
@@ -93,6 +98,10 @@ enum Axes {
     Noise {
         thresholds_ns: Vec<u64>,
     },
+    Gpio {
+        typed: Box<GpioTyped>,
+        periods_ns: Vec<u64>,
+    },
 }
 
 impl Axes {
@@ -119,6 +128,7 @@ impl Axes {
                 intervals_ns,
             } => sizes.len() as u128 * intervals_ns.len() as u128,
             Axes::Noise { thresholds_ns } => thresholds_ns.len() as u128,
+            Axes::Gpio { periods_ns, .. } => periods_ns.len() as u128,
         }
     }
 
@@ -163,6 +173,7 @@ impl Axes {
             }
             // Noise counts gaps, not periods: a sample bound is a guess of one per ms.
             Axes::Noise { thresholds_ns } => thresholds_ns.len() as u128 * per(1_000_000),
+            Axes::Gpio { periods_ns, .. } => periods_ns.iter().map(|&p| per(p)).sum::<u128>(),
         }
     }
 }
@@ -244,7 +255,7 @@ fn in_plan(place: &str, key: &str) -> impl Fn(UserError) -> UserError {
 }
 
 /// Which probe-specific keys a block gave.
-fn given_axes(entry: &MatrixEntry) -> [(&'static str, bool); 8] {
+fn given_axes(entry: &MatrixEntry) -> [(&'static str, bool); 11] {
     let given = [
         entry.methods.is_some(),
         entry.periods.is_some(),
@@ -254,8 +265,11 @@ fn given_axes(entry: &MatrixEntry) -> [(&'static str, bool); 8] {
         entry.intervals.is_some(),
         entry.sizes.is_some(),
         entry.thresholds.is_some(),
+        entry.gpio_in.is_some(),
+        entry.gpio_out.is_some(),
+        entry.drive.is_some(),
     ];
-    let mut out = [("", false); 8];
+    let mut out = [("", false); 11];
     for (i, (key, _)) in PROBE_AXES.iter().enumerate() {
         out[i] = (key, given[i]);
     }
@@ -419,6 +433,7 @@ fn check_axes(
                 thresholds_ns: non_empty("thresholds", thresholds_ns).map_err(at("thresholds"))?,
             }
         }
+        "gpio" => check_gpio_axes(entry, place)?,
         other => {
             return Err(at("probe")(invalid(
                 "probe",
@@ -688,14 +703,14 @@ fn expand_block(
     let trace = match block.trace {
         TraceWish::Off => None,
         TraceWish::On => resolve_trace(request.trace.clone()).map_err(block.at("trace"))?,
-        TraceWish::Auto if matches!(block.axes, Axes::Net { .. }) => None,
+        TraceWish::Auto if matches!(block.axes, Axes::Net { .. } | Axes::Gpio { .. }) => None,
         TraceWish::Auto => suite.auto_trace.clone(),
     };
     // The CPUs this block's probe measures on (and shields with `isolate = true`).
     let cpus = base.settings.cpus.clone();
     let measured: Vec<usize> = match block.axes {
         Axes::Timer { .. } | Axes::Noise { .. } => cpus.clone(),
-        Axes::Wake { .. } => cpus.last().copied().into_iter().collect(),
+        Axes::Wake { .. } | Axes::Gpio { .. } => cpus.last().copied().into_iter().collect(),
         Axes::Net { .. } => cpus.first().copied().into_iter().collect(),
     };
     let cpus_text = crate::units::format_cpu_list(&measured);
@@ -884,8 +899,66 @@ fn expand_axes(
                     .map_err(block.at("policies"))?,
             );
         }
+        Axes::Gpio { typed, periods_ns } => {
+            let mut common = common.clone();
+            common.settings.cpus = measured.to_vec();
+            for &period_ns in periods_ns {
+                let typed = GpioTyped {
+                    period_ns,
+                    ..(**typed).clone()
+                };
+                let probe = resolve_gpio_probe(&typed).map_err(block.at("gpio_in"))?;
+                out.extend(scenarios_of(vec![Box::new(probe)], &common, trace));
+            }
+        }
     }
     Ok(out)
+}
+
+/// A gpio block's keys as typed: lines, drive, periods (the mode as `latscope gpio`
+/// infers it: loopback with `gpio_out` or `drive = "sim"`, else respond).
+fn check_gpio_axes(entry: &MatrixEntry, place: &str) -> Result<Axes, UserError> {
+    let at = |key: &str| in_plan(place, key);
+    let drive = match entry.drive.as_deref().unwrap_or("wire") {
+        "wire" => DriveKind::Wire,
+        "sim" => DriveKind::Sim,
+        other => return Err(at("drive")(invalid("drive", other, "choose wire or sim"))),
+    };
+    let args = crate::cli::GpioArgs {
+        list: false,
+        input: Some(entry.gpio_in.clone().ok_or_else(|| {
+            at("gpio_in")(invalid(
+                "gpio_in",
+                "",
+                "a gpio block needs gpio_in = \"LINE\" (e.g. \"GPIO17\")",
+            ))
+        })?),
+        output: entry.gpio_out.clone(),
+        mode: None,
+        drive,
+        period: "1ms".into(),
+        edge: Edge::Rising,
+        bias: Bias::AsIs,
+        debounce: None,
+        event_buffer: None,
+        irq_priority: None,
+        event_clock: EventClock::Monotonic,
+        deadline: "1ms".into(),
+        trace: Default::default(),
+        run: Default::default(),
+    };
+    let typed = check_gpio_probe(&args).map_err(at("gpio_in"))?;
+    let mut periods_ns = Vec::new();
+    for text in list_or(&entry.periods, &["1ms"]) {
+        periods_ns.push(
+            duration_in_range("periods", &text, 1_000, 10_000, MAX_PERIOD_NS)
+                .map_err(at("periods"))?,
+        );
+    }
+    Ok(Axes::Gpio {
+        typed: Box::new(typed),
+        periods_ns: non_empty("periods", periods_ns).map_err(at("periods"))?,
+    })
 }
 
 /// Expands the suite into a validated plan. `--samples`/`--duration` on the command line
@@ -893,7 +966,8 @@ fn expand_axes(
 /// The matrix size is checked (more than MAX_SCENARIOS_WITHOUT_YES needs `--yes`) before
 /// any scenario is built.
 pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec, SuiteSize), UserError> {
-    let (origin, spec) = crate::suite::load_spec(args)?;
+    let (origin, mut spec) = crate::suite::load_spec(args)?;
+    gpio_lines(&mut spec, args);
     let request = check_suite(origin, &spec, &args.run.common)?;
     let size = request.size();
     check_size(&request.origin, size, args.yes)?;
@@ -920,6 +994,20 @@ pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec, SuiteSize), User
         spec,
         size,
     ))
+}
+
+/// `--gpio-in`/`--gpio-out`/`--gpio-drive`: the irq-response study's timer blocks become
+/// gpio blocks on those lines (the same loads), so its table is an external edge's answer.
+fn gpio_lines(spec: &mut SuiteSpec, args: &SuiteArgs) {
+    let Some(input) = &args.gpio_in else { return };
+    for block in spec.matrix.iter_mut().filter(|b| b.probe == "timer") {
+        block.probe = "gpio".into();
+        block.methods = None;
+        block.trace = None;
+        block.gpio_in = Some(input.clone());
+        block.gpio_out = args.gpio_out.clone();
+        block.drive = args.gpio_drive.clone();
+    }
 }
 
 #[cfg(test)]

@@ -202,6 +202,22 @@ fn judge(lab: &LabOutput) {
     stopped_reader(lab);
     response_line(lab);
     irq_thread(lab);
+    study(lab);
+}
+
+/// `suite --preset irq-response --gpio-in sim-in --gpio-drive sim`: a row per load, each
+/// the simulated GPIO loopback's total, and no note saying the timer was used.
+fn study(lab: &LabOutput) {
+    assert_eq!(lab.fact("study_rc"), "0", "{}", lab.console);
+    let md = &lab.sections["study"];
+    for load in ["none (idle)", "net", "io", "serial:115200"] {
+        assert!(
+            md.lines()
+                .any(|l| l.starts_with(&format!("| {load} | GPIO loopback-simulated total |"))),
+            "no gpio row for {load}:\n{md}"
+        );
+    }
+    assert!(!md.contains("the interrupt is the timer's"), "{md}");
 }
 
 /// 300 driven edges: 300 samples per stage, 0 missed, and per sample t0 < t1 < t2.
