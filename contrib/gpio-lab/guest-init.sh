@@ -10,6 +10,7 @@ mount -t tmpfs tmpfs /tmp
 ip link set lo up
 mount -t tmpfs tmpfs /run
 mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
 export HOME=/root PATH=/usr/bin:/bin:/lab
 modules=/lib/modules/$(uname -r)
 insmod "$modules/configfs.ko" && insmod "$modules/gpio-sim.ko" \

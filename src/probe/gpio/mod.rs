@@ -236,7 +236,7 @@ impl GpioProbe {
 /// Runs the measuring thread: a warm-up into throw-away recorders, then the measured phase.
 fn measure(
     probe: &GpioProbe,
-    lines: Lines,
+    lines: &mut Lines,
     config: &RecorderConfig,
     live: Arc<LiveStats>,
     settings: &CommonSettings,
@@ -248,19 +248,15 @@ fn measure(
     match lines {
         Lines::Loopback {
             input,
-            drive: DriveLine::Wire(mut d),
-        } => loopback(
-            probe, &mut d, &input, config, live, settings, start_ns, stop,
-        ),
+            drive: DriveLine::Wire(d),
+        } => loopback(probe, d, input, config, live, settings, start_ns, stop),
         Lines::Loopback {
             input,
-            drive: DriveLine::Sim(mut d),
-        } => loopback(
-            probe, &mut d, &input, config, live, settings, start_ns, stop,
-        ),
+            drive: DriveLine::Sim(d),
+        } => loopback(probe, d, input, config, live, settings, start_ns, stop),
         Lines::Respond { input, output } => respond(
             probe,
-            &input,
+            input,
             output.as_ref(),
             config,
             live,
@@ -473,6 +469,7 @@ impl Probe for GpioProbe {
             std::slice::from_ref(&live),
         );
         let slot = Mutex::new(Some(lines));
+        let held: Mutex<Option<Lines>> = Mutex::new(None);
         let stop = &*ctx.stop;
         let outcome = run_measuring_threads_with_tids(
             &[placement],
@@ -482,14 +479,29 @@ impl Probe for GpioProbe {
                     .take()
                     .context("lines taken twice")
             },
-            |_, lines, start_ns| {
-                measure(self, lines, &config, live.clone(), settings, start_ns, stop)
+            |_, mut lines, start_ns| {
+                let o = measure(
+                    self,
+                    &mut lines,
+                    &config,
+                    live.clone(),
+                    settings,
+                    start_ns,
+                    stop,
+                );
+                // Kept until the IRQ thread's priority is restored: releasing the line
+                // ends its IRQ thread.
+                if let Ok(mut held) = held.lock() {
+                    *held = Some(lines);
+                }
+                o
             },
         );
         progress.finish();
         let restored = guard.as_mut().and_then(|g| g.restore());
         let original = guard.as_ref().map(|g| g.original());
         drop(guard);
+        drop(held);
         let (mut outcomes, tids) = outcome?;
         let o = outcomes.pop().context("no measuring thread")?;
         if self.mode == Mode::Loopback
