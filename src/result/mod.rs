@@ -15,7 +15,7 @@ use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub use extras::{ParamsExtra, ThreadExtra};
+pub use extras::{GpioIrqThread, ParamsExtra, ThreadExtra};
 pub use probe_kind::ProbeKind;
 
 /// Bumped when a field changes meaning or disappears (adding fields keeps the version).
