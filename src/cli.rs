@@ -871,7 +871,7 @@ latscope gpio --in sim-in --drive sim                  # the lab: gpio-sim, no w
 Loopback stages: drive_to_irq = the event's kernel stamp (hard IRQ) - the clock before the \
 set-values ioctl; irq_to_user = the clock after read() - the stamp; total. Respond: \
 irq_to_user and user_to_output (the clock after the answer's ioctl - after read()). \
-missed_edges counts the kernel event buffer's drops from the events' seqno."
+missed_edges counts the kernel event buffer's drops from the events' seqno. Exit code 8: this machine has no GPIO chip (no /dev/gpiochip*)."
 )]
 pub struct GpioArgs {
     /// List every GPIO chip and line (name, direction, who uses it) and exit.

@@ -89,6 +89,20 @@ tid=$(irq_thread_pid)
 fact irq_thread_during "$(sed 's/.*) //' "/proc/$tid/stat" | awk '{print $39, $38}')"
 kill -INT "$pid"; wait "$pid"; fact irq_rc $?
 section irq /tmp/irq.json
+stamp killed
+# The runner's checkpoints: SIGKILL mid-run, then `latscope report` shows the partial
+# scenario from the journal's last checkpoint.
+latscope gpio --in sim-in --drive sim --period 2ms -D 120s --warmup 0 -q \
+  --checkpoint 500ms --export-json /tmp/killed.json >/dev/null &
+pid=$!
+wait_for_irq_thread
+sleep 3
+kill -KILL "$pid"; wait "$pid"; fact killed_rc $?
+latscope report /tmp/killed.json --export-json /tmp/killed-report.json >/tmp/killed.txt
+fact killed_report_rc $?
+section killed_table /tmp/killed.txt
+section killed /tmp/killed-report.json
+
 stamp study
 # The interrupt-response study on the simulated line: its table per load.
 latscope suite --preset irq-response --gpio-in sim-in --gpio-drive sim --samples 200 \

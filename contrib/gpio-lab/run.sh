@@ -10,8 +10,12 @@
 #
 # Usage (as root): contrib/gpio-lab/run.sh [--kernel stock|rt] -- COMMAND...
 #   e.g. run.sh --kernel rt -- latscope gpio --in sim-in --drive sim -D 2s
+#          run.sh --kernel rt --check   prints why the lab cannot boot here and exits 1
+#                                       (0, silent: it can; tests/it/gpio.rs asks this)
 #   LATSCOPE        the binary to put on the guest (default: cargo build --release)
-#   GPIO_LAB_CACHE  kernels, sources and modules (default ~/.cache/latscope-gpio-lab)
+#   LAVA_CACHE      the kernels, shared with the LAVA lab (contrib/lava/local/run.sh;
+#                   default ~/.cache/latscope-lava): vmlinuz, e1000.ko and configfs.ko
+#   GPIO_LAB_CACHE  kernel sources and gpio-sim modules (default ~/.cache/latscope-gpio-lab)
 #   GPIO_LAB_SMP    guest CPUs (default 2); GPIO_LAB_TIMEOUT seconds (default 900)
 # Needs: apt-get install qemu-system-x86 busybox-static cpio gcc make
 set -euo pipefail
@@ -19,6 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${GPIO_LAB_CACHE:-$HOME/.cache/latscope-gpio-lab}
 flavour=amd64
+check=""
 while [ $# -gt 0 ]; do
   case $1 in
     --kernel)
@@ -28,38 +33,69 @@ while [ $# -gt 0 ]; do
         *) echo "run.sh: --kernel ${2:-}: expected stock or rt" >&2; exit 2 ;;
       esac
       shift 2 ;;
+    --check) check=1; shift ;;
     --) shift; break ;;
     *) echo "run.sh: unknown option $1 (usage: run.sh [--kernel stock|rt] -- COMMAND...)" >&2; exit 2 ;;
   esac
 done
-[ $# -gt 0 ] || { echo "run.sh: no COMMAND (usage: run.sh [--kernel stock|rt] -- COMMAND...)" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "run.sh: needs root (the ramdisk's /dev/console, apt-get)" >&2; exit 2; }
-command -v qemu-system-x86_64 >/dev/null || { echo "run.sh: apt-get install qemu-system-x86" >&2; exit 2; }
-file -L /bin/busybox 2>/dev/null | grep -q static \
-  || { echo "run.sh: /bin/busybox is not static: apt-get install busybox-static" >&2; exit 2; }
+[ -n "$check" ] || [ $# -gt 0 ] || { echo "run.sh: no COMMAND (usage: run.sh [--kernel stock|rt] -- COMMAND...)" >&2; exit 2; }
+# Why the lab cannot boot here (empty: it can).
+unready() {
+  [ "$(id -u)" = 0 ] || { echo "needs root (the ramdisk's /dev/console, apt-get)"; return; }
+  local tool
+  for tool in qemu-system-x86_64:qemu-system-x86 cpio:cpio gcc:gcc make:make file:file; do
+    command -v "${tool%%:*}" >/dev/null || { echo "no ${tool%%:*} (apt-get install ${tool#*:})"; return; }
+  done
+  file -L /bin/busybox 2>/dev/null | grep -q static \
+    || { echo "/bin/busybox is not static (apt-get install busybox-static)"; return; }
+}
+why=$(unready)
+if [ -n "$why" ]; then
+  [ -n "$check" ] && { echo "$why"; exit 1; }
+  echo "run.sh: $why" >&2; exit 2
+fi
+
+# The kernel the flavour's meta-package points at, from the LAVA lab's download cache.
+kernels=${LAVA_CACHE:-$HOME/.cache/latscope-lava}
+mkdir -p "$cache" "$kernels"
+pkg=$(apt-cache depends "linux-image-$flavour" 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+if [ -z "$pkg" ]; then
+  [ -n "$check" ] && { echo "apt knows no linux-image-$flavour (apt-get update)"; exit 1; }
+  apt-get update -q >&2
+  pkg=$(apt-cache depends "linux-image-$flavour" | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+fi
+[ -n "$pkg" ] || { echo "run.sh: no linux-image-$flavour in apt" >&2; exit 2; }
+release=${pkg#linux-image-}
+root=$kernels/$pkg
+cached() {
+  [ -f "$root/boot/vmlinuz-$release" ] \
+    && [ -f "$root/lib/modules/$release/kernel/fs/configfs/configfs.ko" ]
+}
+if [ -n "$check" ]; then
+  # Offline with everything cached is fine; else apt's mirror must answer.
+  cached && [ -f "$cache/modules/$release/gpio-sim.ko" ] && exit 0
+  uri=$(apt-get download --print-uris -q "linux-source-${release%%.0-*}" 2>/dev/null | head -1)
+  host=$(echo "$uri" | sed -n "s|^'[a-z]*://\([^/:]*\).*|\1|p")
+  [ -n "$host" ] || { echo "apt knows no linux-source-${release%%.0-*} (apt-get update)"; exit 1; }
+  timeout 5 bash -c ": </dev/tcp/$host/80" 2>/dev/null \
+    || { echo "the lab's downloads are not cached and $host (apt) does not answer: no network"; exit 1; }
+  exit 0
+fi
 
 if [ -z "${LATSCOPE:-}" ]; then
   (cd "$repo" && cargo build --release --locked -q)
   LATSCOPE=${CARGO_TARGET_DIR:-$repo/target}/release/latscope
 fi
 
-# The kernel the flavour's meta-package points at: vmlinuz and configfs.ko, unpacked once.
-mkdir -p "$cache"
-pkg=$(apt-cache depends "linux-image-$flavour" 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-if [ -z "$pkg" ]; then
-  apt-get update -q >&2
-  pkg=$(apt-cache depends "linux-image-$flavour" | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-fi
-[ -n "$pkg" ] || { echo "run.sh: no linux-image-$flavour in apt" >&2; exit 2; }
-release=${pkg#linux-image-}
-root=$cache/$pkg
-if [ ! -d "$root" ]; then
-  (cd "$cache" && rm -f "$pkg"_*.deb && apt-get download -q "$pkg" >&2)
+# Unpacked once: what the LAVA lab keeps (vmlinuz, e1000.ko) and configfs.ko.
+if ! cached; then
+  (cd "$kernels" && rm -f "$pkg"_*.deb && apt-get download -q "$pkg" >&2)
   rm -rf "$root.part" && mkdir -p "$root.part"
-  dpkg-deb --fsys-tarfile "$cache/$pkg"_*.deb \
-    | tar -x -C "$root.part" --wildcards './boot/vmlinuz-*' '*/fs/configfs/configfs.ko'
-  rm -f "$cache/$pkg"_*.deb
-  mv "$root.part" "$root"
+  dpkg-deb --fsys-tarfile "$kernels/$pkg"_*.deb \
+    | tar -x -C "$root.part" --wildcards './boot/vmlinuz-*' '*/e1000/e1000.ko' \
+      '*/fs/configfs/configfs.ko'
+  rm -f "$kernels/$pkg"_*.deb
+  rm -rf "$root" && mv "$root.part" "$root"
 fi
 module=$("$here/build-module.sh" "$release")
 

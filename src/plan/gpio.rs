@@ -1,6 +1,6 @@
 //! The plan of `latscope gpio`: lines, mode, period, edge and knobs checked as typed
 //! (`check_gpio`), then resolved on this machine (`resolve_gpio`): the lines found on its
-//! chips (a machine without /dev/gpiochip* is refused with exit code 7), gpio-sim's pull
+//! chips (a machine without /dev/gpiochip* is refused with exit code 8), gpio-sim's pull
 //! file for `--drive sim`, one measuring CPU (the last online one by default).
 
 use super::common::{

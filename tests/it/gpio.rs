@@ -13,12 +13,11 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 pub fn cases() -> Vec<Case> {
-    let lab = lab_unavailable();
     vec![
         case("refuses_without_gpio", refuses_without_gpio).unless(has_gpio()),
         case("bad_input_names_the_value", bad_input_names_the_value),
-        case("lab_stock_kernel", lab_stock_kernel).unless(lab.clone()),
-        case("lab_rt_kernel", lab_rt_kernel).unless(lab),
+        case("lab_stock_kernel", lab_stock_kernel).unless(lab_unavailable("stock")),
+        case("lab_rt_kernel", lab_rt_kernel).unless(lab_unavailable("rt")),
     ]
 }
 
@@ -31,29 +30,25 @@ fn has_gpio() -> Option<String> {
     })
 }
 
-/// Why the lab cannot boot here (None: it can).
-fn lab_unavailable() -> Option<String> {
-    if latscope::sys::process::effective_uid() != 0 {
-        return Some("the lab needs root".into());
+/// Why the lab cannot boot `kernel` here (None: it can): run.sh --check's answer (root,
+/// qemu, a static busybox, gcc/make, and either its downloads cached or apt's mirror
+/// reachable).
+fn lab_unavailable(kernel: &str) -> Option<String> {
+    let out = Command::new(format!(
+        "{}/contrib/gpio-lab/run.sh",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .args(["--kernel", kernel, "--check"])
+    .output();
+    match out {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(format!(
+            "the GPIO lab cannot boot here: {}{}",
+            String::from_utf8_lossy(&o.stdout).trim(),
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Some(format!("contrib/gpio-lab/run.sh --check: {e}")),
     }
-    let busybox_static = Command::new("file")
-        .args(["-L", "/bin/busybox"])
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("statically linked"));
-    missing("qemu-system-x86_64", "qemu-system-x86")
-        .or_else(|| missing("cpio", "cpio"))
-        .or_else(|| missing("make", "make"))
-        .or_else(|| missing("gcc", "gcc"))
-        .or_else(|| {
-            (!busybox_static).then(|| "no static busybox (apt-get install busybox-static)".into())
-        })
-        .or_else(|| {
-            let known = Command::new("apt-cache")
-                .args(["show", "linux-source-6.1"])
-                .output()
-                .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
-            (!known).then(|| "apt knows no linux-source-6.1 (apt-get update)".into())
-        })
 }
 
 fn refuses_without_gpio() {
@@ -63,7 +58,7 @@ fn refuses_without_gpio() {
     ] {
         let out = latscope().args(args).output().expect("run latscope");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(7), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(8), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
         assert!(stderr.contains("no /dev/gpiochip*"), "{stderr}");
     }
@@ -204,7 +199,30 @@ fn judge(lab: &LabOutput) {
     stopped_reader(lab);
     response_line(lab);
     irq_thread(lab);
+    killed(lab);
     study(lab);
+}
+
+/// SIGKILL during a run with --checkpoint: `report` shows the partial scenario (its
+/// samples so far, ordered percentiles, marked partial).
+fn killed(lab: &LabOutput) {
+    assert_eq!(lab.fact("killed_rc"), "137", "{}", lab.console);
+    assert_eq!(lab.fact("killed_report_rc"), "0", "{}", lab.console);
+    let run = lab.json("killed");
+    let part = &run["scenarios"][0];
+    assert_eq!(part["partial"], true, "{part}");
+    assert_eq!(part["probe"], "gpio", "{part}");
+    let th = &part["threads"][0];
+    let samples = th["samples"].as_u64().unwrap();
+    assert!(samples > 0, "{th}");
+    let p = |k: &str| th[k].as_u64().unwrap();
+    assert!(
+        p("min_ns") <= p("p50_ns") && p("p50_ns") <= p("max_ns"),
+        "{th}"
+    );
+    let table = &lab.sections["killed_table"];
+    assert!(table.contains("(partial)"), "{table}");
+    assert!(table.contains(&samples.to_string()), "{table}");
 }
 
 /// `suite --preset irq-response --gpio-in sim-in --gpio-drive sim`: a row per load, each
@@ -280,18 +298,13 @@ fn irq_thread(lab: &LabOutput) {
     // policy 1 = SCHED_FIFO, rt_priority 70.
     assert_eq!(lab.fact("irq_thread_during"), "1 70");
     let t = lab.thread("irq", "total");
-    let e = &t["extra"];
-    assert!(e["irq_thread"].as_str().unwrap().starts_with("irq/"), "{e}");
-    assert_eq!(e["irq_thread_priority"], 70, "{e}");
-    assert_eq!(
-        e["irq_thread_priority_restored"], e["irq_thread_priority_original"],
-        "{e}"
-    );
+    let e = &t["extra"]["irq_thread"];
+    assert!(e["name"].as_str().unwrap().starts_with("irq/"), "{e}");
+    assert_eq!(e["priority"], 70, "{e}");
+    assert_eq!(e["policy"], "fifo", "{e}");
+    assert_eq!(e["priority_restored"], e["priority_original"], "{e}");
     assert!(
-        e["irq_thread_priority_original"]
-            .as_str()
-            .unwrap()
-            .starts_with("fifo"),
+        e["priority_original"].as_str().unwrap().starts_with("fifo"),
         "{e}"
     );
 }
