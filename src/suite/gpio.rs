@@ -94,3 +94,71 @@ pub(super) fn gpio_lines(spec: &mut SuiteSpec, args: &SuiteArgs) {
         block.drive = args.gpio_drive.clone();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::CommonArgs;
+    use crate::suite::plan::suite_size;
+
+    fn size(text: &str) -> Result<u128, String> {
+        let spec: SuiteSpec = toml::from_str(text).unwrap();
+        suite_size("plan.toml".into(), &spec, &CommonArgs::default())
+            .map(|s| s.scenarios)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_gpio_block_counts_periods_and_loads_and_names_its_keys() {
+        let n = size("[[matrix]]\nprobe = \"gpio\"\ngpio_in = \"GPIO17\"\ngpio_out = \"GPIO27\"\nperiods = [\"1ms\", \"2ms\"]\nloads = [\"none\", \"io\"]\n");
+        assert_eq!(n, Ok(4));
+        let err = size("[[matrix]]\nprobe = \"gpio\"\n").unwrap_err();
+        assert!(
+            err.contains("block 1, gpio_in") && err.contains("gpio_in = \"LINE\""),
+            "{err}"
+        );
+        let err = size("[[matrix]]\nprobe = \"gpio\"\ngpio_in = \"GPIO17\"\ndrive = \"led\"\n")
+            .unwrap_err();
+        assert!(
+            err.contains("drive") && err.contains("wire or sim"),
+            "{err}"
+        );
+        let err =
+            size("[[matrix]]\nprobe = \"gpio\"\ngpio_in = \"GPIO17\"\nmethods = [\"poll\"]\n")
+                .unwrap_err();
+        assert!(
+            err.contains("methods") && err.contains("belongs to timer"),
+            "{err}"
+        );
+        let err = size("[[matrix]]\nprobe = \"timer\"\ngpio_in = \"GPIO17\"\n").unwrap_err();
+        assert!(err.contains("belongs to gpio"), "{err}");
+    }
+
+    #[test]
+    fn gpio_lines_turn_the_irq_response_timer_block_into_a_gpio_block() {
+        let mut spec: SuiteSpec =
+            toml::from_str(crate::suite::presets::text("irq-response").unwrap()).unwrap();
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from([
+            "latscope",
+            "suite",
+            "--preset",
+            "irq-response",
+            "--gpio-in",
+            "sim-in",
+            "--gpio-drive",
+            "sim",
+        ])
+        .unwrap();
+        let crate::cli::Command::Suite(args) = cli.command else {
+            panic!("not suite")
+        };
+        gpio_lines(&mut spec, &args);
+        let block = &spec.matrix[0];
+        assert_eq!(block.probe, "gpio");
+        assert_eq!(block.gpio_in.as_deref(), Some("sim-in"));
+        assert_eq!(block.drive.as_deref(), Some("sim"));
+        assert!(block.methods.is_none() && block.trace.is_none());
+        assert_eq!(block.loads, ["none", "net", "io", "serial:115200"]);
+    }
+}
