@@ -266,7 +266,8 @@ fn counts_and_order(lab: &LabOutput) {
     assert!(warnings.contains("gpio_simulated"), "{warnings}");
     let raw = lab.sections.get("counts_raw").expect("raw section");
     let path = std::env::temp_dir().join(format!("gpio-raw-{}.csv", std::process::id()));
-    std::fs::write(&path, raw).unwrap();
+    // The section ends with the blank line checks.sh prints after every file.
+    std::fs::write(&path, raw.trim_end()).unwrap();
     let d2i = raw_rows(&path, "drive_to_irq");
     let i2u = raw_rows(&path, "irq_to_user");
     let total = raw_rows(&path, "total");
