@@ -44,6 +44,10 @@ pub enum Command {
     /// OS noise on a busy core (oslat/sysjitter style): a thread per CPU reads the clock
     /// in a tight loop and records every gap the OS steals above --threshold.
     Noise(NoiseArgs),
+    /// How fast Linux answers a signal on a GPIO pin: loopback (an output wired to an
+    /// input, or gpio-sim) split into drive→irq→user, or respond (answer each edge of an
+    /// outside source on an output, for an oscilloscope); lost edges counted exactly.
+    Gpio(GpioArgs),
     /// Run load generators alone and report their throughput and CPU share
     /// (`--list` documents every kind).
     Load(LoadArgs),
@@ -82,6 +86,7 @@ impl Command {
             Command::Wake(a) => Some(&a.run),
             Command::Net(a) => Some(&a.run),
             Command::Noise(a) => Some(&a.run),
+            Command::Gpio(a) => Some(&a.run),
             _ => None,
         }
     }
@@ -260,6 +265,15 @@ pub struct SuiteArgs {
     /// A TOML plan file describing your own matrix.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
+    /// irq-response: measure a GPIO edge (latscope gpio) instead of the timer: the input line.
+    #[arg(long, value_name = "LINE")]
+    pub gpio_in: Option<String>,
+    /// irq-response with --gpio-in: the output line (loopback; without it, respond).
+    #[arg(long, value_name = "LINE", requires = "gpio_in")]
+    pub gpio_out: Option<String>,
+    /// irq-response with --gpio-in: wire or sim (gpio-sim's pull file, simulated).
+    #[arg(long, value_name = "DRIVE", requires = "gpio_in")]
+    pub gpio_drive: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -846,4 +860,66 @@ impl clap::ValueEnum for Axis {
         };
         Some(PossibleValue::new(self.name()).help(help))
     }
+}
+
+/// Options of `latscope gpio`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  latscope gpio --list                                  \
+# chips, lines, names, users\n  latscope gpio --in GPIO17 --out GPIO27 -D 60s         \
+# loopback: a jumper from GPIO27 to GPIO17\n  latscope gpio --in gpiochip0:17 --out gpiochip0:27   \
+# respond to a function generator on 17, pulse 27 for a scope (--mode respond)\n  \
+latscope gpio --in sim-in --drive sim                  # the lab: gpio-sim, no wire (simulated)\n\n\
+Loopback stages: drive_to_irq = the event's kernel stamp (hard IRQ) - the clock before the \
+set-values ioctl; irq_to_user = the clock after read() - the stamp; total. Respond: \
+irq_to_user and user_to_output (the clock after the answer's ioctl - after read()). \
+missed_edges counts the kernel event buffer's drops from the events' seqno. Exit code 8: this machine has no GPIO chip (no /dev/gpiochip*)."
+)]
+pub struct GpioArgs {
+    /// List every GPIO chip and line (name, direction, who uses it) and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// The input line: CHIP:LINE (gpiochip0:17, 0:17, gpiochip0:sim-in) or a line name (GPIO17).
+    #[arg(long = "in", value_name = "LINE")]
+    pub input: Option<String>,
+    /// The output line (loopback: wired to --in; respond: the answer, optional).
+    #[arg(long = "out", value_name = "LINE")]
+    pub output: Option<String>,
+    /// loopback (the default when --out or --drive sim is given) or respond (the default
+    /// with --in alone).
+    #[arg(long, value_enum)]
+    pub mode: Option<crate::probe::gpio::Mode>,
+    /// How loopback drives --in: wire (set --out) or sim (gpio-sim's pull file; simulated).
+    #[arg(long, value_enum, default_value = "wire")]
+    pub drive: crate::probe::gpio::DriveKind,
+    /// Loopback: time between driven edges (units: ns, us, ms, s). Respond: the expected
+    /// spacing of the outside edges (sizes the per-second series).
+    #[arg(long, value_name = "DURATION", default_value = "1ms")]
+    pub period: String,
+    /// Which edges raise events (both: respond mode's output follows the input's level).
+    #[arg(long, value_enum, default_value = "rising")]
+    pub edge: crate::probe::gpio::Edge,
+    /// The input's bias.
+    #[arg(long, value_enum, default_value = "as-is")]
+    pub bias: crate::probe::gpio::Bias,
+    /// Debounce on the input (none unless asked; bare numbers are µs).
+    #[arg(long, value_name = "DURATION")]
+    pub debounce: Option<String>,
+    /// The kernel's event buffer for the input, in events (1-4096). [default: the kernel's, 16]
+    #[arg(long, value_name = "N")]
+    pub event_buffer: Option<u32>,
+    /// Run the line's IRQ thread at SCHED_FIFO N (1-99) for the run; restored after it.
+    #[arg(long, value_name = "N")]
+    pub irq_priority: Option<i32>,
+    /// What stamps the events: monotonic (the kernel's hard-IRQ clock) or hte (Tegra's
+    /// hardware timestamp engine, where the kernel has one).
+    #[arg(long, value_enum, default_value = "monotonic")]
+    pub event_clock: crate::probe::gpio::EventClock,
+    /// Samples above this count as overruns (bare numbers are µs).
+    #[arg(long, value_name = "DURATION", default_value = "1ms")]
+    pub deadline: String,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
 }

@@ -31,6 +31,7 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
             run_with_plain_table(&plan, command_line)
         }
         Command::Net(args) => run_net(&args, command_line),
+        Command::Gpio(args) => gpio(&args, command_line),
         Command::Restore(args) => restore(args.force),
         Command::Wake(args) => {
             let plan = crate::plan::wake_plan(&args)?;
@@ -44,6 +45,17 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
         Command::Manpage(args) => manpage(&args),
         Command::Doctor(args) => crate::doctor::run(&args),
     }
+}
+
+/// `latscope gpio`: `--list` prints the chips and lines; otherwise a run like the others.
+fn gpio(args: &crate::cli::GpioArgs, command_line: Vec<String>) -> anyhow::Result<i32> {
+    if args.list {
+        let text =
+            crate::probe::gpio::lines::list_text().map_err(crate::error::UserError::Unsupported)?;
+        return print_bytes(text.as_bytes());
+    }
+    let plan = crate::plan::gpio_plan(args)?;
+    run_with_plain_table(&plan, command_line)
 }
 
 /// Prints generated text (a completion script, a man page) to stdout.

@@ -23,6 +23,8 @@ pub const EXIT_UNREACHABLE: i32 = 6;
 pub const EXIT_WARNINGS: i32 = 1;
 /// `latscope doctor`: not ready for real-time work (a check failed).
 pub const EXIT_NOT_READY: i32 = 7;
+/// This machine lacks what the command needs (`latscope gpio`: no /dev/gpiochip*).
+pub const EXIT_UNSUPPORTED: i32 = 8;
 /// Interrupted by Ctrl-C/SIGTERM; results up to then were reported and saved.
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// A second Ctrl-C: aborted at once after restoring the system.
@@ -30,7 +32,7 @@ pub const EXIT_ABORTED: i32 = 130;
 
 /// Every exit code with its meaning in a few words, for `--help` (which prints this
 /// list, so it cannot miss a code: issue 22, item 8).
-pub const EXIT_CODES: [(i32, &str); 9] = [
+pub const EXIT_CODES: [(i32, &str); 10] = [
     (EXIT_OK, "ok"),
     (EXIT_FAILURE, "runtime failure (doctor: warnings)"),
     (EXIT_USAGE, "bad input"),
@@ -45,6 +47,10 @@ pub const EXIT_CODES: [(i32, &str); 9] = [
     ),
     (EXIT_UNREACHABLE, "--host: a board could not be reached"),
     (EXIT_NOT_READY, "doctor: not ready (a check failed)"),
+    (
+        EXIT_UNSUPPORTED,
+        "this machine lacks what the probe needs (gpio: no /dev/gpiochip*)",
+    ),
     (
         EXIT_INTERRUPTED,
         "interrupted (results up to then saved; a second signal aborts)",
@@ -112,6 +118,9 @@ pub enum UserError {
         reason: String,
         fix: String,
     },
+    /// The machine lacks what the command needs (exit code 7).
+    #[error("{0}")]
+    Unsupported(String),
     #[error("{0}")]
     Other(String),
 }
@@ -123,6 +132,7 @@ impl UserError {
             UserError::InPlan { source, .. } => source.exit_code(),
             UserError::Busy(_) => EXIT_BUSY,
             UserError::Unreachable { .. } => EXIT_UNREACHABLE,
+            UserError::Unsupported(_) => EXIT_UNSUPPORTED,
             _ => EXIT_USAGE,
         }
     }

@@ -72,6 +72,9 @@ warning_codes! {
     WakeChannelFull = "wake_channel_full": "wake: wake calls found the channel full (the wakee had not run); counted as merged, not lost",
     NetLoss = "net_loss": "net: packets were lost, reordered, duplicated or malformed (counts in the message and the threads' `extra`)",
     NetNoTimestamp = "net_no_timestamp": "net: replies came without a kernel receive timestamp; they are in `round_trip` only",
+    GpioSimulated = "gpio_simulated": "gpio: the input was driven through the kernel's GPIO simulator (`--drive sim`), not a wire: the figures are the simulator's path",
+    GpioMissedEdges = "gpio_missed_edges": "gpio: edges were lost: the kernel's event buffer dropped them (seqno gaps, `missed`) or no event came in time (`timeouts`)",
+    GpioIrqThread = "gpio_irq_thread": "gpio: the line's IRQ thread runs below the measuring thread's priority, on another CPU, or was not found",
     ImportedCyclictest = "imported_cyclictest": "the run was imported from `cyclictest --json` (its command line in the message)",
     CyclictestHistogramOverflow = "cyclictest_histogram_overflow": "imported: samples beyond cyclictest's histogram (`-h`); percentiles there and the standard deviation are unknown",
 }

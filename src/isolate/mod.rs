@@ -20,6 +20,7 @@ mod cpuset_v1;
 mod cpuset_v2;
 mod guard;
 mod irq_affinity;
+pub mod irq_priority;
 mod report;
 mod restore;
 mod state;

@@ -7,6 +7,7 @@
 //! fails after it has started measuring.
 
 pub mod common;
+pub mod gpio;
 pub mod load;
 pub mod net;
 pub mod noise;
@@ -17,6 +18,7 @@ pub mod timer_slack;
 pub mod wake;
 
 pub use common::DEFAULT_RT_PRIORITY;
+pub use gpio::gpio_plan;
 pub use load::load_plan;
 pub use net::{net_plan, serve_plan};
 pub use noise::noise_plan;

@@ -2,6 +2,7 @@
 //! holds what they share: the Probe trait, the settings every probe takes, and what a
 //! probe hands back to the runner.
 
+pub mod gpio;
 pub mod harness;
 pub mod net;
 pub mod noise;

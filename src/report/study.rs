@@ -490,7 +490,7 @@ fn rt_cost_item<'a>(
             };
             (format!("{what}, {load}"), source)
         }
-        ProbeKind::Net | ProbeKind::Wake | ProbeKind::Noise => return None,
+        ProbeKind::Net | ProbeKind::Wake | ProbeKind::Noise | ProbeKind::Gpio => return None,
         ProbeKind::Lava => (sc.name.clone(), th),
     })
 }
@@ -504,11 +504,18 @@ fn irq_response(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
     let mut categories = Vec::new();
     let mut values: Vec<Vec<Option<f64>>> = vec![Vec::new(); columns.len()];
     let (mut traced, mut untraced) = (false, false);
-    for sc in run.scenarios.iter().filter(|s| s.probe == ProbeKind::Timer) {
-        let several = sc.threads.len() > 1;
-        for th in &sc.threads {
+    let mut gpio = false;
+    for sc in run
+        .scenarios
+        .iter()
+        .filter(|s| matches!(s.probe, ProbeKind::Timer | ProbeKind::Gpio))
+    {
+        let several = sc.probe == ProbeKind::Timer && sc.threads.len() > 1;
+        for th in sc.threads.iter().filter(|t| gpio_row(sc, t)) {
             let (source, is_irq) = timer_source(sc, th);
-            if is_irq {
+            if sc.probe == ProbeKind::Gpio {
+                gpio = true;
+            } else if is_irq {
                 traced = true;
             } else {
                 untraced = true;
@@ -521,15 +528,12 @@ fn irq_response(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
             if several {
                 load.push_str(&format!(" (cpu {})", th.cpu));
             }
-            let mut row = vec![
-                load.clone(),
-                if is_irq {
-                    "timer IRQ (trace)"
-                } else {
-                    "timer latency (no trace)"
-                }
-                .to_string(),
-            ];
+            let measured = match (sc.probe, is_irq) {
+                (ProbeKind::Gpio, _) => format!("GPIO {} {}", sc.params.method, th.metric),
+                (_, true) => "timer IRQ (trace)".to_string(),
+                _ => "timer latency (no trace)".to_string(),
+            };
+            let mut row = vec![load.clone(), measured];
             row.extend(columns.iter().map(|c| cell(&source.summary, c, in_ns)));
             rows.push(row);
             categories.push(load);
@@ -553,7 +557,18 @@ fn irq_response(run: &Run, columns: &[String], in_ns: bool) -> StudyView {
         series: columns.iter().cloned().zip(values).collect(),
     });
     view.notes.extend(no_trace_note(untraced, traced));
+    if !gpio && (traced || untraced) {
+        view.notes.push("the interrupt is the timer's: with a board's GPIO lines (suite --gpio-in LINE [--gpio-out LINE]) the rows are an external edge's answer (latscope gpio)".into());
+    }
     view
+}
+
+/// The thread of a scenario the irq-response table shows: every timer thread; a gpio
+/// scenario's edge-to-user figure (loopback `total`, respond `irq_to_user`).
+fn gpio_row(sc: &Scenario, th: &ThreadResult) -> bool {
+    sc.probe != ProbeKind::Gpio
+        || th.metric == crate::result::Metric::Total
+        || (th.metric == crate::result::Metric::IrqToUser && sc.params.method == "respond")
 }
 
 impl StudyTableReporter {

@@ -30,12 +30,22 @@ optional_fields! {
     pub struct ParamsExtra {
         /// wake: competitor threads on the wakee's CPU.
         competitors: u64,
+        /// gpio: the edges measured (`rising`, `falling`, `both`).
+        edge: String,
+        /// gpio: the kernel's event buffer asked for (0: its default).
+        event_buffer: u64,
         /// net: `--flood` (stop-and-wait as fast as replies come).
         flood: bool,
+        /// gpio: the input line (`gpiochip0:17 (GPIO17)`).
+        gpio_in: String,
+        /// gpio: the output line (loopback's drive, respond's answer).
+        gpio_out: String,
         /// wake: the interval between wake-ups, ns (= `period_ns`).
         interval_ns: u64,
         /// wake: the mechanism (= `method`).
         mechanism: String,
+        /// gpio: `loopback` or `respond`.
+        mode: String,
         /// net: the in-process reflector's CPU.
         reflector_cpu: u64,
         /// net: datagrams the in-process reflector ignored.
@@ -48,6 +58,8 @@ optional_fields! {
         resumed_checkpoint: Checkpoint,
         /// `--resume`: the kept parts' names.
         resumed_parts: Vec<String>,
+        /// gpio: the input was driven through gpio-sim (`--drive sim`), not a wire.
+        simulated: bool,
         /// net: UDP payload size.
         size_bytes: u64,
         /// net: the reflector's address (`in-process` before the run).
@@ -72,15 +84,21 @@ impl ParamsExtra {
     pub fn merge(&mut self, later: ParamsExtra) {
         let ParamsExtra {
             competitors,
+            edge,
+            event_buffer,
             flood,
+            gpio_in,
+            gpio_out,
             interval_ns,
             mechanism,
+            mode,
             reflector_cpu,
             reflector_malformed,
             resumed_after_ns,
             resumed_after_samples,
             resumed_checkpoint,
             resumed_parts,
+            simulated,
             size_bytes,
             target,
             threshold_ns,
@@ -95,15 +113,21 @@ impl ParamsExtra {
         }
         take!(
             competitors,
+            edge,
+            event_buffer,
             flood,
+            gpio_in,
+            gpio_out,
             interval_ns,
             mechanism,
+            mode,
             reflector_cpu,
             reflector_malformed,
             resumed_after_ns,
             resumed_after_samples,
             resumed_checkpoint,
             resumed_parts,
+            simulated,
             size_bytes,
             target,
             threshold_ns,
@@ -176,6 +200,27 @@ pub struct FirstIterations {
     pub switch_ns: Option<Vec<Option<i64>>>,
 }
 
+/// gpio: the kernel thread that handles the measured line's interrupt (`irq/N-NAME`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpioIrqThread {
+    /// The CPU it last ran on.
+    pub cpu: u64,
+    /// Its `Cpus_allowed_list`.
+    pub cpus_allowed: String,
+    pub irq: u64,
+    /// Its name (`irq/45-latscope-812`).
+    pub name: String,
+    /// `fifo`, `rr` or `other` (empty: a policy latscope does not set).
+    pub policy: String,
+    pub priority: i64,
+    /// `--irq-priority`: its policy and priority before the run (`fifo 50`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_original: Option<String>,
+    /// `--irq-priority`: read back after the restore (equal to `priority_original`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_restored: Option<String>,
+}
+
 /// A present `null` as `Some(None)` (absent stays `None` through `default`).
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<u64>>, D::Error> {
     Option::<u64>::deserialize(d).map(Some)
@@ -193,8 +238,14 @@ optional_fields! {
         competitor_loops_per_s: f64,
         /// wake `response`: competitor threads.
         competitors: u64,
+        /// gpio: drives or answers whose set-values ioctl (or pull write) failed.
+        drive_errors: u64,
         /// net: a second reply for a datagram already answered.
         duplicated: u64,
+        /// gpio: edge events read from the line.
+        edge_events: u64,
+        /// gpio loopback: edges driven.
+        edges_driven: u64,
         /// wake `response`: its first iterations.
         first_iterations: FirstIterations,
         /// wake `response`: the cold first wake-up's response, ns (null: none).
@@ -208,6 +259,8 @@ optional_fields! {
         histogram_overflows: u64,
         /// `--trace` `remainder` part: samples whose `to_user` it holds (no rseq_update).
         includes_to_user_samples: u64,
+        /// gpio: the kernel thread of the line's interrupt, as found while measuring.
+        irq_thread: GpioIrqThread,
         /// wake `response`: measured iterations.
         iterations: u64,
         /// wake `response`: iterations, warm-up included.
@@ -224,6 +277,8 @@ optional_fields! {
         measured_ns: u64,
         /// wake `response`: wake-ups served together with the previous one.
         merged: u64,
+        /// gpio: edges the kernel's event buffer dropped (gaps in the events' seqno).
+        missed_edges: u64,
         /// `--trace` part: negative values counted as 0.
         negative_counted_as_zero: u64,
         /// net `round_trip`: replies without a kernel receive timestamp.
@@ -256,8 +311,13 @@ optional_fields! {
         sent: u64,
         /// wake `response`: iterations served, warm-up included.
         served_total: u64,
+        /// gpio: the input was driven through gpio-sim (`--drive sim`), not a wire.
+        simulated: bool,
         /// net: UDP payload size.
         size_bytes: u64,
+        /// gpio loopback: events stamped before the drive they were read after (an earlier
+        /// edge's, skipped).
+        stale_events: u64,
         /// wake `response`: wake-ups found no iteration to serve.
         stale_wakeups: u64,
         /// wake `call`: wake-ups sent to stop the wakee.
@@ -266,6 +326,8 @@ optional_fields! {
         threshold_ns: u64,
         /// `latscope cyclictest`: the thread's kernel id.
         tid: i32,
+        /// gpio loopback: driven edges with no event within the timeout.
+        timeouts: u64,
         /// Imported files: statistics the source did not provide (`Stat` names).
         unknown_stats: Vec<String>,
         /// wake `call`: wake calls that found the channel full.

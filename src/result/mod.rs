@@ -16,7 +16,7 @@ use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub use extras::{ParamsExtra, ThreadExtra};
+pub use extras::{GpioIrqThread, ParamsExtra, ThreadExtra};
 pub use metric::Metric;
 pub use probe_kind::ProbeKind;
 

@@ -1,4 +1,4 @@
-//! The probe a scenario ran (`timer`, `wake`, `net`, `noise`) as one type from plan to
+//! The probe a scenario ran (`timer`, `wake`, `net`, `noise`, `gpio`) as one type from plan to
 //! report: parsed once where the user names it, written as the same lowercase word.
 
 use serde::{Deserialize, Serialize};
@@ -11,6 +11,8 @@ pub enum ProbeKind {
     Wake,
     Net,
     Noise,
+    /// An external edge on a GPIO line and its answer (`latscope gpio`).
+    Gpio,
     /// An imported LAVA test set whose name starts with no probe's name (never measured
     /// by latscope, never typed by a user).
     Lava,
@@ -18,11 +20,12 @@ pub enum ProbeKind {
 
 impl ProbeKind {
     /// Every probe latscope measures with, in the order documented (not `Lava`).
-    pub const ALL: [ProbeKind; 4] = [
+    pub const ALL: [ProbeKind; 5] = [
         ProbeKind::Timer,
         ProbeKind::Wake,
         ProbeKind::Net,
         ProbeKind::Noise,
+        ProbeKind::Gpio,
     ];
 
     /// The word users type and the result file holds.
@@ -32,6 +35,7 @@ impl ProbeKind {
             ProbeKind::Wake => "wake",
             ProbeKind::Net => "net",
             ProbeKind::Noise => "noise",
+            ProbeKind::Gpio => "gpio",
             ProbeKind::Lava => "lava",
         }
     }
@@ -65,9 +69,10 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", k.name()));
             assert_eq!(serde_json::from_str::<ProbeKind>(&json).unwrap(), k);
         }
-        assert_eq!(ProbeKind::parse("gpio"), None);
+        assert_eq!(ProbeKind::parse("gpio"), Some(ProbeKind::Gpio));
+        assert_eq!(ProbeKind::parse("irq"), None);
         assert_eq!(ProbeKind::parse("lava"), None);
         assert_eq!(serde_json::to_string(&ProbeKind::Lava).unwrap(), "\"lava\"");
-        assert_eq!(ProbeKind::names(), "timer, wake, net, noise");
+        assert_eq!(ProbeKind::names(), "timer, wake, net, noise, gpio");
     }
 }

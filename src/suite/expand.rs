@@ -19,7 +19,7 @@ use crate::plan::net::{default_net_timing, net_scenarios, NetSweep};
 use crate::plan::wake::{wake_scenarios, WakeSweep};
 use crate::plan::{Plan, ScenarioPlan, TraceSettings};
 use crate::probe::noise::NoiseProbe;
-use crate::probe::timer::TimerProbe;
+use crate::probe::timer::{Method, TimerProbe};
 use crate::suite::SuiteSpec;
 use crate::sys::sched::Policy;
 use crate::warning::{Warning, WarningCode};
@@ -75,14 +75,14 @@ fn expand_block(
     let trace = match block.trace {
         TraceWish::Off => None,
         TraceWish::On => resolve_trace(request.trace.clone()).map_err(block.at("trace"))?,
-        TraceWish::Auto if matches!(block.axes, Axes::Net { .. }) => None,
+        TraceWish::Auto if matches!(block.axes, Axes::Net { .. } | Axes::Gpio { .. }) => None,
         TraceWish::Auto => suite.auto_trace.clone(),
     };
     // The CPUs this block's probe measures on (and shields with `isolate = true`).
     let cpus = base.settings.cpus.clone();
     let measured: Vec<usize> = match block.axes {
         Axes::Timer { .. } | Axes::Noise { .. } => cpus.clone(),
-        Axes::Wake { .. } => cpus.last().copied().into_iter().collect(),
+        Axes::Wake { .. } | Axes::Gpio { .. } => cpus.last().copied().into_iter().collect(),
         Axes::Net { .. } => cpus.first().copied().into_iter().collect(),
     };
     let (policies, shields, load_sets) =
@@ -189,32 +189,9 @@ fn expand_axes(
         Axes::Timer {
             methods,
             periods_ns,
-        } => {
-            for &method in methods {
-                for &period_ns in periods_ns {
-                    let probe = TimerProbe {
-                        method,
-                        period_ns,
-                        deadline_ns: period_ns,
-                        break_above_ns: None,
-                        distance_ns: 0,
-                        start: Default::default(),
-                        cyclictest: None,
-                    };
-                    out.extend(
-                        busy_checked_scenarios(
-                            vec![probe],
-                            common,
-                            force,
-                            trace,
-                            machine,
-                            warnings,
-                        )
-                        .map_err(block.at("methods"))?,
-                    );
-                }
-            }
-        }
+        } => out.extend(timer_scenarios(
+            block, methods, periods_ns, common, force, trace, machine, warnings,
+        )?),
         Axes::Wake { .. } => out.extend(wake_axes_scenarios(
             block, common, trace, machine, measured,
         )?),
@@ -249,6 +226,44 @@ fn expand_axes(
             out.extend(
                 busy_checked_scenarios(probes, common, force, trace, machine, warnings)
                     .map_err(block.at("policies"))?,
+            );
+        }
+        Axes::Gpio { typed, periods_ns } => out.extend(
+            super::gpio::gpio_scenarios(typed, periods_ns, common, trace, measured)
+                .map_err(block.at("gpio_in"))?,
+        ),
+    }
+    Ok(out)
+}
+
+/// A timer block's scenarios on one resolved policy × shield × load set: every method ×
+/// period, through the busy-wait check.
+#[allow(clippy::too_many_arguments)]
+fn timer_scenarios(
+    block: &BlockRequest,
+    methods: &[Method],
+    periods_ns: &[u64],
+    common: &CommonPlan,
+    force: bool,
+    trace: &Option<TraceSettings>,
+    machine: &Machine,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<ScenarioPlan>, UserError> {
+    let mut out = Vec::new();
+    for &method in methods {
+        for &period_ns in periods_ns {
+            let probe = TimerProbe {
+                method,
+                period_ns,
+                deadline_ns: period_ns,
+                break_above_ns: None,
+                distance_ns: 0,
+                start: Default::default(),
+                cyclictest: None,
+            };
+            out.extend(
+                busy_checked_scenarios(vec![probe], common, force, trace, machine, warnings)
+                    .map_err(block.at("methods"))?,
             );
         }
     }
@@ -314,7 +329,8 @@ fn wake_axes_scenarios(
 /// The matrix size is checked (more than MAX_SCENARIOS_WITHOUT_YES needs `--yes`) before
 /// any scenario is built.
 pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec, SuiteSize), UserError> {
-    let (origin, spec) = crate::suite::load_spec(args)?;
+    let (origin, mut spec) = crate::suite::load_spec(args)?;
+    super::gpio::gpio_lines(&mut spec, args);
     let request = check_suite(origin, &spec, &args.run.common)?;
     let size = request.size();
     check_size(&request.origin, size, args.yes)?;

@@ -4,6 +4,7 @@
 //! Plan.
 
 pub mod expand;
+pub mod gpio;
 pub mod plan;
 pub mod presets;
 
@@ -67,7 +68,7 @@ fn default_columns() -> Vec<String> {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MatrixEntry {
-    /// `timer`, `wake`, `net` or `noise`.
+    /// `timer`, `wake`, `net`, `noise` or `gpio`.
     #[serde(default = "default_probe")]
     pub probe: String,
     /// timer: wake-up methods (default `["clock-nanosleep"]`).
@@ -87,6 +88,12 @@ pub struct MatrixEntry {
     pub sizes: Option<Vec<SizeValue>>,
     /// noise: gap thresholds (default `["1us"]`).
     pub thresholds: Option<Vec<String>>,
+    /// gpio: the input line (`GPIO17`, `gpiochip0:17`).
+    pub gpio_in: Option<String>,
+    /// gpio: the output line (loopback: wired to `gpio_in`; respond: the answer).
+    pub gpio_out: Option<String>,
+    /// gpio: `wire` (default) or `sim` (gpio-sim's pull file, simulated).
+    pub drive: Option<String>,
     /// Load specs; `none` = no load; `a + b` = several loads at once; `{cpus}` is
     /// replaced by the measured CPUs.
     #[serde(default = "default_loads")]

@@ -10,6 +10,7 @@ use crate::plan::common::{
     check_common, check_raw_capacity, check_trace, duration_in_range, invalid, parse_policy_spec,
     CommonRequest, MAX_PERIOD_NS, MIN_PERIOD_NS,
 };
+use crate::plan::gpio::GpioTyped;
 use crate::plan::net::net_sizes;
 use crate::plan::timer::RAW_BYTES_PER_SAMPLE;
 use crate::plan::wake::{parse_competitors, RAW_BYTES_PER_ITERATION as WAKE_RAW_BYTES};
@@ -24,15 +25,18 @@ use crate::sys::sched::Policy;
 pub const MAX_SCENARIOS_WITHOUT_YES: u128 = 10_000;
 
 /// Each probe-specific axis and the probes that have it.
-const PROBE_AXES: [(&str, &[ProbeKind]); 8] = [
+const PROBE_AXES: [(&str, &[ProbeKind]); 11] = [
     ("methods", &[ProbeKind::Timer]),
-    ("periods", &[ProbeKind::Timer]),
+    ("periods", &[ProbeKind::Timer, ProbeKind::Gpio]),
     ("mechanisms", &[ProbeKind::Wake]),
     ("competitors", &[ProbeKind::Wake]),
     ("placements", &[ProbeKind::Wake]),
     ("intervals", &[ProbeKind::Wake, ProbeKind::Net]),
     ("sizes", &[ProbeKind::Net]),
     ("thresholds", &[ProbeKind::Noise]),
+    ("gpio_in", &[ProbeKind::Gpio]),
+    ("gpio_out", &[ProbeKind::Gpio]),
+    ("drive", &[ProbeKind::Gpio]),
 ];
 
 /// A guess of one flood round trip over loopback, for the duration estimate only.
@@ -82,6 +86,11 @@ pub(super) enum Axes {
     Noise {
         thresholds_ns: Vec<u64>,
     },
+    /// suite/gpio.rs: the lines and options as `latscope gpio` checks them.
+    Gpio {
+        typed: Box<GpioTyped>,
+        periods_ns: Vec<u64>,
+    },
 }
 
 impl Axes {
@@ -108,6 +117,7 @@ impl Axes {
                 intervals_ns,
             } => sizes.len() as u128 * intervals_ns.len() as u128,
             Axes::Noise { thresholds_ns } => thresholds_ns.len() as u128,
+            Axes::Gpio { periods_ns, .. } => periods_ns.len() as u128,
         }
     }
 
@@ -152,6 +162,7 @@ impl Axes {
             }
             // Noise counts gaps, not periods: a sample bound is a guess of one per ms.
             Axes::Noise { thresholds_ns } => thresholds_ns.len() as u128 * per(1_000_000),
+            Axes::Gpio { periods_ns, .. } => periods_ns.iter().map(|&p| per(p)).sum::<u128>(),
         }
     }
 }
@@ -233,7 +244,7 @@ fn in_plan(place: &str, key: &str) -> impl Fn(UserError) -> UserError {
 }
 
 /// Which probe-specific keys a block gave.
-fn given_axes(entry: &MatrixEntry) -> [(&'static str, bool); 8] {
+fn given_axes(entry: &MatrixEntry) -> [(&'static str, bool); 11] {
     let given = [
         entry.methods.is_some(),
         entry.periods.is_some(),
@@ -243,8 +254,11 @@ fn given_axes(entry: &MatrixEntry) -> [(&'static str, bool); 8] {
         entry.intervals.is_some(),
         entry.sizes.is_some(),
         entry.thresholds.is_some(),
+        entry.gpio_in.is_some(),
+        entry.gpio_out.is_some(),
+        entry.drive.is_some(),
     ];
-    let mut out = [("", false); 8];
+    let mut out = [("", false); 11];
     for (i, (key, _)) in PROBE_AXES.iter().enumerate() {
         out[i] = (key, given[i]);
     }
@@ -292,6 +306,7 @@ fn check_axes(
         ProbeKind::Wake => wake_axes(entry, common, keep_raw, place),
         ProbeKind::Net => net_axes(entry, place),
         ProbeKind::Noise => noise_axes(entry, place),
+        ProbeKind::Gpio => gpio_axes(entry, place),
         ProbeKind::Lava => Err(in_plan(place, "probe")(invalid(
             "probe",
             probe.name(),
@@ -437,6 +452,23 @@ fn noise_axes(entry: &MatrixEntry, place: &str) -> Result<Axes, UserError> {
     }
     Ok(Axes::Noise {
         thresholds_ns: non_empty("thresholds", thresholds_ns).map_err(at("thresholds"))?,
+    })
+}
+
+/// A gpio block's lines (suite/gpio.rs) and periods.
+fn gpio_axes(entry: &MatrixEntry, place: &str) -> Result<Axes, UserError> {
+    let at = |key: &str| in_plan(place, key);
+    let typed = super::gpio::gpio_block(entry).map_err(|(key, e)| at(key)(e))?;
+    let mut periods_ns = Vec::new();
+    for text in list_or(&entry.periods, &["1ms"]) {
+        periods_ns.push(
+            duration_in_range("periods", &text, 1_000, 10_000, MAX_PERIOD_NS)
+                .map_err(at("periods"))?,
+        );
+    }
+    Ok(Axes::Gpio {
+        typed: Box::new(typed),
+        periods_ns: non_empty("periods", periods_ns).map_err(at("periods"))?,
     })
 }
 

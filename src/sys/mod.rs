@@ -11,6 +11,7 @@ pub mod fifo;
 pub mod filelock;
 pub mod flat_vec;
 pub mod futex;
+pub mod gpio;
 pub mod host_files;
 pub mod irq;
 pub mod math_symbols;

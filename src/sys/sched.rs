@@ -137,3 +137,20 @@ pub fn try_policy(policy: Policy, priority: i32) -> io::Result<()> {
         .join()
         .unwrap_or_else(|_| Err(io::Error::other("the scratch thread panicked")))
 }
+
+/// Task `tid`'s policy and priority (None when it is gone or runs under a policy latscope
+/// does not set, such as SCHED_BATCH or SCHED_DEADLINE).
+pub fn task_policy(tid: libc::pid_t) -> Option<(Policy, i32)> {
+    // SAFETY: a plain query of another task's policy; -1 on error.
+    let raw = unsafe { libc::sched_getscheduler(tid) };
+    let policy = match raw {
+        libc::SCHED_OTHER => Policy::Other,
+        libc::SCHED_FIFO => Policy::Fifo,
+        libc::SCHED_RR => Policy::Rr,
+        _ => return None,
+    };
+    let mut param = param_with_priority(0);
+    // SAFETY: the kernel writes one sched_param into `param`, owned by this frame.
+    let rc = unsafe { libc::sched_getparam(tid, &mut param) };
+    (rc == 0).then_some((policy, param.sched_priority))
+}

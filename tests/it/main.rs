@@ -18,6 +18,7 @@ mod cyclictest_parity;
 mod doctor;
 mod exit_items;
 mod exit_paths;
+mod gpio;
 mod html_browser;
 mod injected_stall;
 mod interrupt;
@@ -58,6 +59,7 @@ fn main() {
         ("cyclictest_dropin", cyclictest_dropin::cases),
         ("cyclictest_parity", cyclictest_parity::cases),
         ("doctor", doctor::cases),
+        ("gpio", gpio::cases),
         ("exit_items", exit_items::cases),
         ("exit_paths", exit_paths::cases),
         ("html_browser", html_browser::cases),

@@ -69,9 +69,11 @@ for flavour in $kernels; do
     (cd "$cache" && rm -f "${pkg}"_*.deb && apt-get download -q "$pkg" >/dev/null)
     rm -rf "$cache/$pkg.part"
     mkdir -p "$cache/$pkg.part"
-    # Only what the ramdisk job needs: the kernel and its e1000 driver (8 MB of 400).
+    # Only what the ramdisk job needs: the kernel and its e1000 driver (8 MB of 400), and
+    # configfs.ko for the GPIO lab (contrib/gpio-lab/run.sh shares this cache).
     dpkg-deb --fsys-tarfile "$cache/${pkg}"_*.deb \
-      | tar -x -C "$cache/$pkg.part" --wildcards './boot/vmlinuz-*' '*/e1000/e1000.ko'
+      | tar -x -C "$cache/$pkg.part" --wildcards './boot/vmlinuz-*' '*/e1000/e1000.ko' \
+        '*/fs/configfs/configfs.ko'
     rm -f "$cache/${pkg}"_*.deb
     mv "$cache/$pkg.part" "$cache/$pkg"
   fi

@@ -151,6 +151,8 @@ pub fn analyze(
                 }
             }
             ProbeKind::Noise => noise_thread(&ctx, t, &rows, n, &mut sink),
+            // No split of a GPIO edge yet: its samples count as not joined.
+            ProbeKind::Gpio => {}
             ProbeKind::Wake | ProbeKind::Net | ProbeKind::Lava => {
                 let first = output
                     .threads

@@ -102,7 +102,7 @@ pub fn probe_events(kind: ProbeKind) -> Vec<&'static str> {
         ProbeKind::Timer => TIMER_SPLIT_EVENTS,
         ProbeKind::Wake => WAKE_SPLIT_EVENTS,
         ProbeKind::Noise => &[],
-        ProbeKind::Net | ProbeKind::Lava => return DEFAULT_EVENTS.to_vec(),
+        ProbeKind::Net | ProbeKind::Gpio | ProbeKind::Lava => return DEFAULT_EVENTS.to_vec(),
     };
     let wake_path: &[&str] = if kind == ProbeKind::Timer {
         &[]

@@ -1,0 +1,317 @@
+//! `latscope gpio` (issue 24). Here (no gpiolib): the one-line refusal and its exit code.
+//! In the GPIO lab (contrib/gpio-lab/run.sh: Debian's stock and PREEMPT_RT kernels under
+//! QEMU with gpio-sim built for them), one boot per kernel runs contrib/gpio-lab/checks.sh
+//! and this judges what it printed: N stimuli give N samples and 0 missed, a stopped
+//! reader's exact missed count, ordered positive stages (per sample, from --raw), the
+//! response line read back through gpio-sim, the IRQ thread found with its priority set
+//! and restored, and PREEMPT_RT on the RT guest. Counts and order only: under emulation
+//! the figures are emulation noise.
+
+use crate::common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::process::Command;
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case("refuses_without_gpio", refuses_without_gpio).unless(has_gpio()),
+        case("bad_input_names_the_value", bad_input_names_the_value),
+        case("lab_stock_kernel", lab_stock_kernel).unless(lab_unavailable("stock")),
+        case("lab_rt_kernel", lab_rt_kernel).unless(lab_unavailable("rt")),
+    ]
+}
+
+fn has_gpio() -> Option<String> {
+    latscope::sys::gpio::chip_paths().first().map(|p| {
+        format!(
+            "this machine has GPIO chips ({}): the refusal is for machines without",
+            p.display()
+        )
+    })
+}
+
+/// Why the lab cannot boot `kernel` here (None: it can): run.sh --check's answer (root,
+/// qemu, a static busybox, gcc/make, and either its downloads cached or apt's mirror
+/// reachable).
+fn lab_unavailable(kernel: &str) -> Option<String> {
+    let out = Command::new(format!(
+        "{}/contrib/gpio-lab/run.sh",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .args(["--kernel", kernel, "--check"])
+    .output();
+    match out {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(format!(
+            "the GPIO lab cannot boot here: {}{}",
+            String::from_utf8_lossy(&o.stdout).trim(),
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Some(format!("contrib/gpio-lab/run.sh --check: {e}")),
+    }
+}
+
+fn refuses_without_gpio() {
+    for args in [
+        &["gpio", "--list"][..],
+        &["gpio", "--in", "GPIO17", "--out", "GPIO27"],
+    ] {
+        let out = latscope().args(args).output().expect("run latscope");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(8), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.contains("no /dev/gpiochip*"), "{stderr}");
+    }
+}
+
+fn bad_input_names_the_value() {
+    for (args, needle) in [
+        (&["gpio", "--in", "gpiochip0:"][..], "'gpiochip0:'"),
+        (
+            &["gpio", "--in", "GPIO17", "--event-buffer", "0"],
+            "1 to 4096",
+        ),
+        (
+            &["gpio", "--in", "GPIO17", "--irq-priority", "100"],
+            "1 to 99",
+        ),
+        (&["gpio", "--in", "GPIO17", "--mode", "loopback"], "--out"),
+        (&["gpio", "--in", "GPIO17", "--period", "5us"], "--period"),
+    ] {
+        let out = latscope().args(args).output().expect("run latscope");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
+
+/// What checks.sh printed: sections by name, facts by name.
+struct LabOutput {
+    sections: BTreeMap<String, String>,
+    facts: BTreeMap<String, String>,
+    console: String,
+}
+
+fn boot(kernel: &str) -> LabOutput {
+    // QEMU under TCG takes both CPUs: no latency test measures beside it.
+    let _lock = latency_lock();
+    let out = Command::new(format!(
+        "{}/contrib/gpio-lab/run.sh",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .args(["--kernel", kernel, "--", "sh", "/lab/checks.sh"])
+    .env("LATSCOPE", latscope_path())
+    .output()
+    .expect("run contrib/gpio-lab/run.sh");
+    let console = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    // Kept for a failing judgement's reader (the panic messages quote parts of it).
+    let _ = std::fs::write(
+        std::env::temp_dir().join(format!("latscope-gpio-lab-{kernel}.txt")),
+        &console,
+    );
+    assert!(
+        out.status.success(),
+        "run.sh --kernel {kernel}: {:?}\n{console}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut sections = BTreeMap::new();
+    let mut facts = BTreeMap::new();
+    let mut current: Option<(String, String)> = None;
+    for line in console.lines() {
+        if let Some(name) = line
+            .strip_prefix("=== BEGIN ")
+            .and_then(|l| l.strip_suffix(" ==="))
+        {
+            current = Some((name.to_string(), String::new()));
+        } else if line.starts_with("=== END ") {
+            if let Some((name, text)) = current.take() {
+                sections.insert(name, text);
+            }
+        } else if let Some((_, text)) = current.as_mut() {
+            text.push_str(line);
+            text.push('\n');
+        } else if let Some((k, v)) = line.strip_prefix("fact ").and_then(|f| f.split_once('=')) {
+            facts.insert(k.to_string(), v.to_string());
+        }
+    }
+    LabOutput {
+        sections,
+        facts,
+        console,
+    }
+}
+
+impl LabOutput {
+    fn json(&self, name: &str) -> Value {
+        let text = self
+            .sections
+            .get(name)
+            .unwrap_or_else(|| panic!("no section {name}:\n{}", self.console));
+        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"))
+    }
+    fn fact(&self, name: &str) -> &str {
+        self.facts
+            .get(name)
+            .unwrap_or_else(|| panic!("no fact {name}:\n{}", self.console))
+    }
+    /// The thread of `metric` in the first scenario of section `name`.
+    fn thread(&self, name: &str, metric: &str) -> Value {
+        let run = self.json(name);
+        run["scenarios"][0]["threads"]
+            .as_array()
+            .expect("threads")
+            .iter()
+            .find(|t| t["metric"] == metric)
+            .unwrap_or_else(|| panic!("{name}: no {metric} thread: {run}"))
+            .clone()
+    }
+}
+
+fn lab_stock_kernel() {
+    let lab = boot("stock");
+    judge(&lab);
+    assert!(
+        !lab.fact("kernel").contains("PREEMPT_RT"),
+        "{}",
+        lab.fact("kernel")
+    );
+}
+
+fn lab_rt_kernel() {
+    let lab = boot("rt");
+    judge(&lab);
+    assert!(
+        lab.fact("kernel").contains("PREEMPT_RT"),
+        "{}",
+        lab.fact("kernel")
+    );
+    let model = lab.json("counts")["system"]["preemption_model"].clone();
+    assert!(
+        model.to_string().to_lowercase().contains("rt"),
+        "latscope's model: {model}"
+    );
+}
+
+fn judge(lab: &LabOutput) {
+    assert_eq!(lab.fact("list_rc"), "0");
+    let list = &lab.sections["list"];
+    assert!(
+        list.contains("sim-in") && list.contains("sim-out"),
+        "{list}"
+    );
+    counts_and_order(lab);
+    stopped_reader(lab);
+    response_line(lab);
+    irq_thread(lab);
+    killed(lab);
+    study(lab);
+}
+
+/// SIGKILL during a run with --checkpoint: `report` shows the partial scenario (its
+/// samples so far, ordered percentiles, marked partial).
+fn killed(lab: &LabOutput) {
+    assert_eq!(lab.fact("killed_rc"), "137", "{}", lab.console);
+    assert_eq!(lab.fact("killed_report_rc"), "0", "{}", lab.console);
+    let run = lab.json("killed");
+    let part = &run["scenarios"][0];
+    assert_eq!(part["partial"], true, "{part}");
+    assert_eq!(part["probe"], "gpio", "{part}");
+    let th = &part["threads"][0];
+    let samples = th["samples"].as_u64().unwrap();
+    assert!(samples > 0, "{th}");
+    let p = |k: &str| th[k].as_u64().unwrap();
+    assert!(
+        p("min_ns") <= p("p50_ns") && p("p50_ns") <= p("max_ns"),
+        "{th}"
+    );
+    let table = &lab.sections["killed_table"];
+    assert!(table.contains("(partial)"), "{table}");
+    assert!(table.contains(&samples.to_string()), "{table}");
+}
+
+/// `suite --preset irq-response --gpio-in sim-in --gpio-drive sim`: a row per load, each
+/// the simulated GPIO loopback's total, and no note saying the timer was used.
+fn study(lab: &LabOutput) {
+    assert_eq!(lab.fact("study_rc"), "0", "{}", lab.console);
+    let md = &lab.sections["study"];
+    for load in ["none (idle)", "net", "io", "serial:115200"] {
+        assert!(
+            md.lines()
+                .any(|l| l.starts_with(&format!("| {load} | GPIO loopback-simulated total |"))),
+            "no gpio row for {load}:\n{md}"
+        );
+    }
+    assert!(!md.contains("the interrupt is the timer's"), "{md}");
+}
+
+/// 300 driven edges: 300 samples per stage, 0 missed, and per sample t0 < t1 < t2.
+fn counts_and_order(lab: &LabOutput) {
+    assert_eq!(lab.fact("counts_rc"), "0", "{}", lab.console);
+    let run = lab.json("counts");
+    assert_eq!(
+        run["scenarios"][0]["params"]["method"], "loopback-simulated",
+        "labelled simulated"
+    );
+    for metric in ["drive_to_irq", "irq_to_user", "total"] {
+        let t = lab.thread("counts", metric);
+        assert_eq!(t["samples"], 300, "{metric}: {t}");
+        assert_eq!(t["missed"], 0, "{metric}: {t}");
+        assert_eq!(t["extra"]["missed_edges"], 0, "{metric}: {t}");
+        assert_eq!(t["extra"]["timeouts"], 0, "{metric}: {t}");
+        assert!(t["min_ns"].as_u64().unwrap() > 0, "{metric}: {t}");
+    }
+    // The probe's warnings are the scenario's; the run's are the machine's.
+    let warnings = format!("{}{}", run["warnings"], run["scenarios"][0]["warnings"]);
+    assert!(warnings.contains("gpio_simulated"), "{warnings}");
+    let raw = lab.sections.get("counts_raw").expect("raw section");
+    let path = std::env::temp_dir().join(format!("gpio-raw-{}.csv", std::process::id()));
+    // The section ends with the blank line checks.sh prints after every file.
+    std::fs::write(&path, raw.trim_end()).unwrap();
+    let d2i = raw_rows(&path, "drive_to_irq");
+    let i2u = raw_rows(&path, "irq_to_user");
+    let total = raw_rows(&path, "total");
+    let _ = std::fs::remove_file(&path);
+    assert_eq!((d2i.len(), i2u.len(), total.len()), (300, 300, 300));
+    for ((a, b), t) in d2i.iter().zip(&i2u).zip(&total) {
+        assert_eq!(a[0], t[0], "one edge per row (same drive stamp)");
+        assert!(a[1] > 0 && b[1] > 0, "stages positive: {a:?} {b:?}");
+        assert_eq!(a[1] + b[1], t[1], "drive→irq + irq→user = total");
+    }
+}
+
+/// 130 edges: 20 read, 100 while stopped into a buffer of 8, 10 after: 38 samples, 92 missed.
+fn stopped_reader(lab: &LabOutput) {
+    assert_eq!(lab.fact("stopped_rc"), "130", "{}", lab.console);
+    let t = lab.thread("stopped", "irq_to_user");
+    let samples = t["samples"].as_u64().unwrap();
+    let missed = t["extra"]["missed_edges"].as_u64().unwrap();
+    assert_eq!(samples + missed, 130, "every edge counted: {t}");
+    assert_eq!((samples, missed), (38, 92), "{t}");
+    assert_eq!(t["missed"], 92, "{t}");
+}
+
+/// The answer follows the input (both edges): gpio-sim's value of sim-out read back.
+fn response_line(lab: &LabOutput) {
+    assert_eq!(lab.fact("respond_rc"), "130", "{}", lab.console);
+    assert_eq!(lab.fact("respond_values"), "1010");
+    let t = lab.thread("respond", "user_to_output");
+    assert_eq!(t["samples"], 4, "{t}");
+}
+
+/// The IRQ thread: found, FIFO 70 while measuring (seen in /proc), put back after.
+fn irq_thread(lab: &LabOutput) {
+    assert_eq!(lab.fact("irq_rc"), "130", "{}", lab.console);
+    // policy 1 = SCHED_FIFO, rt_priority 70.
+    assert_eq!(lab.fact("irq_thread_during"), "1 70");
+    let t = lab.thread("irq", "total");
+    let e = &t["extra"]["irq_thread"];
+    assert!(e["name"].as_str().unwrap().starts_with("irq/"), "{e}");
+    assert_eq!(e["priority"], 70, "{e}");
+    assert_eq!(e["policy"], "fifo", "{e}");
+    assert_eq!(e["priority_restored"], e["priority_original"], "{e}");
+    assert!(
+        e["priority_original"].as_str().unwrap().starts_with("fifo"),
+        "{e}"
+    );
+}
