@@ -103,7 +103,12 @@ mod tests {
 
     fn size(text: &str) -> Result<u128, String> {
         let spec: SuiteSpec = toml::from_str(text).unwrap();
-        suite_size("plan.toml".into(), &spec, &CommonArgs::default())
+        // As clap fills it: the warm-up has a default there.
+        let args = CommonArgs {
+            warmup: "1s".into(),
+            ..CommonArgs::default()
+        };
+        suite_size("plan.toml".into(), &spec, &args)
             .map(|s| s.scenarios)
             .map_err(|e| e.to_string())
     }
