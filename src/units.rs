@@ -100,21 +100,48 @@ pub fn human_ns(ns: u64) -> String {
     }
 }
 
-/// Formats nanoseconds compactly for labels, in the unit syntax users type (`1ms`,
-/// `300us`, `1.5ms`, `10s`).
-pub fn compact_ns(ns: u64) -> String {
-    let (value, unit) = if ns >= 1_000_000_000 {
+/// `ns` in its largest whole unit: (value, unit), the microsecond written `micro`.
+fn scaled_ns(ns: u64, micro: &'static str) -> (f64, &'static str) {
+    if ns >= 1_000_000_000 {
         (ns as f64 / 1e9, "s")
     } else if ns >= 1_000_000 {
         (ns as f64 / 1e6, "ms")
     } else if ns >= 1_000 {
-        (ns as f64 / 1e3, "us")
+        (ns as f64 / 1e3, micro)
     } else {
         (ns as f64, "ns")
+    }
+}
+
+/// `value` with `digits` decimals, trailing zeros (and a bare point) dropped.
+fn trimmed(value: f64, digits: usize) -> String {
+    let text = format!("{value:.digits$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+/// Formats nanoseconds compactly for labels, in the unit syntax users type (`1ms`,
+/// `300us`, `1.5ms`, `10s`).
+pub fn compact_ns(ns: u64) -> String {
+    let (value, unit) = scaled_ns(ns, "us");
+    format!("{}{unit}", trimmed(value, 3))
+}
+
+/// A duration to three significant digits at most, spaced from its unit: `300 µs`,
+/// `1.4 ms`, `3 s` (the report's headline).
+pub fn spaced_ns(ns: u64) -> String {
+    let (value, unit) = scaled_ns(ns, "µs");
+    let digits = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
     };
-    let text = format!("{value:.3}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text}{unit}")
+    format!("{} {unit}", trimmed(value, digits))
 }
 
 /// Formats nanoseconds as µs with two decimals, or as ns when `in_ns`.

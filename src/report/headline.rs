@@ -8,32 +8,7 @@ use crate::stats::Stat;
 use crate::sys::cpu_list::format_cpu_list;
 use crate::warning::WarningCode;
 
-/// A duration in the one unit style of the headline: `300 µs`, `1.4 ms`, `3 s`.
-pub fn spaced_ns(ns: u64) -> String {
-    let (value, unit) = if ns >= 1_000_000_000 {
-        (ns as f64 / 1e9, "s")
-    } else if ns >= 1_000_000 {
-        (ns as f64 / 1e6, "ms")
-    } else if ns >= 1_000 {
-        (ns as f64 / 1e3, "µs")
-    } else {
-        (ns as f64, "ns")
-    };
-    let digits = if value >= 100.0 {
-        0
-    } else if value >= 10.0 {
-        1
-    } else {
-        2
-    };
-    let text = format!("{value:.digits$}");
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &text
-    };
-    format!("{text} {unit}")
-}
+use crate::units::spaced_ns;
 
 /// True when the scenario's threads ran at SCHED_OTHER although nobody asked for it
 /// (or as asked): the numbers then include time-sharing delays.
