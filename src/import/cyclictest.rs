@@ -468,33 +468,30 @@ fn scenarios_by_interval(
             cpus.sort_unstable();
             cpus.dedup();
             let warnings = warnings.take().unwrap_or_else(|| imported.clone());
+            let name = format!(
+                "timer {METHOD} {}",
+                crate::units::human_ns(period_ns).replace(' ', "")
+            );
+            let params = ScenarioParams {
+                method: METHOD.into(),
+                period_ns,
+                policy: meta.policy.clone(),
+                priority: meta.priority,
+                deadline_ns: period_ns,
+                samples: max_cycles,
+                cpus,
+                ..ScenarioParams::default()
+            };
             Scenario {
-                name: format!(
-                    "timer {METHOD} {}",
-                    crate::units::human_ns(period_ns).replace(' ', "")
-                ),
-                probe: crate::result::ProbeKind::Timer,
-                params: ScenarioParams {
-                    method: METHOD.into(),
-                    period_ns,
-                    policy: meta.policy.clone(),
-                    priority: meta.priority,
-                    deadline_ns: period_ns,
-                    samples: max_cycles,
-                    cpus,
-                    ..ScenarioParams::default()
-                },
-                interrupted: false,
-                started_at: meta.started.clone(),
                 elapsed_ns: max_cycles.saturating_mul(period_ns),
                 threads,
-                loads: Vec::new(),
-                isolation: None,
                 warnings,
-                time: None,
-                trace: None,
-                broke: None,
-                partial: false,
+                ..Scenario::new(
+                    name,
+                    crate::result::ProbeKind::Timer,
+                    params,
+                    meta.started.clone(),
+                )
             }
         })
         .collect()

@@ -230,22 +230,12 @@ fn scenario_named<'a>(scenarios: &'a mut Vec<Scenario>, name: &str) -> &'a mut S
         return &mut scenarios[i];
     }
     let (probe, params) = params_of(name);
-    scenarios.push(Scenario {
-        name: name.to_string(),
+    scenarios.push(Scenario::new(
+        name.to_string(),
         probe,
         params,
-        interrupted: false,
-        started_at: String::new(),
-        elapsed_ns: 0,
-        threads: Vec::new(),
-        loads: Vec::new(),
-        isolation: None,
-        warnings: Vec::new(),
-        time: None,
-        trace: None,
-        broke: None,
-        partial: false,
-    });
+        String::new(),
+    ));
     scenarios.last_mut().expect("just pushed")
 }
 

@@ -292,6 +292,28 @@ impl ThreadResult {
     }
 }
 
+impl Scenario {
+    /// A scenario that has measured nothing yet: no threads, loads, warnings or trace.
+    pub fn new(name: String, probe: ProbeKind, params: ScenarioParams, started_at: String) -> Self {
+        Self {
+            name,
+            probe,
+            params,
+            interrupted: false,
+            started_at,
+            elapsed_ns: 0,
+            threads: Vec::new(),
+            loads: Vec::new(),
+            isolation: None,
+            warnings: Vec::new(),
+            time: None,
+            trace: None,
+            broke: None,
+            partial: false,
+        }
+    }
+}
+
 impl Run {
     pub fn new(system: SystemInfo, command_line: Vec<String>) -> Self {
         let now = crate::result::rfc3339_now();

@@ -155,22 +155,7 @@ fn scenario_of(
     if let Some(b) = r.before {
         params.extra.merge(b.extra());
     }
-    Scenario {
-        name: r.name.clone(),
-        probe: r.sp.probe.kind(),
-        params,
-        interrupted: false,
-        started_at,
-        elapsed_ns: 0,
-        threads: Vec::new(),
-        loads: Vec::new(),
-        isolation: None,
-        warnings: Vec::new(),
-        time: None,
-        trace: None,
-        broke: None,
-        partial: false,
-    }
+    Scenario::new(r.name.clone(), r.sp.probe.kind(), params, started_at)
 }
 
 /// Stops the loads (if any) and returns what they achieved and their warnings.

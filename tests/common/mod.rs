@@ -330,14 +330,25 @@ pub fn run_cases(cases: Vec<Case>) -> ! {
                 eprintln!("SKIPPED {}: {reason}", c.name);
             }
             let run = c.run;
+            let name = c.name.clone();
             libtest_mimic::Trial::test(c.name, move || {
+                let start = std::time::Instant::now();
                 run();
+                report_slow(&name, start.elapsed());
                 Ok(())
             })
             .with_ignored_flag(c.skip.is_some())
         })
         .collect();
     libtest_mimic::run(&args, trials).exit()
+}
+
+/// Prints a test's wall time when it took over 10 s, so a CI log shows where its time goes
+/// (`grep '^SLOW'`).
+fn report_slow(name: &str, took: std::time::Duration) {
+    if took.as_secs() >= 10 {
+        eprintln!("SLOW {name}: {:.1} s", took.as_secs_f64());
+    }
 }
 
 /// Why a program is missing here (None when it is on PATH), with the package to install.
