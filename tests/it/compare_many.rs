@@ -31,6 +31,74 @@ fn row_cells(text: &str, item: &str, stat: &str) -> Vec<String> {
     panic!("no row {item} / {stat} in:\n{text}");
 }
 
+/// The rows of rt_cost_a/b.json's comparison, exact: item, statistic, A, B, change, judged.
+const RT_COST_ROWS: [(&str, &str, &str, &str, &str, &str); 8] = [
+    (
+        "UDP round trip 56 B flood",
+        "avg (µs)",
+        "100.00",
+        "109.00",
+        "+9.0 %",
+        "worse",
+    ),
+    (
+        "UDP round trip 56 B flood",
+        "max (µs)",
+        "200.00",
+        "150.00",
+        "\u{2212}25.0 %",
+        "better",
+    ),
+    (
+        "UDP round trip 4000 B flood",
+        "avg (µs)",
+        "200.00",
+        "230.00",
+        "+15.0 %",
+        "worse",
+    ),
+    (
+        "UDP round trip 8192 B flood",
+        "avg (µs)",
+        "400.00",
+        "440.00",
+        "+10.0 %",
+        "worse",
+    ),
+    (
+        "timer clock-nanosleep irq part",
+        "max (µs)",
+        "10.00",
+        "12.00",
+        "+20.0 %",
+        "worse",
+    ),
+    (
+        "timer clock-nanosleep irq part",
+        "min (µs)",
+        "1.00",
+        "1.00",
+        "0.0 %",
+        "",
+    ),
+    (
+        "net load throughput",
+        "throughput (MB/s)",
+        "1000",
+        "910",
+        "\u{2212}9.0 %",
+        "worse",
+    ),
+    (
+        "io load throughput",
+        "throughput (MB/s)",
+        "500",
+        "550",
+        "+10.0 %",
+        "better",
+    ),
+];
+
 fn rt_cost_compare_prints_the_percent_change_table_with_exact_figures() {
     let out = latscope()
         .arg("compare")
@@ -44,78 +112,14 @@ fn rt_cost_compare_prints_the_percent_change_table_with_exact_figures() {
         text.contains("Latency: higher is worse, so + is worse. Throughput: lower is worse, so \u{2212} is worse."),
         "the header states the sign convention:\n{text}"
     );
-    let expect = |item: &str, stat: &str, a: &str, b: &str, change: &str, judged: &str| {
+    for (item, stat, a, b, change, judged) in RT_COST_ROWS {
         let cells = row_cells(&text, item, stat);
         assert_eq!(
             cells[2..6],
             [a, b, change, judged],
             "{item} {stat}:\n{text}"
         );
-    };
-    expect(
-        "UDP round trip 56 B flood",
-        "avg (µs)",
-        "100.00",
-        "109.00",
-        "+9.0 %",
-        "worse",
-    );
-    expect(
-        "UDP round trip 56 B flood",
-        "max (µs)",
-        "200.00",
-        "150.00",
-        "\u{2212}25.0 %",
-        "better",
-    );
-    expect(
-        "UDP round trip 4000 B flood",
-        "avg (µs)",
-        "200.00",
-        "230.00",
-        "+15.0 %",
-        "worse",
-    );
-    expect(
-        "UDP round trip 8192 B flood",
-        "avg (µs)",
-        "400.00",
-        "440.00",
-        "+10.0 %",
-        "worse",
-    );
-    expect(
-        "timer clock-nanosleep irq part",
-        "max (µs)",
-        "10.00",
-        "12.00",
-        "+20.0 %",
-        "worse",
-    );
-    expect(
-        "timer clock-nanosleep irq part",
-        "min (µs)",
-        "1.00",
-        "1.00",
-        "0.0 %",
-        "",
-    );
-    expect(
-        "net load throughput",
-        "throughput (MB/s)",
-        "1000",
-        "910",
-        "\u{2212}9.0 %",
-        "worse",
-    );
-    expect(
-        "io load throughput",
-        "throughput (MB/s)",
-        "500",
-        "550",
-        "+10.0 %",
-        "better",
-    );
+    }
     assert!(
         text.contains("B (PREEMPT_RT) costs 9.0 % of net load throughput (1000 \u{2192} 910 MB/s)"),
         "{text}"

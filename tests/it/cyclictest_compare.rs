@@ -24,6 +24,33 @@ fn cyclictest(cpu: usize, histogram: bool, json: &std::path::Path) {
     );
 }
 
+/// The converted run of a cyclictest JSON with a histogram: timer probe, method marked as
+/// cyclictest, histogram kept. Returns its minimum (ns).
+fn assert_imported(ct: &std::path::Path, cpu: usize) -> u64 {
+    let run = latscope::import::cyclictest::load_any(ct).unwrap();
+    let sc = &run.scenarios[0];
+    assert_eq!(sc.probe, latscope::result::ProbeKind::Timer);
+    assert_eq!(sc.params.method, "clock-nanosleep (cyclictest)");
+    assert_eq!(sc.params.period_ns, 1_000_000);
+    let th = &sc.threads[0];
+    assert_eq!(th.cpu, cpu);
+    assert_eq!(th.summary.samples, 1000);
+    assert!(!th.histogram.is_empty());
+    let counted: u64 = th.histogram.iter().map(|b| b[1]).sum();
+    assert_eq!(
+        counted, 1000,
+        "every cycle in the histogram (overflows at the max)"
+    );
+    assert!(th.summary.min_ns <= th.summary.p50_ns && th.summary.p50_ns <= th.summary.p99_ns);
+    assert!(th.summary.p99_ns <= th.summary.max_ns);
+    // The median is inside the histogram; percentiles beyond it would be marked unknown.
+    assert!(!latscope::report::stat_unknown(
+        th,
+        latscope::stats::Stat::P50
+    ));
+    th.summary.min_ns
+}
+
 fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     let _lock = common::latency_lock();
     let cpu = usable_cpu();
@@ -49,28 +76,7 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
         .assert()
         .success();
 
-    // The converted run: timer probe, method marked as cyclictest, histogram kept.
-    let run = latscope::import::cyclictest::load_any(&ct).unwrap();
-    let sc = &run.scenarios[0];
-    assert_eq!(sc.probe, latscope::result::ProbeKind::Timer);
-    assert_eq!(sc.params.method, "clock-nanosleep (cyclictest)");
-    assert_eq!(sc.params.period_ns, 1_000_000);
-    let th = &sc.threads[0];
-    assert_eq!(th.cpu, cpu);
-    assert_eq!(th.summary.samples, 1000);
-    assert!(!th.histogram.is_empty());
-    let counted: u64 = th.histogram.iter().map(|b| b[1]).sum();
-    assert_eq!(
-        counted, 1000,
-        "every cycle in the histogram (overflows at the max)"
-    );
-    assert!(th.summary.min_ns <= th.summary.p50_ns && th.summary.p50_ns <= th.summary.p99_ns);
-    assert!(th.summary.p99_ns <= th.summary.max_ns);
-    // The median is inside the histogram; percentiles beyond it would be marked unknown.
-    assert!(!latscope::report::stat_unknown(
-        th,
-        latscope::stats::Stat::P50
-    ));
+    let ct_min = assert_imported(&ct, cpu) as f64;
 
     let out = common::latscope()
         .arg("compare")
@@ -101,7 +107,6 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     // Both tools see the same machine: minima within an order of magnitude.
     let latscope_run = latscope::result::Run::load(&ls).unwrap();
     let ls_min = latscope_run.scenarios[0].threads[0].summary.min_ns as f64;
-    let ct_min = th.summary.min_ns as f64;
     assert!(
         ls_min / ct_min < 10.0 && ct_min / ls_min < 10.0,
         "min {ls_min} vs {ct_min}"

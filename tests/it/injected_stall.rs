@@ -49,20 +49,7 @@ fn injected_3ms_stall_is_seen_with_its_length_and_count() {
     let rows = raw_rows(raw.path(), "latency");
     assert_eq!(rows.len() as u64, t["samples"].as_u64().unwrap());
 
-    // The missed periods are those the deadlines skipped, and nothing else.
-    let skipped: Vec<u64> = rows.iter().map(|r| r[1] / PERIOD_NS).collect();
-    for (k, w) in rows.windows(2).enumerate() {
-        assert_eq!(
-            w[1][0] - w[0][0],
-            (1 + skipped[k]) * PERIOD_NS,
-            "row {k}: deadlines off the grid"
-        );
-    }
-    assert_eq!(
-        skipped.iter().sum::<u64>(),
-        t["missed"].as_u64().unwrap(),
-        "missed = the periods the deadlines skipped"
-    );
+    let skipped = skipped_periods(&rows, t);
 
     // The stalls that fell wholly inside the measured window.
     let inside: Vec<(u64, u64)> = stalls
@@ -82,10 +69,58 @@ fn injected_3ms_stall_is_seen_with_its_length_and_count() {
     let rest = unmatched(rows.len(), &matched);
     let rest_latency: Vec<u64> = rest.iter().map(|&i| rows[i][1]).collect();
     let wake_cost = quantile(&rest_latency, 0.5);
+    let (excesses, disturbed_count) = judge_stalls(cpu, &inside, &matched, &rows, &skipped);
+    print_stall_excess(&excesses, "woke after its end by");
+    assert_one_sample_per_stall(&matched);
+    let host: Vec<u64> = rest_latency
+        .iter()
+        .copied()
+        .filter(|&l| l >= 500_000)
+        .collect();
+    eprintln!(
+        "{} stalls matched ({disturbed_count} overlapped by the noise maker); wake cost (median of the {} other samples) {} µs; samples of 0.5 ms or more that no stall made (the host's): {}, largest {} µs",
+        inside.len(),
+        rest.len(),
+        wake_cost / 1000,
+        host.len(),
+        host.iter().max().copied().unwrap_or(0) / 1000
+    );
+}
+
+/// The periods each row's deadline skipped after it (`--raw` rows are on the period's grid),
+/// checked to sum to the run's missed count: the missed periods are those the deadlines
+/// skipped, and nothing else.
+fn skipped_periods(rows: &[[u64; 2]], thread: &serde_json::Value) -> Vec<u64> {
+    let skipped: Vec<u64> = rows.iter().map(|r| r[1] / PERIOD_NS).collect();
+    for (k, w) in rows.windows(2).enumerate() {
+        assert_eq!(
+            w[1][0] - w[0][0],
+            (1 + skipped[k]) * PERIOD_NS,
+            "row {k}: deadlines off the grid"
+        );
+    }
+    assert_eq!(
+        skipped.iter().sum::<u64>(),
+        thread["missed"].as_u64().unwrap(),
+        "missed = the periods the deadlines skipped"
+    );
+    skipped
+}
+
+/// Judges each stall's sample: it woke after the stall ended, skipped the periods the stall
+/// covered and no more than passed. Returns each undisturbed stall's excess (woke after its
+/// end by) and how many a logged noise-maker stall overlapped (their length not judged).
+fn judge_stalls(
+    cpu: usize,
+    inside: &[(u64, u64)],
+    matched: &[Option<usize>],
+    rows: &[[u64; 2]],
+    skipped: &[u64],
+) -> (Vec<(usize, u64)>, usize) {
     let known = known_disturbances();
     let mut disturbed_count = 0;
     let mut excesses = Vec::new();
-    for (n, (&(s, e), m)) in inside.iter().zip(&matched).enumerate() {
+    for (n, (&(s, e), m)) in inside.iter().zip(matched).enumerate() {
         let i = m.unwrap_or_else(|| panic!("stall {n} [{s}, {e}] made no sample"));
         let [deadline, latency] = rows[i];
         let woke = deadline + latency;
@@ -120,21 +155,7 @@ fn injected_3ms_stall_is_seen_with_its_length_and_count() {
             "stall {n}: more periods skipped than passed"
         );
     }
-    print_stall_excess(&excesses, "woke after its end by");
-    assert_one_sample_per_stall(&matched);
-    let host: Vec<u64> = rest_latency
-        .iter()
-        .copied()
-        .filter(|&l| l >= 500_000)
-        .collect();
-    eprintln!(
-        "{} stalls matched ({disturbed_count} overlapped by the noise maker); wake cost (median of the {} other samples) {} µs; samples of 0.5 ms or more that no stall made (the host's): {}, largest {} µs",
-        inside.len(),
-        rest.len(),
-        wake_cost / 1000,
-        host.len(),
-        host.iter().max().copied().unwrap_or(0) / 1000
-    );
+    (excesses, disturbed_count)
 }
 
 fn raw_deadlines_are_on_the_grid_and_inside_the_run_window() {
@@ -183,39 +204,7 @@ fn raw_deadlines_are_on_the_grid_and_inside_the_run_window() {
             rows[0][0], start,
             "{method}: row 0 is the window's first deadline"
         );
-        // Row k's deadline = start + (k + periods skipped so far) × period, exactly; the
-        // skipped periods of timerfd and posix-timer come from the kernel's expiration
-        // count, so their sum must match the JSON's missed count.
-        let mut skipped_so_far = 0;
-        for (k, w) in rows.windows(2).enumerate() {
-            assert_eq!(
-                w[0][0],
-                start + (k as u64 + skipped_so_far) * 500_000,
-                "{method}: row {k}"
-            );
-            skipped_so_far += (w[1][0] - w[0][0]) / 500_000 - 1;
-        }
-        // The last sample skips the periods it was late for, as far as they were due
-        // before the run's end (start + 1 s): there is no next row to show them.
-        let [last_deadline, last_latency] = *rows.last().unwrap();
-        let due_after_last = (start + 1_000_000_000).saturating_sub(last_deadline + 1) / 500_000;
-        if method == "clock-nanosleep" {
-            skipped_so_far += (last_latency / 500_000).min(due_after_last);
-        } else {
-            // The kernel's expiration count says how many; it is at least what passed.
-            let counted = t["missed"].as_u64().unwrap() - skipped_so_far;
-            assert!(
-                counted <= due_after_last,
-                "{method}: {counted} missed after the last row"
-            );
-            assert!(counted + 1 >= (last_latency / 500_000).min(due_after_last));
-            skipped_so_far += counted;
-        }
-        assert_eq!(
-            skipped_so_far,
-            t["missed"].as_u64().unwrap(),
-            "{method}: missed = periods skipped between rows"
-        );
+        assert_missed_are_the_skipped_periods(method, &rows, start, t);
         for r in &rows {
             assert!(
                 r[0] >= start && r[0] + r[1] <= end,
@@ -223,6 +212,47 @@ fn raw_deadlines_are_on_the_grid_and_inside_the_run_window() {
             );
         }
     }
+}
+
+/// Row k's deadline = start + (k + periods skipped so far) × period, exactly; the skipped
+/// periods of timerfd and posix-timer come from the kernel's expiration count, so their sum
+/// must match the JSON's missed count.
+fn assert_missed_are_the_skipped_periods(
+    method: &str,
+    rows: &[[u64; 2]],
+    start: u64,
+    t: &serde_json::Value,
+) {
+    let mut skipped_so_far = 0;
+    for (k, w) in rows.windows(2).enumerate() {
+        assert_eq!(
+            w[0][0],
+            start + (k as u64 + skipped_so_far) * 500_000,
+            "{method}: row {k}"
+        );
+        skipped_so_far += (w[1][0] - w[0][0]) / 500_000 - 1;
+    }
+    // The last sample skips the periods it was late for, as far as they were due
+    // before the run's end (start + 1 s): there is no next row to show them.
+    let [last_deadline, last_latency] = *rows.last().unwrap();
+    let due_after_last = (start + 1_000_000_000).saturating_sub(last_deadline + 1) / 500_000;
+    if method == "clock-nanosleep" {
+        skipped_so_far += (last_latency / 500_000).min(due_after_last);
+    } else {
+        // The kernel's expiration count says how many; it is at least what passed.
+        let counted = t["missed"].as_u64().unwrap() - skipped_so_far;
+        assert!(
+            counted <= due_after_last,
+            "{method}: {counted} missed after the last row"
+        );
+        assert!(counted + 1 >= (last_latency / 500_000).min(due_after_last));
+        skipped_so_far += counted;
+    }
+    assert_eq!(
+        skipped_so_far,
+        t["missed"].as_u64().unwrap(),
+        "{method}: missed = periods skipped between rows"
+    );
 }
 
 /// This module's tests, for tests/it/main.rs.

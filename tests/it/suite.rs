@@ -158,7 +158,13 @@ fn interrupted_suite_resumes_where_it_stopped() {
         .arg("--resume")
         .assert()
         .success();
-    let done: serde_json::Value = common::read_result(&json).unwrap();
+    assert_resumed_completes(&first, &json);
+}
+
+/// The resumed run completes the interrupted one: the scenario cut short stays as its
+/// measured part, the rest complete it, and what was measured before is kept.
+fn assert_resumed_completes(first: &serde_json::Value, json: &std::path::Path) {
+    let done: serde_json::Value = common::read_result(json).unwrap();
     assert_eq!(done["interrupted"], false);
     let all = done["scenarios"].as_array().unwrap();
     // The scenario cut short stays as its measured part; the rest complete it.

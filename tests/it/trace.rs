@@ -377,24 +377,22 @@ fn break_above(trace: bool) {
     assert_eq!(broke["break_above_ns"].as_u64(), Some(BREAK_NS), "{broke}");
     assert_eq!(broke["cpu"].as_u64(), Some(cpu as u64), "{broke}");
     assert!(lat > BREAK_NS, "broke at {lat} ns, not above 2 ms: {broke}");
-    // The run stopped right after the breaking sample: it is the last one measured.
     let samples = raw_samples(&raw);
-    let after = samples.iter().filter(|s| s[0] > at).count();
-    assert_eq!(after, 0, "{after} samples after the break at {at}");
-    assert_eq!(
-        samples.last(),
-        Some(&[at, lat]),
-        "last raw sample is not the break"
-    );
-    assert!(
-        samples[..samples.len() - 1]
-            .iter()
-            .all(|s| s[1] <= BREAK_NS),
-        "an earlier sample was above 2 ms"
-    );
-    // Whose sample broke the run, by timestamp: each stall inside the measured window is
-    // matched to the sample overlapping it most (its first sample is >= 2.5 ms late, so
-    // above 2 ms). A stall that began before the window (in the warm-up) made no sample.
+    assert_the_break_is_the_last_sample(&samples, at, lat);
+    let stall = stall_that_broke(&samples, &stalls, at, lat);
+    assert_break_traced(trace, sc, at, lat, stall.is_some(), tid, pid);
+}
+
+/// Whose sample broke the run, by timestamp: each stall inside the measured window is
+/// matched to the sample overlapping it most (its first sample is >= 2.5 ms late, so above
+/// 2 ms). A stall that began before the window (in the warm-up) made no sample. Returns the
+/// stall that made the breaking (last) sample, None for a host stop before any stall.
+fn stall_that_broke(
+    samples: &[[u64; 2]],
+    stalls: &[(u64, u64)],
+    at: u64,
+    lat: u64,
+) -> Option<(u64, u64)> {
     let spans: Vec<SampleSpan> = samples.iter().copied().map(SampleSpan::of_row).collect();
     let inside: Vec<(u64, u64)> = stalls
         .iter()
@@ -427,6 +425,37 @@ fn break_above(trace: bool) {
             panic!("the stall {s}..{e} began before the break at {at}+{lat} yet did not break")
         }
     }
+    stall.copied()
+}
+
+/// The run stopped right after the breaking sample: it is the last one measured.
+fn assert_the_break_is_the_last_sample(samples: &[[u64; 2]], at: u64, lat: u64) {
+    let after = samples.iter().filter(|s| s[0] > at).count();
+    assert_eq!(after, 0, "{after} samples after the break at {at}");
+    assert_eq!(
+        samples.last(),
+        Some(&[at, lat]),
+        "last raw sample is not the break"
+    );
+    assert!(
+        samples[..samples.len() - 1]
+            .iter()
+            .all(|s| s[1] <= BREAK_NS),
+        "an earlier sample was above 2 ms"
+    );
+}
+
+/// With --trace the breaking sample is the worst spike, attributed to stall-inj when it is
+/// the stall's, and the trace instance is gone; without, the result holds no trace.
+fn assert_break_traced(
+    trace: bool,
+    sc: &serde_json::Value,
+    at: u64,
+    lat: u64,
+    on_stall: bool,
+    tid: i64,
+    pid: u32,
+) {
     if trace {
         let tr = &sc["trace"];
         let worst = &tr["spikes"][0];
@@ -436,7 +465,7 @@ fn break_above(trace: bool) {
             Some(lat),
             "worst spike: {worst}"
         );
-        if stall.is_some() {
+        if on_stall {
             let causes = worst["causes"].as_array().unwrap();
             let c = causes
                 .iter()
