@@ -103,6 +103,13 @@ fact killed_report_rc $?
 section killed_table /tmp/killed.txt
 section killed /tmp/killed-report.json
 
+stamp traced
+# --trace splits every edge: joined by its kernel stamp, parts summing to irq→user.
+latscope gpio --in sim-in --drive sim --period 2ms -l 30 --warmup 0 -q --trace \
+  --export-json /tmp/traced.json >/dev/null
+fact traced_rc $?
+section traced /tmp/traced.json
+
 stamp study
 # The interrupt-response study on the simulated line: its table per load.
 latscope suite --preset irq-response --gpio-in sim-in --gpio-drive sim --samples 200 \

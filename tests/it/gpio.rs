@@ -205,7 +205,39 @@ fn judge(lab: &LabOutput) {
     response_line(lab);
     irq_thread(lab);
     killed(lab);
+    traced(lab);
     study(lab);
+}
+
+/// `gpio --trace`: all 30 edges joined, each part's sum equal to irq→user's (the parts'
+/// sums, from their means, within a nanosecond per sample of rounding).
+fn traced(lab: &LabOutput) {
+    assert_eq!(lab.fact("traced_rc"), "0", "{}", lab.console);
+    let run = lab.json("traced");
+    let sc = &run["scenarios"][0];
+    let th = &sc["trace"]["threads"][0];
+    assert_eq!(th["samples_total"], 30, "{th}");
+    assert_eq!(th["samples_joined"], 30, "{th}");
+    let parts = th["parts"].as_array().expect("parts");
+    let names: Vec<&str> = parts
+        .iter()
+        .map(|p| p["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["irq_thread", "to_wakeup", "switch", "to_user", "remainder"],
+        "{th}"
+    );
+    let sum = |t: &Value| t["mean_ns"].as_f64().unwrap() * t["samples"].as_f64().unwrap();
+    let total = sum(&lab.thread("traced", "irq_to_user"));
+    let parts_sum: f64 = parts.iter().map(sum).sum();
+    assert!(
+        (total - parts_sum).abs() <= 30.0,
+        "{total} vs {parts_sum}: {th}"
+    );
+    for p in parts {
+        assert_eq!(p["samples"], 30, "every part measured on every edge: {p}");
+    }
 }
 
 /// SIGKILL during a run with --checkpoint: `report` shows the partial scenario (its

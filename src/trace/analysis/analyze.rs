@@ -1,6 +1,6 @@
 //! The bridge from a recording and the probe's samples to `scenario.trace`: the timer split
 //! and attribution (split, attribution), noise gap classes (noise_classify), the wake split
-//! (wake_split), each part's full statistics, `--raw` split columns, and the worst spike's
+//! (wake_split; the GPIO edge's in analyze_gpio.rs), each part's full statistics, `--raw` split columns, and the worst spike's
 //! events and timeline. Timer and wake spikes are both accounted by account.rs; every task
 //! cause also gets its whole run slice (`ran_ns`, from the run slices below).
 
@@ -39,14 +39,23 @@ fn samples(kind: ProbeKind, output: &ProbeOutput) -> Vec<(usize, &crate::result:
     output
         .raw
         .iter()
-        .filter(|r| kind != ProbeKind::Wake || r.metric == Metric::Response)
+        .filter(|r| match kind {
+            ProbeKind::Wake => r.metric == Metric::Response,
+            ProbeKind::Gpio => r.metric == Metric::IrqToUser,
+            _ => true,
+        })
         .map(|r| (r.cpu, r))
         .collect()
 }
 
 /// Full statistics of one split part (negative values, possible only for `remainder`
 /// within the clock slack, count as 0 and are noted).
-fn part_result(cpu: usize, method: &str, name: Metric, values: &[(u64, i64)]) -> ThreadResult {
+pub(crate) fn part_result(
+    cpu: usize,
+    method: &str,
+    name: Metric,
+    values: &[(u64, i64)],
+) -> ThreadResult {
     let config = RecorderConfig {
         deadline_ns: u64::MAX,
         series_seconds: 1,
@@ -68,19 +77,19 @@ fn part_result(cpu: usize, method: &str, name: Metric, values: &[(u64, i64)]) ->
 }
 
 /// What every thread's analysis reads.
-struct Ctx<'a> {
-    tl: &'a Timeline<'a>,
-    threshold: Threshold,
+pub(crate) struct Ctx<'a> {
+    pub tl: &'a Timeline<'a>,
+    pub threshold: Threshold,
     /// The scenario's method: the label of the parts.
-    method: &'a str,
+    pub method: &'a str,
 }
 
 /// Where a thread's analysis puts what the scenario's trace shows.
-struct Sink<'a> {
-    threshold_ns: &'a mut u64,
-    cause_summary: &'a mut Vec<CauseSummary>,
+pub(crate) struct Sink<'a> {
+    pub threshold_ns: &'a mut u64,
+    pub cause_summary: &'a mut Vec<CauseSummary>,
     /// (spike, its window's start, end).
-    spikes: &'a mut Vec<(TraceSpike, u64, u64)>,
+    pub spikes: &'a mut Vec<(TraceSpike, u64, u64)>,
 }
 
 /// Each measuring thread's series: (cpu, index in `output.raw`).
@@ -151,8 +160,10 @@ pub fn analyze(
                 }
             }
             ProbeKind::Noise => noise_thread(&ctx, t, &rows, n, &mut sink),
-            // No split of a GPIO edge yet: its samples count as not joined.
-            ProbeKind::Gpio => {}
+            ProbeKind::Gpio => {
+                let samples = super::analyze_gpio::gpio_samples(&output.raw, t.cpu);
+                super::analyze_gpio::gpio_thread(&ctx, t, &samples, &mut sink);
+            }
             ProbeKind::Wake | ProbeKind::Net | ProbeKind::Lava => {
                 let first = output
                     .threads
@@ -349,7 +360,7 @@ fn wake_thread(
 }
 
 /// The part's samples whose value is a bound, and which (`lower`/`upper`), in its `extra`.
-fn mark_bound(part: &mut ThreadResult, bound: Bound, samples: u64) {
+pub(crate) fn mark_bound(part: &mut ThreadResult, bound: Bound, samples: u64) {
     if samples > 0 {
         part.extra.bound = Some(bound);
         part.extra.bounded_samples = Some(samples);
@@ -517,7 +528,7 @@ fn split_columns(raw: &mut crate::result::RawSeries, split: &TimerSplit, rows: u
 }
 
 /// A timer or wake spike as the result keeps it, with the interval it covers.
-fn trace_spike(cpu: usize, sp: &Spike, slices: &[Slice]) -> (TraceSpike, u64, u64) {
+pub(crate) fn trace_spike(cpu: usize, sp: &Spike, slices: &[Slice]) -> (TraceSpike, u64, u64) {
     let causes = sp
         .causes
         .iter()
@@ -562,7 +573,7 @@ fn cause_json(c: &Cause, slices: &[Slice], from: u64, to: u64) -> serde_json::Va
     v
 }
 
-fn merge_summary(out: &mut Vec<CauseSummary>, e: &SummaryEntry) {
+pub(crate) fn merge_summary(out: &mut Vec<CauseSummary>, e: &SummaryEntry) {
     match out.iter_mut().find(|c| c.cause == e.label) {
         Some(c) => {
             c.spikes += e.spikes;
