@@ -110,6 +110,12 @@ latscope gpio --in sim-in --drive sim --period 2ms -l 30 --warmup 0 -q --trace \
 fact traced_rc $?
 section traced /tmp/traced.json
 
+stamp hte
+# --event-clock hte on a kernel without a hardware timestamp engine: a clear refusal.
+latscope gpio --in sim-in --drive sim --event-clock hte -l 5 --warmup 0 -q >/dev/null 2>/tmp/hte.txt
+fact hte_rc $?
+section hte /tmp/hte.txt
+
 stamp study
 # The interrupt-response study on the simulated line: its table per load.
 latscope suite --preset irq-response --gpio-in sim-in --gpio-drive sim --samples 200 \

@@ -206,7 +206,18 @@ fn judge(lab: &LabOutput) {
     irq_thread(lab);
     killed(lab);
     traced(lab);
+    hte_refused(lab);
     study(lab);
+}
+
+/// `--event-clock hte` on Debian's kernels (CONFIG_HTE off): refused, naming the value,
+/// why and the fix.
+fn hte_refused(lab: &LabOutput) {
+    assert_ne!(lab.fact("hte_rc"), "0", "{}", lab.console);
+    let text = &lab.sections["hte"];
+    for part in ["--event-clock hte", "EOPNOTSUPP", "--event-clock monotonic"] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
 }
 
 /// `gpio --trace`: all 30 edges joined, each part's sum equal to irq→user's (the parts'
@@ -250,6 +261,8 @@ fn killed(lab: &LabOutput) {
     assert_eq!(part["partial"], true, "{part}");
     assert_eq!(part["probe"], "gpio", "{part}");
     let th = &part["threads"][0];
+    // Labelled as the finished loopback labels its live thread: total.
+    assert_eq!(th["metric"], "total", "{th}");
     let samples = th["samples"].as_u64().unwrap();
     assert!(samples > 0, "{th}");
     let p = |k: &str| th[k].as_u64().unwrap();

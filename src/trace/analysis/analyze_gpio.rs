@@ -1,16 +1,12 @@
 //! The bridge for the GPIO probe (analyze.rs does the others): each edge's t1 and t2 from
-//! its `--raw` series, the split into parts (gpio_split.rs) with their statistics and
-//! notes, and spikes of irq→user accounted as the wake probe's are.
+//! its `--raw` series, and the split's parts (gpio_split.rs) with their statistics and
+//! notes (analyze.rs splits and accounts the spikes as the wake probe's).
 
 use crate::result::extras::Bound;
 use crate::result::trace::{TraceThread, SWITCH_IN_PLACEMENT};
 use crate::result::{Metric, RawSeries};
-use crate::trace::analysis::account::SilenceBounds;
-use crate::trace::analysis::analyze::{
-    mark_bound, merge_summary, part_result, run_slices, trace_spike, Ctx, Sink,
-};
-use crate::trace::analysis::attribution::{attribute_response, summarize, Spike};
-use crate::trace::analysis::gpio_split::{split_gpio, GpioSample, GpioSplit};
+use crate::trace::analysis::gpio_split::{GpioSample, GpioSplit};
+use crate::trace::analysis::parts::{mark_bound, part_result};
 use std::collections::BTreeMap;
 
 /// The edges of the measuring thread on `cpu`: t1 and t2 of each. Loopback rows are
@@ -43,44 +39,10 @@ pub(crate) fn gpio_samples(raw: &[RawSeries], cpu: usize) -> Vec<GpioSample> {
         .collect()
 }
 
-/// The measuring thread: its edges split, the parts' statistics, spikes accounted (who
-/// held its CPU from t1 to t2).
-pub(crate) fn gpio_thread(ctx: &Ctx, t: &mut TraceThread, samples: &[GpioSample], sink: &mut Sink) {
-    let cpu = t.cpu as u32;
-    t.samples_total = samples.len() as u64;
-    let splits = split_gpio(ctx.tl, t.tid, samples, 2_000);
-    gpio_parts(t, &splits, ctx.method);
-    let values: Vec<u64> = splits.iter().map(|s| s.irq_to_user_ns).collect();
-    let limit = ctx.threshold.resolve(&values);
-    *sink.threshold_ns = limit;
-    let slices = run_slices(ctx.tl, ctx.tl.cpu(cpu));
-    let spikes: Vec<Spike> = splits
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.irq_to_user_ns > limit)
-        .map(|(i, s)| {
-            attribute_response(
-                ctx.tl,
-                cpu,
-                i,
-                s.irq_ns,
-                s.irq_to_user_ns,
-                t.tid,
-                SilenceBounds::default(),
-            )
-        })
-        .collect();
-    sink.spikes
-        .extend(spikes.iter().map(|sp| trace_spike(t.cpu, sp, &slices)));
-    for e in &summarize(&spikes).entries {
-        merge_summary(sink.cause_summary, e);
-    }
-}
-
 /// Join counts, parts and notes, as the wake probe's: `irq_thread` only from edges whose
 /// IRQ thread was seen running, `to_user` only where rseq_update was traced, `switch` a
 /// lower and `to_user` an upper bound where the switch-in was inferred.
-fn gpio_parts(t: &mut TraceThread, splits: &[GpioSplit], method: &str) {
+pub(crate) fn gpio_parts(t: &mut TraceThread, splits: &[GpioSplit], method: &str) {
     let mut why: BTreeMap<String, u64> = BTreeMap::new();
     let mut parts: [Vec<(u64, i64)>; 5] = Default::default();
     let (mut inferred, mut inferred_with_rseq, mut no_thread) = (0u64, 0u64, 0u64);

@@ -9,6 +9,7 @@ mod analyze_gpio;
 pub mod attribution;
 pub mod gpio_split;
 pub mod noise_classify;
+pub mod parts;
 pub mod split;
 pub mod text;
 pub mod threshold;
