@@ -220,15 +220,20 @@ fn hte_refused(lab: &LabOutput) {
     }
 }
 
-/// `gpio --trace`: all 30 edges joined, each part's sum equal to irq→user's (the parts'
-/// sums, from their means, within a nanosecond per sample of rounding).
+/// `gpio --trace`: every one of the 30 edges joined, or (the only other outcome here)
+/// read without the reader going to sleep (`NoWakeup`: the event was queued before its
+/// read; seen once in 30 on the RT guest); every part measured on each joined edge; the
+/// parts' sum within irq_to_user's sum (what the unjoined edges add) and above it less
+/// their largest possible share.
 fn traced(lab: &LabOutput) {
     assert_eq!(lab.fact("traced_rc"), "0", "{}", lab.console);
     let run = lab.json("traced");
-    let sc = &run["scenarios"][0];
-    let th = &sc["trace"]["threads"][0];
+    let th = &run["scenarios"][0]["trace"]["threads"][0];
     assert_eq!(th["samples_total"], 30, "{th}");
-    assert_eq!(th["samples_joined"], 30, "{th}");
+    let joined = th["samples_joined"].as_u64().unwrap();
+    let no_wakeup = th["not_joined"]["NoWakeup"].as_u64().unwrap_or(0);
+    assert_eq!(joined + no_wakeup, 30, "{th}");
+    assert!(joined >= 27, "{th}");
     let parts = th["parts"].as_array().expect("parts");
     let names: Vec<&str> = parts
         .iter()
@@ -239,16 +244,21 @@ fn traced(lab: &LabOutput) {
         ["irq_thread", "to_wakeup", "switch", "to_user", "remainder"],
         "{th}"
     );
+    for p in parts {
+        assert_eq!(
+            p["samples"], joined,
+            "every part measured on every joined edge: {p}"
+        );
+    }
     let sum = |t: &Value| t["mean_ns"].as_f64().unwrap() * t["samples"].as_f64().unwrap();
-    let total = sum(&lab.thread("traced", "irq_to_user"));
+    let i2u = lab.thread("traced", "irq_to_user");
+    let (total, max) = (sum(&i2u), i2u["max_ns"].as_f64().unwrap());
     let parts_sum: f64 = parts.iter().map(sum).sum();
+    assert!(parts_sum <= total + 30.0, "{total} vs {parts_sum}: {th}");
     assert!(
-        (total - parts_sum).abs() <= 30.0,
+        parts_sum + no_wakeup as f64 * max >= total - 30.0,
         "{total} vs {parts_sum}: {th}"
     );
-    for p in parts {
-        assert_eq!(p["samples"], 30, "every part measured on every edge: {p}");
-    }
 }
 
 /// SIGKILL during a run with --checkpoint: `report` shows the partial scenario (its
