@@ -103,6 +103,19 @@ fact killed_report_rc $?
 section killed_table /tmp/killed.txt
 section killed /tmp/killed-report.json
 
+stamp traced
+# --trace splits every edge: joined by its kernel stamp, parts summing to irq→user.
+latscope gpio --in sim-in --drive sim --period 2ms -l 30 --warmup 0 -q --trace \
+  --export-json /tmp/traced.json >/dev/null
+fact traced_rc $?
+section traced /tmp/traced.json
+
+stamp hte
+# --event-clock hte on a kernel without a hardware timestamp engine: a clear refusal.
+latscope gpio --in sim-in --drive sim --event-clock hte -l 5 --warmup 0 -q >/dev/null 2>/tmp/hte.txt
+fact hte_rc $?
+section hte /tmp/hte.txt
+
 stamp study
 # The interrupt-response study on the simulated line: its table per load.
 latscope suite --preset irq-response --gpio-in sim-in --gpio-drive sim --samples 200 \

@@ -30,6 +30,8 @@ pub enum Metric {
     WakeToRun,
     /// `--trace` split of a wake-up: the wake call to the sched_wakeup.
     ToWakeup,
+    /// `--trace` split of a GPIO edge: its IRQ stamp to its IRQ thread running.
+    IrqThread,
     /// `--trace` split of a wake-up: the sched_wakeup to the switch in.
     Switch,
     /// `--trace` split: the switch in to user space.
@@ -47,7 +49,7 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 17] = [
+    pub const ALL: [Metric; 18] = [
         Metric::Latency,
         Metric::Response,
         Metric::Call,
@@ -58,6 +60,7 @@ impl Metric {
         Metric::IrqLatency,
         Metric::WakeToRun,
         Metric::ToWakeup,
+        Metric::IrqThread,
         Metric::Switch,
         Metric::ToUser,
         Metric::Remainder,
@@ -80,6 +83,7 @@ impl Metric {
             Metric::IrqLatency => "irq_latency",
             Metric::WakeToRun => "wake_to_run",
             Metric::ToWakeup => "to_wakeup",
+            Metric::IrqThread => "irq_thread",
             Metric::Switch => "switch",
             Metric::ToUser => "to_user",
             Metric::Remainder => "remainder",

@@ -3,7 +3,7 @@
 //! `kill -9` loses at most that much of what `report` shows.
 
 use crate::result::journal::{self, Line, PartialLine};
-use crate::result::{Checkpoint, CheckpointThread, Scenario, ThreadResult};
+use crate::result::{Checkpoint, CheckpointThread, Metric, ProbeKind, Scenario, ThreadResult};
 use crate::stats::LiveStats;
 use std::fs::File;
 use std::path::PathBuf;
@@ -84,9 +84,10 @@ fn partial_line(source: &CheckpointSource, elapsed_ns: u64) -> PartialLine {
     scenario.partial = true;
     scenario.interrupted = true;
     scenario.elapsed_ns = elapsed_ns;
+    let metric = live_metric(scenario.probe, &scenario.params.method);
     scenario.threads = live
         .iter()
-        .map(|(cpu, s)| partial_thread(&scenario.params.method, *cpu, s))
+        .map(|(cpu, s)| partial_thread(&scenario.params.method, metric, *cpu, s))
         .collect();
     let threads = scenario
         .threads
@@ -111,17 +112,31 @@ fn partial_line(source: &CheckpointSource, elapsed_ns: u64) -> PartialLine {
     }
 }
 
+/// What a probe's live atomics measure (the Recorder it hands its `LiveStats`), so a
+/// checkpoint's thread is labelled as the finished result labels it: wake's wakee
+/// response, net's round trip, gpio's total (loopback) or irq→user (respond).
+fn live_metric(probe: ProbeKind, method: &str) -> Metric {
+    match probe {
+        ProbeKind::Timer | ProbeKind::Lava => Metric::Latency,
+        ProbeKind::Wake => Metric::Response,
+        ProbeKind::Net => Metric::RoundTrip,
+        ProbeKind::Noise => Metric::Gap,
+        ProbeKind::Gpio if method == "respond" => Metric::IrqToUser,
+        ProbeKind::Gpio => Metric::Total,
+    }
+}
+
 /// A thread's partial result: its live histogram's statistics (percentiles exact to the
 /// histogram's 0.1 %, mean and standard deviation from its buckets), the exact maximum,
 /// missed and overrun counts; without a live histogram, counts and maximum only, the
 /// others marked unknown (shown as `–`, never judged).
-fn partial_thread(method: &str, cpu: usize, live: &LiveStats) -> ThreadResult {
+fn partial_thread(method: &str, metric: Metric, cpu: usize, live: &LiveStats) -> ThreadResult {
     use crate::stats::summary::percentile;
     let max_ns = live.max_ns.load(Ordering::Relaxed);
     let mut th = ThreadResult {
         cpu,
         method: method.to_string(),
-        metric: crate::result::Metric::Latency,
+        metric,
         summary: crate::stats::Summary {
             samples: live.samples.load(Ordering::Relaxed),
             max_ns,

@@ -14,8 +14,12 @@ use crate::warning::{Warning, WarningCode};
 use anyhow::Context;
 use std::collections::BTreeMap;
 
-/// CPUs whose events the analysis needs: the measured ones and, for wake, both threads'.
+/// CPUs whose events the analysis needs: the measured ones, for wake both threads', for
+/// gpio every CPU (the line's IRQ and its thread may run on any).
 pub fn traced_cpus(sp: &ScenarioPlan) -> Vec<usize> {
+    if sp.probe.kind() == ProbeKind::Gpio {
+        return crate::sys::affinity::online_cpus();
+    }
     let mut cpus = sp.settings.cpus.clone();
     let extra = sp.probe.extra_params();
     for c in [extra.waker_cpu, extra.wakee_cpu].into_iter().flatten() {
@@ -31,10 +35,16 @@ pub fn traced_cpus(sp: &ScenarioPlan) -> Vec<usize> {
 pub fn start(ts: &TraceSettings, sp: &ScenarioPlan) -> anyhow::Result<TraceSession> {
     let cpus = traced_cpus(sp);
     let online = crate::sys::affinity::online_cpus();
+    // Off the traced CPUs; gpio traces every CPU: off the measured ones.
+    let avoid = if sp.probe.kind() == ProbeKind::Gpio {
+        &sp.settings.cpus
+    } else {
+        &cpus
+    };
     let drain_cpus: Vec<usize> = online
         .iter()
         .copied()
-        .filter(|c| !cpus.contains(c))
+        .filter(|c| !avoid.contains(c))
         .collect();
     let cfg = TraceConfig {
         buffer_kb_per_cpu: ts.buffer_kb_per_cpu,

@@ -164,6 +164,43 @@ fn summaries_of_the_killed_run_mark_it_partial(json: &Path, samples: u64) {
     );
 }
 
+/// A killed wake run: `report` labels the partial thread as the finished run labels the
+/// wakee's (`response`, not the timer's `latency`), in its table and its JSON.
+fn killed_wake_labels_its_partial_thread_response() {
+    let _lock = latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("w.json");
+    let cpu = test_cpu().to_string();
+    let mut child = Command::new(latscope_path())
+        .args(["wake", "--mechanism", "eventfd", "--waker-cpu", "0"])
+        .args(["--wakee-cpu", &cpu, "-D", "60s", "--warmup", "0", "-q"])
+        .args(["--checkpoint", "200ms", "--export-json"])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_samples(&mut child, &json, 100);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let again = dir.path().join("again.json");
+    let out = latscope()
+        .arg("report")
+        .arg(&json)
+        .arg("--export-json")
+        .arg(&again)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}");
+    let run = read_result(&again).unwrap();
+    let th = &run["scenarios"][0]["threads"][0];
+    assert_eq!(run["scenarios"][0]["partial"], true, "{th}");
+    assert_eq!(th["metric"], "response", "{th}");
+    assert!(table.contains("response"), "{table}");
+    assert!(!table.contains("latency (partial)"), "{table}");
+}
+
 fn signal_int(child: &Child) {
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -172,5 +209,8 @@ fn signal_int(child: &Child) {
 }
 
 pub fn cases() -> Vec<common::Case> {
-    common::test_cases![killed_timer_reports_its_checkpoint_and_resumes]
+    common::test_cases![
+        killed_timer_reports_its_checkpoint_and_resumes,
+        killed_wake_labels_its_partial_thread_response
+    ]
 }

@@ -1,6 +1,6 @@
 //! The bridge from a recording and the probe's samples to `scenario.trace`: the timer split
 //! and attribution (split, attribution), noise gap classes (noise_classify), the wake split
-//! (wake_split), each part's full statistics, `--raw` split columns, and the worst spike's
+//! (wake_split; the GPIO edge's in analyze_gpio.rs), each part's full statistics, `--raw` split columns, and the worst spike's
 //! events and timeline. Timer and wake spikes are both accounted by account.rs; every task
 //! cause also gets its whole run slice (`ran_ns`, from the run slices below).
 
@@ -9,14 +9,15 @@ use crate::result::extras::{Bound, FirstIterations};
 use crate::result::trace::{
     CauseSummary, TimelineSpan, TraceResult, TraceSpike, TraceThread, SWITCH_IN_PLACEMENT,
 };
-use crate::result::{Metric, ProbeKind, ThreadResult};
-use crate::stats::{Recorder, RecorderConfig};
+use crate::result::{Metric, ProbeKind};
 use crate::trace::analysis::account::{Cause, CauseKind, SilenceBounds};
 use crate::trace::analysis::attribution::{
     attribute as attribute_split, attribute_response, summarize, AttributionConfig, Spike,
     SummaryEntry,
 };
+use crate::trace::analysis::gpio_split::{split_gpio, GpioSample};
 use crate::trace::analysis::noise_classify::{classify_gaps, NoiseGap};
+use crate::trace::analysis::parts::{mark_bound, part_result};
 use crate::trace::analysis::split::{
     split_timer, SampleSplit, SplitConfig, TimerMethod, TimerSample, TimerSplit,
 };
@@ -39,32 +40,13 @@ fn samples(kind: ProbeKind, output: &ProbeOutput) -> Vec<(usize, &crate::result:
     output
         .raw
         .iter()
-        .filter(|r| kind != ProbeKind::Wake || r.metric == Metric::Response)
+        .filter(|r| match kind {
+            ProbeKind::Wake => r.metric == Metric::Response,
+            ProbeKind::Gpio => r.metric == Metric::IrqToUser,
+            _ => true,
+        })
         .map(|r| (r.cpu, r))
         .collect()
-}
-
-/// Full statistics of one split part (negative values, possible only for `remainder`
-/// within the clock slack, count as 0 and are noted).
-fn part_result(cpu: usize, method: &str, name: Metric, values: &[(u64, i64)]) -> ThreadResult {
-    let config = RecorderConfig {
-        deadline_ns: u64::MAX,
-        series_seconds: 1,
-        raw_capacity: 0,
-    };
-    let mut rec = Recorder::standalone(&config);
-    rec.restart(values.first().map_or(0, |v| v.0));
-    let mut negative = 0u64;
-    for &(stamp, v) in values {
-        negative += u64::from(v < 0);
-        rec.record(stamp, stamp, v.max(0) as u64);
-    }
-    let mut tr = ThreadResult::from_recorder(cpu, method, name, &rec);
-    tr.per_second_max_ns.clear();
-    if negative > 0 {
-        tr.extra.negative_counted_as_zero = Some(negative);
-    }
-    tr
 }
 
 /// What every thread's analysis reads.
@@ -151,8 +133,10 @@ pub fn analyze(
                 }
             }
             ProbeKind::Noise => noise_thread(&ctx, t, &rows, n, &mut sink),
-            // No split of a GPIO edge yet: its samples count as not joined.
-            ProbeKind::Gpio => {}
+            ProbeKind::Gpio => {
+                let samples = super::analyze_gpio::gpio_samples(&output.raw, t.cpu);
+                gpio_thread(&ctx, t, &samples, &mut sink);
+            }
             ProbeKind::Wake | ProbeKind::Net | ProbeKind::Lava => {
                 let first = output
                     .threads
@@ -348,11 +332,37 @@ fn wake_thread(
     }
 }
 
-/// The part's samples whose value is a bound, and which (`lower`/`upper`), in its `extra`.
-fn mark_bound(part: &mut ThreadResult, bound: Bound, samples: u64) {
-    if samples > 0 {
-        part.extra.bound = Some(bound);
-        part.extra.bounded_samples = Some(samples);
+/// The measuring thread: its edges split, the parts' statistics, spikes accounted (who
+/// held its CPU from t1 to t2).
+fn gpio_thread(ctx: &Ctx, t: &mut TraceThread, samples: &[GpioSample], sink: &mut Sink) {
+    let cpu = t.cpu as u32;
+    t.samples_total = samples.len() as u64;
+    let splits = split_gpio(ctx.tl, t.tid, samples, 2_000);
+    super::analyze_gpio::gpio_parts(t, &splits, ctx.method);
+    let values: Vec<u64> = splits.iter().map(|s| s.irq_to_user_ns).collect();
+    let limit = ctx.threshold.resolve(&values);
+    *sink.threshold_ns = limit;
+    let slices = run_slices(ctx.tl, ctx.tl.cpu(cpu));
+    let spikes: Vec<Spike> = splits
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.irq_to_user_ns > limit)
+        .map(|(i, s)| {
+            attribute_response(
+                ctx.tl,
+                cpu,
+                i,
+                s.irq_ns,
+                s.irq_to_user_ns,
+                t.tid,
+                SilenceBounds::default(),
+            )
+        })
+        .collect();
+    sink.spikes
+        .extend(spikes.iter().map(|sp| trace_spike(t.cpu, sp, &slices)));
+    for e in &summarize(&spikes).entries {
+        merge_summary(sink.cause_summary, e);
     }
 }
 

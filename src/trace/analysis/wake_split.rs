@@ -129,11 +129,19 @@ pub fn add_first_iteration_switches(
     first_iterations.switch_not_joined = Some(why);
 }
 
-fn split_one(tl: &Timeline, tid: i32, s: WakeSample, slack_ns: u64) -> WakeSplit {
-    use WakeNotJoined::*;
-    let until = s.t1_ns + slack_ns;
-    let from = s.t0_ns.saturating_sub(slack_ns);
-    // The wakeup may be traced on either CPU: look on all, earliest after t0.
+/// What `find_wakeup` found of a thread's wake-up in a time range.
+pub(crate) struct FoundWakeup {
+    /// The earliest sched_waking of the thread.
+    pub waking_ns: Option<u64>,
+    /// The earliest sched_wakeup: (ts_ns, target CPU, index on that CPU).
+    pub wakeup: Option<(u64, u32, usize)>,
+    /// The trace's window over all CPUs (first, last event).
+    pub window: (u64, u64),
+}
+
+/// The first wake-up of `tid` in [from_ns, until_ns] on any CPU (the wakeup may be traced
+/// on the waker's CPU or on the target's).
+pub(crate) fn find_wakeup(tl: &Timeline, tid: i32, from_ns: u64, until_ns: u64) -> FoundWakeup {
     let mut waking = None::<u64>;
     let mut wakeup = None::<(u64, u32, usize)>;
     let (mut first, mut last) = (u64::MAX, 0);
@@ -142,9 +150,9 @@ fn split_one(tl: &Timeline, tid: i32, s: WakeSample, slack_ns: u64) -> WakeSplit
             first = first.min(a);
             last = last.max(b);
         }
-        let start = tl.index_at(cpu, from);
+        let start = tl.index_at(cpu, from_ns);
         for (i, e) in tl.cpu(cpu).iter().enumerate().skip(start) {
-            if e.ts_ns > until {
+            if e.ts_ns > until_ns {
                 break;
             }
             match &e.kind {
@@ -166,11 +174,24 @@ fn split_one(tl: &Timeline, tid: i32, s: WakeSample, slack_ns: u64) -> WakeSplit
             }
         }
     }
+    FoundWakeup {
+        waking_ns: waking,
+        wakeup,
+        window: (first, last),
+    }
+}
+
+fn split_one(tl: &Timeline, tid: i32, s: WakeSample, slack_ns: u64) -> WakeSplit {
+    use WakeNotJoined::*;
+    let until = s.t1_ns + slack_ns;
+    let from = s.t0_ns.saturating_sub(slack_ns);
+    let found = find_wakeup(tl, tid, from, until);
+    let (waking, (first, last)) = (found.waking_ns, found.window);
     if !(first <= s.t0_ns && s.t1_ns <= last) {
         return WakeSplit::unjoined(s, OutsideWindow);
     }
     let lost = tl.cpus().any(|c| tl.lost_in(c, from, until));
-    let Some((wakeup_ns, cpu, idx)) = wakeup else {
+    let Some((wakeup_ns, cpu, idx)) = found.wakeup else {
         return WakeSplit::unjoined(s, if lost { LostEvents } else { NoWakeup });
     };
     if lost {

@@ -102,7 +102,9 @@ pub fn probe_events(kind: ProbeKind) -> Vec<&'static str> {
         ProbeKind::Timer => TIMER_SPLIT_EVENTS,
         ProbeKind::Wake => WAKE_SPLIT_EVENTS,
         ProbeKind::Noise => &[],
-        ProbeKind::Net | ProbeKind::Gpio | ProbeKind::Lava => return DEFAULT_EVENTS.to_vec(),
+        // The GPIO split (gpio_split.rs) reads the wake split's events and the IRQ's.
+        ProbeKind::Gpio => WAKE_SPLIT_EVENTS,
+        ProbeKind::Net | ProbeKind::Lava => return DEFAULT_EVENTS.to_vec(),
     };
     let wake_path: &[&str] = if kind == ProbeKind::Timer {
         &[]
@@ -413,7 +415,12 @@ mod tests {
 
     #[test]
     fn probe_events_are_known_and_leave_the_wake_path_extras_out() {
-        for kind in [ProbeKind::Timer, ProbeKind::Wake, ProbeKind::Noise] {
+        for kind in [
+            ProbeKind::Timer,
+            ProbeKind::Wake,
+            ProbeKind::Noise,
+            ProbeKind::Gpio,
+        ] {
             let events = probe_events(kind);
             assert!(events.iter().all(|e| DEFAULT_EVENTS.contains(e)), "{kind}");
             for extra in [
