@@ -14,7 +14,7 @@ pub const RESAMPLES: usize = 1000;
 /// The seed: the same file gives the same interval on every run.
 pub const SEED: u64 = 0x1a75_c09e_2025;
 /// Order statistics drawn exactly up to this far from the top; deeper ones are approximated.
-pub const EXACT_UP_TO: u64 = 2000;
+pub const EXACT_UP_TO: u64 = 500;
 
 /// A 95 % interval of one statistic, in the histogram's unit (ns).
 #[derive(Debug, Clone, Copy, PartialEq)]
