@@ -140,6 +140,8 @@ pub struct Judgement {
     pub reasons: Vec<String>,
     /// The statistics that gave the verdict (none for unchanged).
     pub behind: Vec<Stat>,
+    /// The statistics the rule saw change inside the noise, when others decided.
+    pub noisy: Vec<Stat>,
 }
 
 /// Where a change the rule sees stands against the noise: None when either run has no
@@ -191,15 +193,24 @@ pub fn judge(
         (Verdict::Regressed, worse)
     } else if !better.is_empty() {
         (Verdict::Improved, better)
-    } else if !noisy.is_empty() {
-        (Verdict::WithinNoise, noisy)
     } else {
-        (Verdict::Unchanged, Vec::new())
+        let verdict = if noisy.is_empty() {
+            Verdict::Unchanged
+        } else {
+            Verdict::WithinNoise
+        };
+        (verdict, std::mem::take(&mut noisy))
     };
+    let mut reasons: Vec<String> = chosen.iter().map(|(_, r)| r.clone()).collect();
+    if !noisy.is_empty() {
+        let inside: Vec<&str> = noisy.iter().map(|(_, r)| r.as_str()).collect();
+        reasons.push(format!("within noise: {}", inside.join(", ")));
+    }
     Judgement {
         verdict,
         behind: chosen.iter().map(|(s, _)| *s).collect(),
-        reasons: chosen.into_iter().map(|(_, r)| r).collect(),
+        noisy: noisy.iter().map(|(s, _)| *s).collect(),
+        reasons,
     }
 }
 

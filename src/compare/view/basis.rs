@@ -147,12 +147,14 @@ pub fn noise_cell(cmp: &Comparison, row: usize, stat: Stat, in_ns: bool) -> Stri
 }
 
 /// The mark of `stat` in aligned row `row` against the first later run: `◀ regressed`,
-/// `◀ improved`, `◀ within noise` for the statistics behind the verdict, `judged` for
-/// the rest a rule judges, empty otherwise.
+/// `◀ improved`, `◀ within noise` for the statistics behind the verdict, `within noise`
+/// for a change inside the noise beside them, `judged` for the rest a rule judges, empty
+/// otherwise.
 pub fn mark(cmp: &Comparison, row: usize, stat: Stat) -> String {
     let judged = cmp.rules.iter().any(|r| r.stats.contains(&stat));
     match cmp.verdicts[row].first().and_then(Option::as_ref) {
         Some(j) if j.behind.contains(&stat) => format!("◀ {}", j.verdict),
+        Some(j) if j.noisy.contains(&stat) => "within noise".into(),
         _ if judged => "judged".into(),
         _ => String::new(),
     }

@@ -16,7 +16,7 @@ pub fn verdict_lines(cmp: &Comparison) -> Vec<(Option<Verdict>, String)> {
                     let why = match (j.reasons.is_empty(), j.verdict) {
                         (true, _) => String::new(),
                         (false, Verdict::WithinNoise) => format!(
-                            " ({}; the runs' 95 % intervals overlap)",
+                            " ({}: the runs' 95 % intervals overlap)",
                             j.reasons.join(", ")
                         ),
                         (false, _) => format!(" ({})", j.reasons.join(", ")),
