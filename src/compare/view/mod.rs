@@ -132,7 +132,8 @@ impl Reporter<Comparison<'_>> for ComparisonTableReporter {
             let _ = writeln!(out, "{} {role}: {l}", (b'A' + (i % 26) as u8) as char);
         }
         let (header, rows) = basis::context_table(cmp);
-        let t = crate::report::terminal_table::condensed_table(header, rows, 1);
+        // Words, left-aligned (no numeric column).
+        let t = crate::report::terminal_table::condensed_table(header, rows, usize::MAX);
         let _ = writeln!(out, "{t}");
         for line in basis::rule_lines(cmp) {
             let _ = writeln!(out, "{line}");
