@@ -363,12 +363,15 @@ pub struct RestoreArgs {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Scenarios are aligned by probe, method, period, loads, CPU and metric (a \
-method's parenthesized suffix such as `(cyclictest)` is ignored).\n\n\
+method's parenthesized suffix such as `(cyclictest)` is ignored; `--ignore` leaves axes \
+out). Nothing lined up is an error (exit code 9) naming the axes that differ.\n\n\
 Rule syntax: STATS:PERCENT[:ABSOLUTE], e.g. `p99.9,max:10%:5us` (the default): a \
 statistic regressed when it is worse than the first run by more than PERCENT and by more \
-than ABSOLUTE; improved when better by both. Give --rule several times to judge several \
+than ABSOLUTE and the two runs' 95 % bootstrap intervals (from each histogram, seeded) do \
+not overlap; improved when better by all three; \"within noise\" when the intervals overlap. Give --rule several times to judge several \
 groups; a scenario regressed when any rule says so.\n\nExamples:\n  latscope compare \
-base.json new.json\n  latscope compare base.json new.json --fail-on-regression --rule \
+base.json new.json\n  latscope compare idle.json loaded.json --ignore load     # idle against loaded\n  \
+latscope compare base.json new.json --fail-on-regression --rule \
 'max:20%:10us'\n  latscope compare latscope.json cyclictest.json --export-html cmp.html\n  \
 latscope compare a.json b.json c.json --by host --export-html boards.html   # one column per board\n  \
 latscope compare vanilla.json rt.json                # two rt-cost suite runs: the % change table\n\n\
@@ -386,6 +389,10 @@ pub struct CompareArgs {
     /// Regression rule(s): STATS:PERCENT[:ABSOLUTE]. [default: p99.9,max:10%:5us]
     #[arg(long, value_name = "RULE")]
     pub rule: Vec<String>,
+    /// Leave an axis out of the line-up (repeat or comma-separate), e.g. `--ignore load`
+    /// to compare an idle run with a loaded one.
+    #[arg(long, value_enum, value_name = "AXIS", value_delimiter = ',')]
+    pub ignore: Vec<crate::compare::IgnoreAxis>,
     /// Exit with code 3 when any scenario regressed.
     #[arg(long)]
     pub fail_on_regression: bool,

@@ -587,7 +587,7 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
     let by = Some(args.by.unwrap_or(crate::compare::multi::Axis::File));
     let arranged = crate::compare::multi::arrange(loaded, crate::compare::run_labels(&paths), by);
     let rules = vec![parse_rule(DEFAULT_RULE).map_err(UserError::Other)?];
-    let mut cmp = crate::compare::compare(arranged.columns.clone(), &arranged.runs, &rules);
+    let mut cmp = crate::compare::compare(arranged.columns.clone(), &arranged.runs, &rules, &[]);
     cmp.files = arranged.files.clone();
     cmp.axis = arranged.axis;
     for (reporter, path) in renderers {
@@ -642,16 +642,18 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
     let arranged =
         crate::compare::multi::arrange(loaded, crate::compare::run_labels(&args.inputs), args.by);
     let (runs, labels) = (&arranged.runs, arranged.columns.clone());
-    let mut cmp = crate::compare::compare(labels.clone(), runs, &rules);
+    let mut cmp = crate::compare::compare(labels.clone(), runs, &rules, &args.ignore);
     cmp.files = arranged.files.clone();
     cmp.axis = arranged.axis;
+    check_compared(&cmp)?;
     let to_stdout = exports.iter().any(|e| e.to_stdout());
     if !output.quiet {
+        // Through anstream: verdict colours only on a terminal, never with NO_COLOR.
         let text = view::ComparisonTableReporter { in_ns: output.ns }.render(&cmp)?;
         if to_stdout {
-            std::io::stderr().write_all(&text)?;
+            anstream::stderr().write_all(&text)?;
         } else {
-            std::io::stdout().write_all(&text)?;
+            anstream::stdout().write_all(&text)?;
         }
     }
     for (reporter, path) in renderers {
@@ -682,6 +684,19 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
     } else {
         EXIT_OK
     })
+}
+
+/// Nothing lined up is an error (exit code 9) naming the axes that differ; a later run
+/// with nothing lined up beside others that have is a warning.
+fn check_compared(cmp: &crate::compare::Comparison) -> anyhow::Result<()> {
+    if !cmp.compared_any() {
+        let why = crate::compare::nothing_lined_up_text(cmp, 1);
+        return Err(crate::error::UserError::NothingCompared(why).into());
+    }
+    for r in cmp.uncompared_runs() {
+        eprintln!("warning: {}", crate::compare::nothing_lined_up_text(cmp, r));
+    }
+    Ok(())
 }
 
 /// `--rule` values parsed (the default rule without any); a bad one is named.

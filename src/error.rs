@@ -25,6 +25,9 @@ pub const EXIT_WARNINGS: i32 = 1;
 pub const EXIT_NOT_READY: i32 = 7;
 /// This machine lacks what the command needs (`latscope gpio`: no /dev/gpiochip*).
 pub const EXIT_UNSUPPORTED: i32 = 8;
+/// `latscope compare`: no scenario of a later run lined up with one of the first, so
+/// nothing was compared (with or without `--fail-on-regression`).
+pub const EXIT_NOTHING_COMPARED: i32 = 9;
 /// Interrupted by Ctrl-C/SIGTERM; results up to then were reported and saved.
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// A second Ctrl-C: aborted at once after restoring the system.
@@ -32,7 +35,7 @@ pub const EXIT_ABORTED: i32 = 130;
 
 /// Every exit code with its meaning in a few words, for `--help` (which prints this
 /// list, so it cannot miss a code: issue 22, item 8).
-pub const EXIT_CODES: [(i32, &str); 10] = [
+pub const EXIT_CODES: [(i32, &str); 11] = [
     (EXIT_OK, "ok"),
     (EXIT_FAILURE, "runtime failure (doctor: warnings)"),
     (EXIT_USAGE, "bad input"),
@@ -50,6 +53,10 @@ pub const EXIT_CODES: [(i32, &str); 10] = [
     (
         EXIT_UNSUPPORTED,
         "this machine lacks what the probe needs (gpio: no /dev/gpiochip*)",
+    ),
+    (
+        EXIT_NOTHING_COMPARED,
+        "compare: nothing lined up, nothing compared",
     ),
     (
         EXIT_INTERRUPTED,
@@ -121,6 +128,9 @@ pub enum UserError {
     /// The machine lacks what the command needs (exit code 7).
     #[error("{0}")]
     Unsupported(String),
+    /// `compare`: nothing lined up (exit code 9); the message names the differing axes.
+    #[error("{0}")]
+    NothingCompared(String),
     #[error("{0}")]
     Other(String),
 }
@@ -133,6 +143,7 @@ impl UserError {
             UserError::Busy(_) => EXIT_BUSY,
             UserError::Unreachable { .. } => EXIT_UNREACHABLE,
             UserError::Unsupported(_) => EXIT_UNSUPPORTED,
+            UserError::NothingCompared(_) => EXIT_NOTHING_COMPARED,
             _ => EXIT_USAGE,
         }
     }

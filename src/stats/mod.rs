@@ -2,6 +2,7 @@
 //! (percentiles, mean, standard deviation) computed once a run has ended, and the Stat
 //! enum naming each statistic.
 
+pub mod bootstrap;
 pub mod fixed_buckets;
 pub mod live_histogram;
 pub mod prefault;

@@ -10,6 +10,7 @@ mod common;
 mod bad_input;
 mod bad_input_corpus;
 mod checkpoint;
+mod compare_ab;
 mod compare_many;
 mod cyclictest_compare;
 mod cyclictest_consumers;
@@ -53,6 +54,7 @@ fn main() {
         ("bad_input", bad_input::cases),
         ("bad_input_corpus", bad_input_corpus::cases),
         ("checkpoint", checkpoint::cases),
+        ("compare_ab", compare_ab::cases),
         ("compare_many", compare_many::cases),
         ("cyclictest_compare", cyclictest_compare::cases),
         ("cyclictest_consumers", cyclictest_consumers::cases),

@@ -162,7 +162,7 @@ fn compare_finds_regressions_improvements_and_no_change() {
     let v = verdicts(&out);
     assert_eq!(v.len(), 11, "{out}");
     assert!(v.iter().all(|l| l.starts_with("REGRESSED:")), "{out}");
-    assert!(out.contains("REGRESSED: timer clock-nanosleep 1.00ms cpu0 in run_regressed.json (p99.9 +16.00 µs (×1.50), max +350.00 µs (×1.50))"), "{out}");
+    assert!(out.contains("REGRESSED: timer clock-nanosleep 1.00ms cpu0 in run_regressed.json (p99.9 +16.00 µs (×1.50), within noise: max +350.00 µs (×1.50))"), "{out}");
 
     let (_, out, _) = compare(&["run.json", "run_improved.json"], &[]);
     assert!(

@@ -2,6 +2,7 @@
 //! terminal tables and verdicts, Markdown, CSV (one row per aligned scenario × CPU ×
 //! statistic × run) and HTML with overlaid histograms.
 
+pub mod basis;
 pub mod change;
 pub mod multi;
 pub mod verdicts;
@@ -62,9 +63,11 @@ fn value_text(stat: Stat, v: Option<f64>, in_ns: bool) -> String {
     }
 }
 
-/// Per aligned row: the header and one row per statistic (value per run, then change and
-/// ratio for each later run).
-pub fn table(cmp: &Comparison, a: &Aligned, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>) {
+/// Per aligned row (`row` of `cmp.aligned`): the header and one row per statistic (value
+/// per run, then change and ratio for each later run, then the runs' 95 % intervals and
+/// the rule's mark: `◀ regressed` on the statistics behind the verdict).
+pub fn table(cmp: &Comparison, row: usize, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>) {
+    let a: &Aligned = &cmp.aligned[row];
     let unit = if in_ns { "ns" } else { "µs" };
     let mut header = vec![format!("statistic ({unit})")];
     for (r, l) in cmp.labels.iter().enumerate() {
@@ -74,6 +77,8 @@ pub fn table(cmp: &Comparison, a: &Aligned, in_ns: bool) -> (Vec<String>, Vec<Ve
             header.push("ratio".into());
         }
     }
+    header.push("95 % interval".into());
+    header.push("rule".into());
     let mut rows = Vec::new();
     let mut samples = vec!["samples".to_string()];
     for (r, e) in a.entries.iter().enumerate() {
@@ -82,28 +87,31 @@ pub fn table(cmp: &Comparison, a: &Aligned, in_ns: bool) -> (Vec<String>, Vec<Ve
             samples.extend(["".into(), "".into()]);
         }
     }
+    samples.extend(["".into(), "".into()]);
     rows.push(samples);
     for stat in STATS {
         let base = a.entries[0].and_then(|(_, t)| cell(t, stat));
-        let mut row = vec![stat.to_string()];
+        let mut cells = vec![stat.to_string()];
         for (r, e) in a.entries.iter().enumerate() {
             let v = e.and_then(|(_, t)| cell(t, stat));
-            row.push(value_text(stat, v, in_ns));
+            cells.push(value_text(stat, v, in_ns));
             if r > 0 {
                 match (base, v) {
                     (Some(b), Some(v)) => {
-                        row.push(if in_ns && !stat.is_count() {
+                        cells.push(if in_ns && !stat.is_count() {
                             format!("{:+.0}", v - b)
                         } else {
                             signed_change(stat, v - b).replace(" µs", "")
                         });
-                        row.push(ratio_text(b, v));
+                        cells.push(ratio_text(b, v));
                     }
-                    _ => row.extend(["–".into(), "–".into()]),
+                    _ => cells.extend(["–".into(), "–".into()]),
                 }
             }
         }
-        rows.push(row);
+        cells.push(basis::noise_cell(cmp, row, stat, in_ns));
+        cells.push(basis::mark(cmp, row, stat));
+        rows.push(cells);
     }
     (header, rows)
 }
@@ -123,19 +131,26 @@ impl Reporter<Comparison<'_>> for ComparisonTableReporter {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(out, "{} {role}: {l}", (b'A' + (i % 26) as u8) as char);
         }
+        let (header, rows) = basis::context_table(cmp);
+        // Words, left-aligned (no numeric column).
+        let t = crate::report::terminal_table::condensed_table(header, rows, usize::MAX);
+        let _ = writeln!(out, "{t}");
+        for line in basis::rule_lines(cmp) {
+            let _ = writeln!(out, "{line}");
+        }
         if crate::compare::view::change::wants_rt_cost_layout(cmp) {
             out.push_str(&crate::compare::view::change::rt_cost_text(cmp, self.in_ns));
         } else {
-            for a in &cmp.aligned {
-                let (header, rows) = table(cmp, a, self.in_ns);
+            for (i, a) in cmp.aligned.iter().enumerate() {
+                let (header, rows) = table(cmp, i, self.in_ns);
                 let t = crate::report::terminal_table::condensed_table(header, rows, 1);
                 let _ = writeln!(out, "\n{}\n{t}", a.key.label());
             }
             out.push_str(&crate::compare::view::change::throughput_text(cmp));
         }
         out.push('\n');
-        for (_, line) in verdict_lines(cmp) {
-            out.push_str(&line);
+        for (v, line) in verdict_lines(cmp) {
+            out.push_str(&basis::paint(v, &line));
             out.push('\n');
         }
         for line in crate::compare::worst_case::lines(cmp) {
@@ -162,13 +177,19 @@ impl Reporter<Comparison<'_>> for ComparisonMarkdownReporter {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(out, "- {role}: `{}`", l.replace('`', "'"));
         }
+        out.push('\n');
+        for line in basis::rule_lines(cmp) {
+            let _ = writeln!(out, "{}\n", md_cell(&line));
+        }
+        let (header, rows) = basis::context_table(cmp);
+        out.push_str(&md_table(&header, &rows, 1));
         if crate::compare::view::change::wants_rt_cost_layout(cmp) {
             out.push_str(&crate::compare::view::change::rt_cost_markdown(
                 cmp, self.in_ns,
             ));
         }
-        for a in &cmp.aligned {
-            let (header, rows) = table(cmp, a, self.in_ns);
+        for (i, a) in cmp.aligned.iter().enumerate() {
+            let (header, rows) = table(cmp, i, self.in_ns);
             let _ = writeln!(out, "\n### {}\n", md_cell(&a.key.label()));
             out.push_str(&md_table(&header, &rows, 1));
         }
@@ -196,9 +217,11 @@ impl Reporter<Comparison<'_>> for ComparisonCsvReporter {
             "value",
             "change",
             "ratio",
+            "interval_lo",
+            "interval_hi",
             "verdict",
         ])?;
-        for (a, vs) in cmp.aligned.iter().zip(&cmp.verdicts) {
+        for ((a, vs), noise) in cmp.aligned.iter().zip(&cmp.verdicts).zip(&cmp.noise) {
             for stat in STATS {
                 let base = a.entries[0].and_then(|(_, t)| cell(t, stat));
                 for (r, e) in a.entries.iter().enumerate() {
@@ -219,8 +242,9 @@ impl Reporter<Comparison<'_>> for ComparisonCsvReporter {
                     } else {
                         vs[r - 1]
                             .as_ref()
-                            .map_or("missing".into(), |v| v.0.to_string())
+                            .map_or("missing".into(), |v| v.verdict.to_string())
                     };
+                    let interval = noise[r].of(stat);
                     w.write_record([
                         a.key.label(),
                         a.key.cpu.to_string(),
@@ -230,6 +254,8 @@ impl Reporter<Comparison<'_>> for ComparisonCsvReporter {
                         v.map_or(String::new(), |v| format!("{v:.1}")),
                         change,
                         ratio,
+                        interval.map_or(String::new(), |i| format!("{:.1}", i.lo)),
+                        interval.map_or(String::new(), |i| format!("{:.1}", i.hi)),
                         verdict,
                     ])?;
                 }
@@ -237,6 +263,25 @@ impl Reporter<Comparison<'_>> for ComparisonCsvReporter {
         }
         Ok(w.into_inner()?)
     }
+}
+
+/// The verdict lines as HTML paragraphs, classed by verdict.
+fn verdicts_html(cmp: &Comparison) -> String {
+    let mut body = String::from("<h2>Verdicts</h2>\n");
+    for (v, line) in verdict_lines(cmp) {
+        let class = match v {
+            Some(Verdict::Regressed) => "failtext",
+            Some(Verdict::Improved) => "pass",
+            Some(Verdict::WithinNoise) => "noisetext",
+            _ => "note",
+        };
+        let _ = writeln!(
+            body,
+            "<p class=\"{class}\">{}</p>",
+            crate::report::html::esc(&line)
+        );
+    }
+    body
 }
 
 /// HTML: overlaid histograms (one line per run) per aligned scenario × CPU, the tables and
@@ -254,22 +299,18 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
             let _ = writeln!(body, "<li>{role}: <code>{}</code></li>", esc(l));
         }
         body.push_str("</ul>\n");
+        for line in basis::rule_lines(cmp) {
+            let _ = writeln!(body, "<p class=\"note\">{}</p>", esc(&line));
+        }
+        body.push_str(&basis::context_html(cmp));
         if cmp.is_multi() {
             body.push_str(&crate::compare::view::multi::html_section(cmp, self.in_ns)?);
         }
         if crate::compare::view::change::wants_rt_cost_layout(cmp) {
             body.push_str(&crate::compare::view::change::rt_cost_html(cmp, self.in_ns));
         }
-        body.push_str("<h2>Verdicts</h2>\n");
-        for (v, line) in verdict_lines(cmp) {
-            let class = match v {
-                Some(Verdict::Regressed) => "failtext",
-                Some(Verdict::Improved) => "pass",
-                _ => "note",
-            };
-            let _ = writeln!(body, "<p class=\"{class}\">{}</p>", esc(&line));
-        }
-        for a in &cmp.aligned {
+        body.push_str(&verdicts_html(cmp));
+        for (row, a) in cmp.aligned.iter().enumerate() {
             let _ = writeln!(body, "<section>\n<h2>{}</h2>", esc(&a.key.label()));
             let lines: Vec<HistogramLine> = a
                 .entries
@@ -302,14 +343,19 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
                     note.map(|n| format!(" {}.", esc(&n))).unwrap_or_default()
                 );
             }
-            let (header, rows) = table(cmp, a, self.in_ns);
+            let (header, rows) = table(cmp, row, self.in_ns);
             body.push_str("<table>\n<tr>");
             for h in header {
                 let _ = write!(body, "<th>{}</th>", esc(&h));
             }
             body.push_str("</tr>\n");
             for r in rows {
-                body.push_str("<tr>");
+                let behind = r.last().is_some_and(|m| m.starts_with('◀'));
+                body.push_str(if behind {
+                    "<tr class=\"behind\">"
+                } else {
+                    "<tr>"
+                });
                 for (i, c) in r.iter().enumerate() {
                     let class = if i > 0 { " class=\"num\"" } else { "" };
                     let _ = write!(body, "<td{class}>{}</td>", esc(c));

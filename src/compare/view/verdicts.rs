@@ -1,5 +1,5 @@
-//! The one-line verdicts of a comparison (`REGRESSED: ...`, `improved: ...`, a scenario
-//! only in one run), shared by the two-run views (mod.rs) and the many-results view
+//! The one-line verdicts of a comparison (`REGRESSED: ...`, `improved: ...`, `within
+//! noise: ...`, a scenario only in one run), shared by the two-run views (mod.rs) and the many-results view
 //! (multi.rs), so neither imports the other.
 
 use crate::compare::{Comparison, Verdict};
@@ -11,19 +11,18 @@ pub fn verdict_lines(cmp: &Comparison) -> Vec<(Option<Verdict>, String)> {
         for (i, v) in vs.iter().enumerate() {
             let label = &cmp.labels[i + 1];
             match v {
-                Some((verdict, reasons)) => {
-                    let head = match verdict {
-                        Verdict::Regressed => "REGRESSED",
-                        Verdict::Improved => "improved",
-                        Verdict::Unchanged => "unchanged",
-                    };
-                    let why = if reasons.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", reasons.join(", "))
+                Some(j) => {
+                    let head = crate::compare::view::basis::verdict_word(j.verdict);
+                    let why = match (j.reasons.is_empty(), j.verdict) {
+                        (true, _) => String::new(),
+                        (false, Verdict::WithinNoise) => format!(
+                            " ({}: the runs' 95 % intervals overlap)",
+                            j.reasons.join(", ")
+                        ),
+                        (false, _) => format!(" ({})", j.reasons.join(", ")),
                     };
                     lines.push((
-                        Some(*verdict),
+                        Some(j.verdict),
                         format!("{head}: {} in {label}{why}", a.key.label()),
                     ));
                 }
