@@ -78,7 +78,8 @@ pub(super) fn with_svg(
 /// narrower than 640 px (it scrolls in its box instead), so text stays at least 11 px.
 pub(super) const MIN_FONT: f64 = 17.0;
 
-/// Scales every `font-size` of plotters' SVG by 1.4, at least to `MIN_FONT`.
+/// Scales every `font-size` of plotters' SVG by 1.4, at least to `MIN_FONT` (sizes laid out at
+/// `MIN_FONT` or more stay).
 pub fn readable_fonts(svg: &str) -> String {
     const KEY: &str = "font-size=\"";
     let mut out = String::with_capacity(svg.len());
@@ -88,6 +89,8 @@ pub fn readable_fonts(svg: &str) -> String {
         rest = &rest[i + KEY.len()..];
         let end = rest.find('"').unwrap_or(rest.len());
         match rest[..end].parse::<f64>() {
+            // Text laid out at a readable size already (legends) keeps it.
+            Ok(size) if size >= MIN_FONT => out.push_str(&format!("{size:.1}")),
             Ok(size) => out.push_str(&format!("{:.1}", (size * 1.4).max(MIN_FONT))),
             Err(_) => out.push_str(&rest[..end]),
         }
@@ -118,6 +121,9 @@ pub fn draw_legend<'a, CT: CoordTranslate>(
     chart
         .configure_series_labels()
         .position(position)
+        // Laid out at the size it is shown at (readable_fonts keeps it), so the rows and
+        // the box fit the text.
+        .label_font(("sans-serif", MIN_FONT))
         .border_style(BLACK.mix(0.4))
         .background_style(WHITE.mix(0.9))
         .draw()?;

@@ -129,9 +129,10 @@ addEventListener('load', () => {
     if (px < min) { min = px; minText = t.textContent; }
   }
   const first = document.body.innerText.trim().split('\n')[0];
-  // Chart texts drawn over each other (category labels, legends), within one chart.
+  // Texts of a category chart (suite, study, wake sweep: labels, legends) drawn over
+  // each other.
   let overlaps = 0, overlap = '';
-  for (const svg of document.querySelectorAll('svg')) {
+  for (const svg of document.querySelectorAll('section.suite svg, section.study svg, #wake svg')) {
     const boxes = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim())
       .map(t => [t.textContent, t.getBoundingClientRect()]);
     for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
