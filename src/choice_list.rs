@@ -26,9 +26,10 @@ pub fn parse_list<T: Choice>(text: &str) -> Result<Vec<T>, String> {
                 .ok_or_else(|| {
                     let names: Vec<&str> = T::CHOICES.iter().map(|c| c.choice_name()).collect();
                     format!(
-                        "unknown {} '{}'; choose from {} or all",
+                        "unknown {} '{}'{}; choose from {} or all",
                         T::KIND,
                         crate::error::clip(part),
+                        did_you_mean(part, names.iter().copied()),
                         names.join(", ")
                     )
                 })?;
@@ -48,6 +49,61 @@ pub fn parse_list<T: Choice>(text: &str) -> Result<Vec<T>, String> {
         ));
     }
     Ok(out)
+}
+
+/// A clap value parser that offers names to shell completion (`--method <TAB>`) but takes
+/// any text: a comma list (`busy,timerfd`) or `all` is checked where it is used
+/// (`parse_list`), whose error names the bad part. Help keeps its own wording
+/// (`hide_possible_values` on the option).
+#[derive(Clone, Debug)]
+pub struct Offered(Vec<&'static str>);
+
+impl Offered {
+    /// Every choice of `T`, then `all`.
+    pub fn list<T: Choice>() -> Self {
+        let names = T::CHOICES.iter().map(|c| c.choice_name());
+        Self(names.chain(["all"]).collect())
+    }
+
+    /// These names (one value, not a list).
+    pub fn names(names: &[&'static str]) -> Self {
+        Self(names.to_vec())
+    }
+}
+
+impl clap::builder::TypedValueParser for Offered {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.0.iter().map(|n| clap::builder::PossibleValue::new(*n)),
+        ))
+    }
+}
+
+/// ` (did you mean 'busy'?)` when `typed` is close to one of `names` (as clap suggests
+/// for its own values), else nothing.
+pub fn did_you_mean<'a>(typed: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+    let best = names
+        .into_iter()
+        .map(|n| (strsim::jaro(typed, n), n))
+        .filter(|(score, _)| *score > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match best {
+        Some((_, name)) => format!(" (did you mean '{name}'?)"),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -71,6 +127,14 @@ mod tests {
                 Fruit::Plum => "plum",
             }
         }
+    }
+
+    #[test]
+    fn a_near_miss_is_suggested_and_a_far_one_is_not() {
+        let err = parse_list::<Fruit>("pera").unwrap_err();
+        assert!(err.contains("'pera' (did you mean 'pear'?)"), "{err}");
+        let err = parse_list::<Fruit>("zzz").unwrap_err();
+        assert!(!err.contains("did you mean"), "{err}");
     }
 
     #[test]

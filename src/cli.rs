@@ -194,7 +194,7 @@ stdout in cyclictest's layouts only, latscope's own `# latscope:` lines on stder
 
 -a [CPUSET] --affinity     thread N on CPU N, or round-robin over CPUSET (1, 0-3,6, all)
 -A USEC  --aligned=USEC    align thread wake-ups, thread N offset by N x USEC
--b USEC  --breaktrace=USEC stop when a latency exceeds USEC (prints the break lines)
+-b USEC  --breaktrace=USEC  stop when a latency exceeds USEC (prints the break lines)
 -c 0     --clock=0         CLOCK_MONOTONIC (1, CLOCK_REALTIME, is refused)
          --default-system  leave /dev/cpu_dma_latency alone
 -d DIST  --distance=DIST   interval of thread N += N x DIST us (default 500; 0 with -h)
@@ -215,7 +215,7 @@ stdout in cyclictest's layouts only, latscope's own `# latscope:` lines on stder
 -o RED   --oscope=RED      with -v, the largest of every RED samples
 -p PRIO  --priority=PRIO   priority (sets SCHED_FIFO, as cyclictest)
 -y NAME  --policy=NAME     other, normal, fifo or rr (batch and idle are refused)
--q       --quiet           summary at the end only
+-q       --quiet           summary at the end only (else, on a terminal, live T: lines)
 -r, -s   --relative, --system  relative sleeps (latscope's nanosleep method)
          --secaligned [USEC]  first wake-up at the next full second (+ USEC)
 -S       --smp             a thread per CPU, pinned, one priority
@@ -226,8 +226,21 @@ stdout in cyclictest's layouts only, latscope's own `# latscope:` lines on stder
 
 Refused, with the reason: -F/--fifo, --priospread, -R/--resolution, --smi, --tracemark.
 Differences: threads are pinned even without -a; Avg is the mean of exact ns values;
---policy other -p 0 runs SCHED_OTHER (cyclictest 2.4 runs SCHED_FIFO 2); no live display.
+--policy other -p 0 runs SCHED_OTHER (cyclictest 2.4 runs SCHED_FIFO 2); the live T: lines'
+Min and Avg are exact to 0.1 % and Act is the largest since the last redraw (the final
+lines are exact).
 ";
+
+/// The suite's preset names for shell completion (suite::presets::NAMES, which a test
+/// there keeps equal: cli sits below suite).
+pub const PRESET_NAMES: [&str; 6] = [
+    "memory-load",
+    "wake-methods",
+    "wake-competitors",
+    "rt-cost",
+    "irq-response",
+    "quick",
+];
 
 /// Options of `latscope suite`.
 #[derive(Debug, Args)]
@@ -253,7 +266,13 @@ The plan format is documented in docs/suite-plan.md; every preset is an example 
 pub struct SuiteArgs {
     /// A study preset: memory-load, wake-methods, wake-competitors, rt-cost, irq-response
     /// or quick.
-    #[arg(long, value_name = "NAME", conflicts_with = "plan")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "plan",
+        value_parser = crate::choice_list::Offered::names(&PRESET_NAMES),
+        hide_possible_values = true
+    )]
     pub preset: Option<String>,
     /// List every preset with its study, its scenarios and its runtime at full scale and
     /// at --samples 1000, and exit.
@@ -314,7 +333,47 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub worst_case: WorstCaseArgs,
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: ReportOutputArgs,
+}
+
+/// What `latscope report` writes besides --format: the run's exports and verdict, without
+/// the options of a running measurement (--checkpoint, --resume), so its help lists none
+/// that would do nothing (issue 25, item 5).
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Exports and verdicts")]
+pub struct ReportOutputArgs {
+    /// No table on stdout and no PASS line (FAIL lines, errors and warnings still go to
+    /// stderr; the exit code says the verdict).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Show latencies in ns instead of µs with two decimals.
+    #[arg(long)]
+    pub ns: bool,
+    /// Write the run as latscope's JSON result (`-` = stdout): a cyclictest --json file or
+    /// a LAVA log becomes a result `report` and `compare` read.
+    #[arg(long = "export-json", value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write a CSV file (`-` = stdout): one row per scenario × CPU with every statistic.
+    #[arg(long = "export-csv", value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Write the table as Markdown (`-` = stdout).
+    #[arg(long = "export-markdown", value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots (`-` = stdout).
+    #[arg(long = "export-html", value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+    /// Write JUnit XML for CI (`-` = stdout): one test case per scenario × CPU.
+    #[arg(long = "export-junit", value_name = "FILE")]
+    pub export_junit: Option<PathBuf>,
+    /// Write a LAVA test script (`-` = stdout): a test set per scenario, a `lava-test-case`
+    /// per CPU and statistic with its measurement.
+    #[arg(long = "export-lava", value_name = "FILE")]
+    pub export_lava: Option<PathBuf>,
+    /// Fail (exit code 3, one FAIL line per breach) when a statistic of any scenario and
+    /// CPU exceeds its limit, e.g. `p99=50us,max=100us,overruns=0`. Statistics: min, avg,
+    /// stddev, p50, p90, p99, p99.9, p99.99, p99.999, max, overruns, missed.
+    #[arg(long = "fail-above", value_name = "STAT=LIMIT,...")]
+    pub fail_above: Option<String>,
 }
 
 /// `latscope report --worst-case`: the estimate beyond the samples.
@@ -441,7 +500,9 @@ pub struct TimerArgs {
         short = 'm',
         long,
         value_name = "LIST",
-        default_value = "clock-nanosleep"
+        default_value = "clock-nanosleep",
+        value_parser = crate::choice_list::Offered::list::<crate::probe::timer::Method>(),
+        hide_possible_values = true
     )]
     pub method: String,
     /// Period between deadlines (units: ns, us, ms, s). [default: 1ms]
@@ -564,7 +625,14 @@ extra.first_response_ns, extra.stale_wakeups, and a `call` series (the waker's c
 pub struct WakeArgs {
     /// Wake-up mechanism(s): eventfd, pipe, futex, condvar, unix, signal, mqueue; a
     /// comma list or `all` runs each in turn.
-    #[arg(short = 'm', long, value_name = "LIST", default_value = "eventfd")]
+    #[arg(
+        short = 'm',
+        long,
+        value_name = "LIST",
+        default_value = "eventfd",
+        value_parser = crate::choice_list::Offered::list::<crate::probe::wake::mechanism::Mechanism>(),
+        hide_possible_values = true
+    )]
     pub mechanism: String,
     /// Time between wake-ups, on an absolute schedule (bare numbers are µs).
     #[arg(short = 'i', long, value_name = "DURATION", default_value = "1ms")]

@@ -87,28 +87,9 @@ fn manpage(args: &crate::cli::ManpageArgs) -> anyhow::Result<i32> {
     print_bytes(written.as_bytes())
 }
 
-/// `latscope cyclictest ARGS`: cyclictest's options, cyclictest's output. Exits 0 after
-/// a signal or a `-b` break, as cyclictest does (the output says which).
-pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<i32> {
-    use crate::cyclictest::format::{
-        latscope_lines, HistogramReporter, JsonReporter, StdoutReporter,
-    };
-    let planned = crate::cyclictest::plan::cyclictest_plan(args)?;
-    if planned.help {
-        print!("{}", crate::cli::CYCLICTEST_HELP);
-        return Ok(EXIT_OK);
-    }
+/// What `latscope cyclictest` prints on stdout before it measures, as cyclictest does.
+fn cyclictest_preamble(planned: &crate::cyclictest::plan::CyclictestPlan) -> String {
     let opts = &planned.output;
-    // Its --json and --histfile are locked as a run's exports are (written after it).
-    let outputs: Vec<(&str, &std::path::Path)> =
-        [("--json", &opts.json), ("--histfile", &opts.histfile)]
-            .into_iter()
-            .filter_map(|(option, path)| Some((option, path.as_deref()?)))
-            .collect();
-    let _output_locks = crate::output::exports::lock_outputs(&outputs)?;
-    for line in &opts.notices {
-        eprintln!("{line}");
-    }
     let mut before = String::new();
     for line in &opts.preamble {
         before.push_str(line);
@@ -130,6 +111,34 @@ pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<
             }
         }
     }
+    before
+}
+
+/// `latscope cyclictest ARGS`: cyclictest's options, cyclictest's output. Exits 0 after
+/// a signal or a `-b` break, as cyclictest does (the output says which).
+pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<i32> {
+    use crate::cyclictest::format::{
+        latscope_lines, HistogramReporter, JsonReporter, StdoutReporter,
+    };
+    let mut planned = crate::cyclictest::plan::cyclictest_plan(args)?;
+    if planned.help {
+        print!("{}", crate::cli::CYCLICTEST_HELP);
+        return Ok(EXIT_OK);
+    }
+    // Draws once the probe publishes its threads (after the lines printed below).
+    let live = crate::cyclictest::live::LiveView::start_if_wanted(&mut planned);
+    let opts = &planned.output;
+    // Its --json and --histfile are locked as a run's exports are (written after it).
+    let outputs: Vec<(&str, &std::path::Path)> =
+        [("--json", &opts.json), ("--histfile", &opts.histfile)]
+            .into_iter()
+            .filter_map(|(option, path)| Some((option, path.as_deref()?)))
+            .collect();
+    let _output_locks = crate::output::exports::lock_outputs(&outputs)?;
+    for line in &opts.notices {
+        eprintln!("{line}");
+    }
+    let before = cyclictest_preamble(&planned);
     let mut stdout = std::io::stdout();
     stdout.write_all(before.as_bytes())?;
     stdout.flush()?;
@@ -138,7 +147,9 @@ pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<
             .context("--mainaffinity: setting the main thread's CPUs")?;
     }
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
-    let outcome = crate::runner::execute(&planned.plan, command_line.clone(), stop, None)?;
+    let outcome = crate::runner::execute(&planned.plan, command_line.clone(), stop, None);
+    drop(live); // erases the live lines: the exact ones follow
+    let outcome = outcome?;
     // cyclictest's layouts print histograms: the whole run, read back.
     let run = &outcome.full_run()?;
     let raw: Vec<_> = outcome.raw.iter().map(|(_, r)| r.clone()).collect();
@@ -463,14 +474,15 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         }
         return Ok(EXIT_OK);
     }
-    let limits = crate::plan::output::limits_from_args(&args.output)?;
-    let exports = crate::plan::output::exports_from_args(&args.output);
-    let target = args.out_file.clone().unwrap_or_else(|| "-".into());
-    let mut all = exports.clone();
-    all.push(crate::output::exports::Export {
-        format: args.format,
-        path: target.clone(),
-    });
+    let output = crate::plan::output::report_output(&args.output);
+    let limits = crate::plan::output::limits_from_args(&output)?;
+    let mut all = crate::plan::output::exports_from_args(&output);
+    if !quiet_table(args) {
+        all.push(crate::output::exports::Export {
+            format: args.format,
+            path: args.out_file.clone().unwrap_or_else(|| "-".into()),
+        });
+    }
     crate::output::exports::check(&all)?;
     let opts = crate::report::RenderOptions {
         in_ns: args.output.ns,
@@ -482,9 +494,16 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
     }
     let failed = crate::result::limits::print_verdict(
         &crate::result::limits::check_run(&run, &limits),
-        !limits.is_empty() && !args.output.quiet,
+        !limits.is_empty() && !output.quiet,
     );
     Ok(if failed { EXIT_THRESHOLD } else { EXIT_OK })
+}
+
+/// `report -q`: the table that would go to stdout is left out.
+fn quiet_table(args: &crate::cli::ReportArgs) -> bool {
+    args.output.quiet
+        && args.format == crate::output::exports::Format::Table
+        && args.out_file.is_none()
 }
 
 /// `--worst-case`'s choices as typed (`series`: the input is a plain series).
@@ -558,12 +577,15 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
     use crate::compare::view;
     use crate::compare::{parse_rule, DEFAULT_RULE};
     use crate::error::UserError;
-    let limits = crate::plan::output::limits_from_args(&args.output)?;
-    let mut all = crate::plan::output::exports_from_args(&args.output);
-    all.push(crate::output::exports::Export {
-        format: args.format,
-        path: args.out_file.clone().unwrap_or_else(|| "-".into()),
-    });
+    let output = crate::plan::output::report_output(&args.output);
+    let limits = crate::plan::output::limits_from_args(&output)?;
+    let mut all = crate::plan::output::exports_from_args(&output);
+    if !quiet_table(args) {
+        all.push(crate::output::exports::Export {
+            format: args.format,
+            path: args.out_file.clone().unwrap_or_else(|| "-".into()),
+        });
+    }
     let mut renderers = Vec::new();
     for e in &all {
         let Some(reporter) = view::reporter(e.format, args.output.ns) else {
@@ -605,7 +627,7 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         );
     }
     let failed =
-        crate::result::limits::print_verdict(&failures, !limits.is_empty() && !args.output.quiet);
+        crate::result::limits::print_verdict(&failures, !limits.is_empty() && !output.quiet);
     Ok(if failed { EXIT_THRESHOLD } else { EXIT_OK })
 }
 

@@ -7,6 +7,7 @@
 pub mod build_info;
 pub(crate) mod choice_list;
 pub mod cli;
+pub mod cli_error;
 pub mod commands;
 pub(crate) mod compare;
 pub mod cyclictest;
@@ -16,6 +17,7 @@ pub mod import;
 pub mod interrupt;
 pub mod isolate;
 pub mod load;
+pub mod man_sections;
 pub mod output;
 pub mod packaging;
 #[cfg(test)]

@@ -20,7 +20,17 @@ fn main() {
         eprintln!("latscope: error: {refusal}");
         std::process::exit(latscope::error::EXIT_USAGE);
     }
-    let cli = latscope::cli::Cli::parse();
+    let cli = match latscope::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // clap's refusals of values and options in the one-line style of the rest.
+        Err(err) => match latscope::cli_error::one_line(&err) {
+            Some(line) => {
+                eprintln!("latscope: error: {line}");
+                std::process::exit(latscope::error::EXIT_USAGE);
+            }
+            None => err.exit(),
+        },
+    };
     let code = match latscope::commands::dispatch(cli, command_line) {
         Ok(code) => code,
         Err(err) => {

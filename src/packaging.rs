@@ -61,14 +61,34 @@ fn render_man_page(command: clap::Command) -> std::io::Result<ManPage> {
         "" => "undated",
         date => date,
     };
+    // The after-help becomes EXIT STATUS, NOTES, EXAMPLES and SEE ALSO (man_sections)
+    // instead of clap_mangen's one refilled EXTRA paragraph.
+    let after_help = command
+        .get_after_long_help()
+        .or_else(|| command.get_after_help())
+        .map(|text| text.to_string())
+        .unwrap_or_default();
+    let subcommands: Vec<String> = command
+        .get_subcommands()
+        .filter(|sub| !sub.is_hide_set())
+        .map(|sub| sub.get_name().to_string())
+        .collect();
+    let command = command
+        .after_help(None::<&str>)
+        .after_long_help(None::<&str>);
     let page = clap_mangen::Man::new(command)
         .date(date)
         .source(format!("latscope {}", crate::build_info::VERSION))
         .manual("latscope manual");
-    let mut roff = Vec::new();
+    let file_name = page.get_filename();
+    let name = file_name.trim_end_matches(".1");
+    // `'\" t` first: man runs tbl for the tables of the sections below.
+    let mut roff = b"'\\\" t\n".to_vec();
     page.render(&mut roff)?;
+    let sections = crate::man_sections::render(name, &after_help, &subcommands);
+    roff.extend_from_slice(sections.as_bytes());
     Ok(ManPage {
-        file_name: page.get_filename(),
+        file_name,
         roff: escape_non_ascii(&roff),
     })
 }

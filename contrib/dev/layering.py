@@ -30,10 +30,12 @@ LAYERS = [
     ["main", "lib"],
     ["commands"],
     ["remote", "packaging"],
+    ["man_sections"],
     ["doctor"],  # `latscope doctor` judges planned runs through their own plans
     ["cyclictest", "suite"],
     ["runner"],
     ["plan"],
+    ["cli_error"],
     ["cli"],
     ["build_info"],
     ["compare"],

@@ -50,7 +50,7 @@ pub struct CyclictestOutput {
 }
 
 impl CyclictestOutput {
-    fn unit_ns(&self) -> u64 {
+    pub fn unit_ns(&self) -> u64 {
         if self.nsecs {
             1
         } else {
@@ -99,16 +99,27 @@ fn threads<'a>(run: &'a Run, opts: &CyclictestOutput) -> Vec<ThreadView<'a>> {
 
 /// cyclictest's `T:` line (print_stat).
 fn summary_line(t: &ThreadView, index: usize, opts: &CyclictestOutput) -> String {
-    let (act, avg) = (t.act, t.avg as u64);
+    let values = [t.cycles, t.min, t.act, t.avg as u64, t.max];
+    t_line(index, t.tid, t.period_us, values, opts)
+}
+
+/// A `T:` line from its values in the output unit: cycles, min, act, avg, max (the live
+/// display's lines too).
+pub fn t_line(
+    index: usize,
+    tid: i64,
+    period_us: u64,
+    [cycles, min, act, avg, max]: [u64; 5],
+    opts: &CyclictestOutput,
+) -> String {
+    let prio = opts.priority;
     if opts.nsecs {
         format!(
-            "T:{index:2} ({:5}) P:{:2} I:{} C:{:7} Min:{:7} Act:{act:8} Avg:{avg:8} Max:{:8}",
-            t.tid, opts.priority, t.period_us, t.cycles, t.min, t.max
+            "T:{index:2} ({tid:5}) P:{prio:2} I:{period_us} C:{cycles:7} Min:{min:7} Act:{act:8} Avg:{avg:8} Max:{max:8}"
         )
     } else {
         format!(
-            "T:{index:2} ({:5}) P:{:2} I:{} C:{:7} Min:{:7} Act:{act:5} Avg:{avg:5} Max:{:8}",
-            t.tid, opts.priority, t.period_us, t.cycles, t.min, t.max
+            "T:{index:2} ({tid:5}) P:{prio:2} I:{period_us} C:{cycles:7} Min:{min:7} Act:{act:5} Avg:{avg:5} Max:{max:8}"
         )
     }
 }

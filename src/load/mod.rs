@@ -285,7 +285,8 @@ pub fn parse_spec(text: &str) -> Result<LoadSpec, UserError> {
         bad(
             text,
             format!(
-                "unknown load kind '{name}'; known: {}; see `latscope load --list`",
+                "unknown load kind '{name}'{}; known: {}; see `latscope load --list`",
+                crate::choice_list::did_you_mean(name, KINDS.iter().map(|d| d.name)),
                 known_kinds()
             ),
         )

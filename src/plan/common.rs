@@ -182,11 +182,14 @@ pub fn parse_policy_spec(option: &str, text: &str) -> Result<(Policy, Option<i32
 pub fn check_priority(policy: Policy, priority: i32) -> Result<(), UserError> {
     let (min, max) = policy.priority_range();
     if priority < min || priority > max {
-        return Err(out_of_range(
-            "--priority",
-            &priority.to_string(),
-            &format!("{min}-{max} for --policy {policy}"),
-        ));
+        // SCHED_OTHER has one priority: say so, and where the real-time ones are.
+        let range = match min == max {
+            true => format!(
+                "only {min} for --policy {policy} (priorities 1-99 need --policy fifo or rr)"
+            ),
+            false => format!("{min}-{max} for --policy {policy}"),
+        };
+        return Err(out_of_range("--priority", &priority.to_string(), &range));
     }
     Ok(())
 }
@@ -247,6 +250,7 @@ pub fn check_output(out: &OutputArgs, raw: &Option<PathBuf>) -> Result<OutputSet
         exports,
         limits,
         resume: out.resume,
+        live_view: None,
         checkpoint_ns: duration_in_range(
             "--checkpoint",
             if out.checkpoint.is_empty() {

@@ -75,6 +75,9 @@ pub struct OutputSettings {
     pub checkpoint_ns: u64,
     /// `--resume`: continue the run saved in `export_json`.
     pub resume: bool,
+    /// Where the measuring threads' live atomics are published for a reader outside the
+    /// runner (`latscope cyclictest`'s live `T:` lines); None: each scenario's own.
+    pub live_view: Option<crate::probe::LiveRegistry>,
 }
 
 /// A validated run.

@@ -37,6 +37,23 @@ pub fn limits_from_args(out: &OutputArgs) -> Result<Vec<Limit>, UserError> {
     }
 }
 
+/// `latscope report`'s output options as the shared ones (no checkpoint or resume:
+/// report measures nothing).
+pub fn report_output(out: &crate::cli::ReportOutputArgs) -> OutputArgs {
+    OutputArgs {
+        quiet: out.quiet,
+        ns: out.ns,
+        export_json: out.export_json.clone(),
+        export_csv: out.export_csv.clone(),
+        export_markdown: out.export_markdown.clone(),
+        export_html: out.export_html.clone(),
+        export_junit: out.export_junit.clone(),
+        export_lava: out.export_lava.clone(),
+        fail_above: out.fail_above.clone(),
+        ..OutputArgs::default()
+    }
+}
+
 /// `latscope compare`'s output options as the shared ones (no JSON, JUnit, LAVA or
 /// checkpoint: compare has none of those).
 pub fn compare_output(out: &CompareOutputArgs) -> OutputArgs {

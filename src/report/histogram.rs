@@ -385,7 +385,7 @@ mod tests {
             },
         ];
         let (svg, _) = histogram_svg("t", &lines, Some(1_000_000)).unwrap();
-        let (lo, hi) = polyline_x_extent(&svg, "#FF7F0E");
+        let (lo, hi) = polyline_x_extent(&svg, "#E69F00");
         assert!(
             hi - lo > 0.6 * f64::from(super::super::plots::WIDTH),
             "CPU 1's body spans {lo:.0}..{hi:.0} of {} px",

@@ -5,7 +5,7 @@
 //! wake sweeps the response percentiles against the number of competitors; and the
 //! system context with every warning. Every string from the system or user is escaped.
 
-use super::escape::figure;
+use super::escape::figure_with_data;
 use super::histogram::HistogramLine;
 use super::html_trace::trace_section;
 use super::plots;
@@ -34,7 +34,11 @@ figure{overflow-x:auto}svg{width:100%;min-width:640px;height:auto}table{display:
 overflow-x:auto;max-width:100%}h1{font-size:1.3em;overflow-wrap:anywhere}.worst{font-size:1.2em;\
 font-weight:bold}dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em}\
 dt{font-weight:bold}dd{margin:0;overflow-wrap:anywhere}code{background:#f3f3f3;padding:0 .2em;\
-overflow-wrap:anywhere}";
+overflow-wrap:anywhere}:root{color-scheme:light dark}details{margin:.3em 0}\
+@media (prefers-color-scheme:dark){body{background:#121212;color:#e4e4e4}th{background:#2a2a2a}\
+th,td{border-color:#555}code{background:#2a2a2a}.note{color:#aaa}.warn{background:#3a3000}\
+td.fail{background:#5a1e1e}.pass{color:#7fd67f}.failtext{color:#ff7b7b}a{color:#8ab4f8}\
+h2{border-color:#444}svg{background:#fff;border-radius:4px}}";
 
 /// Wraps a body into the page with its CSS.
 pub fn page(title: &str, body: &str) -> String {
@@ -217,7 +221,8 @@ fn scenario_figures(out: &mut String, sc: &Scenario) -> anyhow::Result<()> {
             caption.push_str(&n);
             caption.push('.');
         }
-        out.push_str(&figure(&svg, &caption));
+        let (header, rows) = super::chart_data::histogram(&lines);
+        out.push_str(&figure_with_data(&svg, &caption, &header, &rows));
     }
     let series: Vec<(String, &[u64])> = sc
         .threads
@@ -231,10 +236,9 @@ fn scenario_figures(out: &mut String, sc: &Scenario) -> anyhow::Result<()> {
             &series,
             deadline,
         )?;
-        out.push_str(&figure(
-            &svg,
-            "The largest latency of each second of the run.",
-        ));
+        let (header, rows) = super::chart_data::per_second(&series);
+        let caption = "The largest latency of each second of the run.";
+        out.push_str(&figure_with_data(&svg, caption, &header, &rows));
     }
     Ok(())
 }
@@ -373,7 +377,9 @@ fn study_section(run: &Run, info: &crate::result::SuiteInfo) -> anyhow::Result<S
             &chart.categories,
             &chart.series,
         )?;
-        out.push_str(&figure(&svg, &chart.title));
+        let (header, rows) =
+            super::chart_data::categories(&chart.x_desc, &chart.categories, &chart.series);
+        out.push_str(&figure_with_data(&svg, &chart.title, &header, &rows));
     }
     out.push_str("</section>\n");
     Ok(out)
@@ -454,10 +460,9 @@ fn suite_charts(probe: ProbeKind, scenarios: &[&Scenario]) -> anyhow::Result<Str
             &categories,
             &series,
         )?;
-        out.push_str(&figure(
-            &svg,
-            &format!("{stat} of the worst CPU per scenario."),
-        ));
+        let (header, rows) = super::chart_data::categories(x_dim, &categories, &series);
+        let caption = format!("{stat} of the worst CPU per scenario (µs).");
+        out.push_str(&figure_with_data(&svg, &caption, &header, &rows));
     }
     out.push_str("</section>\n");
     Ok(out)
@@ -556,10 +561,9 @@ fn wake_section(run: &Run) -> anyhow::Result<String> {
         if out.is_empty() {
             out.push_str("<section id=\"wake\">\n<h2>Response against competitors</h2>\n");
         }
-        out.push_str(&figure(
-            &svg,
-            "Response-time percentiles (worst CPU) per number of competing tasks.",
-        ));
+        let (header, rows) = super::chart_data::categories("competing tasks", &categories, &series);
+        let caption = "Response-time percentiles (worst CPU, µs) per number of competing tasks.";
+        out.push_str(&figure_with_data(&svg, caption, &header, &rows));
     }
     if !out.is_empty() {
         out.push_str("</section>\n");
@@ -670,6 +674,7 @@ impl HtmlReporter {
             if run.interrupted { " · interrupted" } else { "" }
         );
         body.push_str(&verdict_section(run, &self.limits));
+        body.push_str(&super::html_contents::contents(run));
         match &run.suite {
             Some(info) => body.push_str(&study_section(run, info)?),
             None if run.scenarios.len() > 1 => {

@@ -2,12 +2,14 @@
 //! decides where the bytes go (`write_exports` hands them to output/). `Format`
 //! (output/exports.rs) names them for `--format` and the export flags.
 
+pub mod chart_data;
 pub mod csv;
 pub mod escape;
 pub mod extras;
 pub mod headline;
 pub mod histogram;
 pub mod html;
+pub mod html_contents;
 pub mod html_trace;
 pub mod iterations;
 pub mod json;

@@ -11,23 +11,43 @@ use plotters::prelude::*;
 pub(super) const WIDTH: u32 = 960;
 const HEIGHT: u32 = 400;
 
-/// Distinct, print-friendly line colors (Tableau 10).
-const COLORS: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
+/// Line colors a colour-blind reader tells apart (Okabe and Ito's palette, its yellow
+/// darkened to read on white); the i-th line also gets the i-th dash pattern (`DASHES`),
+/// so no two lines differ only by colour.
+const COLORS: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(213, 94, 0),
+    RGBColor(102, 102, 102),
+    RGBColor(160, 140, 0),
 ];
+
+/// The dash pattern of the i-th color's lines (SVG `stroke-dasharray`; solid first).
+const DASHES: [&str; 8] = [
+    "", "9 4", "2 3", "12 3 3 3", "5 5", "1 4", "14 4", "6 2 2 2",
+];
+
+/// The deadline's color: near-black and dashed, apart from every line color.
+const DEADLINE: RGBColor = RGBColor(17, 17, 17);
 
 /// The color of the i-th line.
 pub fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
+}
+
+/// Gives every stroke of a line color its dash pattern, and the deadline's its own.
+fn dashed(svg: &str) -> String {
+    let hex = |c: RGBColor| format!("stroke=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
+    let mut out = svg.to_string();
+    for (c, dash) in COLORS.iter().zip(DASHES).skip(1) {
+        let key = hex(*c);
+        out = out.replace(&key, &format!("{key} stroke-dasharray=\"{dash}\""));
+    }
+    let key = hex(DEADLINE);
+    out.replace(&key, &format!("{key} stroke-dasharray=\"10 6\""))
 }
 
 /// Axis numbers: no decimals from 100 on.
@@ -51,14 +71,15 @@ pub(super) fn with_svg(
         draw(&root)?;
         root.present()?;
     }
-    Ok(readable_fonts(&svg))
+    Ok(dashed(&readable_fonts(&svg)))
 }
 
 /// The smallest font size in the SVG's 960-unit viewBox: the page never draws a chart
 /// narrower than 640 px (it scrolls in its box instead), so text stays at least 11 px.
 pub(super) const MIN_FONT: f64 = 17.0;
 
-/// Scales every `font-size` of plotters' SVG by 1.4, at least to `MIN_FONT`.
+/// Scales every `font-size` of plotters' SVG by 1.4, at least to `MIN_FONT` (sizes laid out at
+/// `MIN_FONT` or more stay).
 pub fn readable_fonts(svg: &str) -> String {
     const KEY: &str = "font-size=\"";
     let mut out = String::with_capacity(svg.len());
@@ -68,6 +89,8 @@ pub fn readable_fonts(svg: &str) -> String {
         rest = &rest[i + KEY.len()..];
         let end = rest.find('"').unwrap_or(rest.len());
         match rest[..end].parse::<f64>() {
+            // Text laid out at a readable size already (legends) keeps it.
+            Ok(size) if size >= MIN_FONT => out.push_str(&format!("{size:.1}")),
             Ok(size) => out.push_str(&format!("{:.1}", (size * 1.4).max(MIN_FONT))),
             Err(_) => out.push_str(&rest[..end]),
         }
@@ -98,6 +121,9 @@ pub fn draw_legend<'a, CT: CoordTranslate>(
     chart
         .configure_series_labels()
         .position(position)
+        // Laid out at the size it is shown at (readable_fonts keeps it), so the rows and
+        // the box fit the text.
+        .label_font(("sans-serif", MIN_FONT))
         .border_style(BLACK.mix(0.4))
         .background_style(WHITE.mix(0.9))
         .draw()?;
@@ -120,7 +146,7 @@ pub fn draw_line_with_dots<'a>(
 }
 
 pub(super) fn deadline_style() -> ShapeStyle {
-    RED.stroke_width(2)
+    DEADLINE.stroke_width(2)
 }
 
 /// The largest latency of each second (µs) over the run, one series of points per entry

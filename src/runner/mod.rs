@@ -5,6 +5,7 @@
 //! A later failure or an interruption loses nothing that was measured.
 
 mod checkpoint;
+mod eta;
 mod finish;
 mod naming;
 mod resume;
@@ -103,6 +104,7 @@ fn run_scenarios(
     raw: &mut Vec<(String, RawSeries)>,
 ) -> anyhow::Result<bool> {
     let total = plan.scenarios.len();
+    let mut eta = eta::Eta::default();
     for (index, sp) in plan.scenarios.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
             started.run.interrupted = true;
@@ -117,15 +119,18 @@ fn run_scenarios(
         let Some(settings) = resume::remaining_settings(&sp.settings, before) else {
             continue; // its parts already reached the bound
         };
+        let later = plan.scenarios[index + 1..]
+            .iter()
+            .filter(|later| !started.done.contains(&scenario_name(later)))
+            .map(|later| eta::estimate_ns(later, &later.settings));
+        let estimated_ns = eta::estimate_ns(sp, &settings);
         let ctx = ProbeContext {
             stop: stop.clone(),
             progress: started.show_progress,
-            label: match total {
-                1 => name.clone(),
-                _ => format!("[{}/{}] {name}", index + 1, total),
-            },
-            live: Default::default(),
+            label: eta::label(&name, index, total, eta.left_ns(later)),
+            live: plan.output.live_view.clone().unwrap_or_default(),
         };
+        let began = std::time::Instant::now();
         let r = scenario::ScenarioRun {
             plan,
             sp,
@@ -136,6 +141,7 @@ fn run_scenarios(
             stop,
         };
         let measured = scenario::run_scenario(r, started.store.checkpoint_target())?;
+        eta.finished(estimated_ns, began.elapsed().as_nanos() as u64);
         if save(plan, started, measured, raw)? {
             return Ok(true);
         }

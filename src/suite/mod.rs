@@ -165,7 +165,11 @@ pub fn load_spec(args: &SuiteArgs) -> Result<(String, SuiteSpec), UserError> {
                     invalid(
                         "--preset",
                         name,
-                        format!("choose from {}", presets::NAMES.join(", ")),
+                        format!(
+                            "choose from {}{}",
+                            presets::NAMES.join(", "),
+                            crate::choice_list::did_you_mean(name, presets::NAMES)
+                        ),
                     )
                 })?
                 .to_string(),

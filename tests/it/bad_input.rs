@@ -65,7 +65,11 @@ fn priority_outside_the_policy_range() {
     fails_with(
         &["timer", "--policy", "other", "-p", "5"],
         2,
-        &["--priority", "0-0"],
+        &[
+            "--priority",
+            "only 0 for --policy other",
+            "--policy fifo or rr",
+        ],
     );
     fails_with(
         &["timer", "--policy", "rr", "-p", "0"],

@@ -411,6 +411,68 @@ fn refusals_and_timer_h() {
     assert!(String::from_utf8_lossy(&help.stdout).contains("--period"));
 }
 
+/// `latscope cyclictest ARGS` on a pseudo-terminal (util-linux `script`): what the
+/// terminal received.
+fn on_a_terminal(args: &str) -> String {
+    let command = format!("{} cyclictest {args}", common::latscope_path().display());
+    let out = std::process::Command::new("script")
+        .args(["-qefc", &command, "/dev/null"])
+        .output()
+        .expect("script runs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{command}: {text}");
+    text
+}
+
+/// Issue 25 item 7: without -q on a terminal, cyclictest's live `T:` lines are redrawn in
+/// place (cursor up) while it runs, then erased for the exact final lines; with -q, or
+/// into a pipe, nothing live.
+fn live_t_lines_on_a_terminal_without_q() {
+    let _lock = common::latency_lock();
+    let cpu = usable_cpu();
+    let live = on_a_terminal(&format!("-m -p 80 -i 1000 -D 2 -a {cpu}"));
+    // One thread: the block is the header, a blank line and one `T:` line.
+    let redraws = live.matches("\x1b[3A").count();
+    assert!(
+        redraws >= 5,
+        "{redraws} redraws of the 3-line block:\n{live:?}"
+    );
+    let erased = live
+        .rfind("\x1b[3A\x1b[J")
+        .expect("the live block erased at the end");
+    let clean = |t: &str| {
+        ["\r", "\x1b[K", "\x1b[3A", "\x1b[J"]
+            .iter()
+            .fold(t.to_string(), |t, code| t.replace(code, ""))
+    };
+    let (during, after) = (clean(&live[..erased]), clean(&live[erased..]));
+    let live_frames = summary_lines(&during);
+    assert!(live_frames.len() >= 5, "{during:?}");
+    assert!(live_frames.windows(2).all(|w| w[0].cycles <= w[1].cycles));
+    let last = summary_lines(&after);
+    assert_eq!(last.len(), 1, "one exact final line: {after:?}");
+    assert!(last[0].cycles >= live_frames.last().unwrap().cycles);
+    assert!(during.contains("policy: fifo: loadavg: "), "{during:?}");
+    let quiet = on_a_terminal(&format!("-m -q -p 80 -i 1000 -D 1 -a {cpu}"));
+    assert!(!quiet.contains("\x1b["), "-q draws nothing live: {quiet:?}");
+    let piped = common::latscope()
+        .args([
+            "cyclictest",
+            "-m",
+            "-p",
+            "80",
+            "-i",
+            "1000",
+            "-D",
+            "1",
+            "-a",
+        ])
+        .arg(cpu.to_string())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&piped.stdout).contains('\x1b'));
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     let no_cyclictest = || missing("cyclictest", "rt-tests");
@@ -437,5 +499,10 @@ pub fn cases() -> Vec<common::Case> {
         )
         .unless(no_cyclictest()),
         case("refusals_and_timer_h", refusals_and_timer_h),
+        case(
+            "live_t_lines_on_a_terminal_without_q",
+            live_t_lines_on_a_terminal_without_q,
+        )
+        .unless(missing("script", "util-linux")),
     ]
 }

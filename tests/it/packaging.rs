@@ -99,6 +99,28 @@ fn bash_completion_completes_subcommands_and_options() {
         "--period",
         "latscope timer --per<TAB> gave {after_per:?}"
     );
+    // Issue 25 item 9: fixed values are offered, not file names.
+    for (words, offered) in [
+        (
+            "latscope timer --method ''",
+            ["clock-nanosleep", "busy", "all"],
+        ),
+        ("latscope wake --mechanism ''", ["eventfd", "futex", "all"]),
+        (
+            "latscope suite --preset ''",
+            ["memory-load", "rt-cost", "quick"],
+        ),
+    ] {
+        let values = complete(words);
+        let values: Vec<&str> = values.split_whitespace().collect();
+        for value in offered {
+            assert!(values.contains(&value), "{words}<TAB> gave {values:?}");
+        }
+        assert!(
+            !values.contains(&"Cargo.toml"),
+            "{words}<TAB> offered files: {values:?}"
+        );
+    }
 }
 
 fn manpage_is_roff_with_a_title_line() {
@@ -171,7 +193,7 @@ fn manpages_format_without_groff_warnings() {
     for entry in std::fs::read_dir(dir.path()).unwrap() {
         let path = entry.unwrap().path();
         let out = Command::new("groff")
-            .args(["-man", "-ww", "-z"])
+            .args(["-t", "-man", "-ww", "-z"])
             .arg(&path)
             .output()
             .expect("groff runs");
@@ -182,6 +204,106 @@ fn manpages_format_without_groff_warnings() {
             path.display()
         );
     }
+}
+
+/// Why `man -l` cannot run here, if it cannot.
+fn no_man() -> Option<String> {
+    let found = Command::new("man").arg("--version").output().is_ok();
+    (!found).then(|| "man is not installed (apt-get install man-db)".to_string())
+}
+
+/// A page as `man -l` shows it on an 80-column terminal, formatting stripped.
+fn man_text(page: &std::path::Path) -> String {
+    let out = Command::new("man")
+        .arg("-l")
+        .arg(page)
+        .env("MANWIDTH", "80")
+        .env_remove("MAN_KEEP_FORMATTING")
+        .env_remove("MANPAGER")
+        .env("PAGER", "cat")
+        .output()
+        .expect("man runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Bold and underline as overstrikes (`X\bX`, `_\bX`), if any, back to plain text.
+    let mut text = String::new();
+    for c in String::from_utf8_lossy(&out.stdout).chars() {
+        if c == '\u{8}' {
+            text.pop();
+        } else {
+            text.push(c);
+        }
+    }
+    text
+}
+
+/// Issue 25 items 5 and 9: every page, as `man -l` renders it, has EXIT STATUS, EXAMPLES
+/// where the command has examples, and SEE ALSO, in man-pages(7)'s order; the drop-in's
+/// option table stays a table (one row per option, within 80 columns), not a paragraph.
+fn manpages_have_exit_status_examples_see_also_and_the_dropin_table() {
+    let dir = tempfile::tempdir().unwrap();
+    stdout_of(&["manpage", "--dir", dir.path().to_str().unwrap()]);
+    for name in [
+        "latscope",
+        "latscope-timer",
+        "latscope-report",
+        "latscope-doctor",
+    ] {
+        let text = man_text(&dir.path().join(format!("{name}.1")));
+        let at = |heading: &str| {
+            text.lines()
+                .position(|l| l == heading)
+                .unwrap_or_else(|| panic!("{name}: no {heading} heading:\n{text}"))
+        };
+        let (exit, see) = (at("EXIT STATUS"), at("SEE ALSO"));
+        assert!(exit < see, "{name}: EXIT STATUS after SEE ALSO");
+        if name != "latscope" {
+            let examples = at("EXAMPLES");
+            assert!(
+                exit < examples && examples < see,
+                "{name}: sections out of order"
+            );
+            assert!(
+                text.contains("latscope(1)"),
+                "{name}: SEE ALSO lacks latscope(1)"
+            );
+        }
+        assert!(
+            !text.contains("EXTRA"),
+            "{name}: an EXTRA section left:\n{text}"
+        );
+    }
+    let doctor = man_text(&dir.path().join("latscope-doctor.1"));
+    assert!(
+        doctor
+            .lines()
+            .any(|l| l.trim() == "7" || l.trim_start().starts_with("7 ")),
+        "{doctor}"
+    );
+    let dropin = man_text(&dir.path().join("latscope-cyclictest.1"));
+    let rows = [
+        ("-a [CPUSET] --affinity", "thread N on CPU N"),
+        ("-i INTV --interval=INTV", "base interval in us"),
+        ("-p PRIO --priority=PRIO", "priority (sets SCHED_FIFO"),
+        ("--laptop", "leave /dev/cpu_dma_latency alone"),
+    ];
+    for (option, meaning) in rows {
+        let squeezed = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            dropin
+                .lines()
+                .map(squeezed)
+                .any(|l| l.starts_with(option) && l.contains(meaning)),
+            "no table row `{option} ... {meaning}`:\n{dropin}"
+        );
+    }
+    for line in dropin.lines() {
+        assert!(line.chars().count() <= 80, "wider than 80 columns: {line}");
+    }
+    assert!(dropin.contains("CYCLICTEST OPTIONS") && dropin.contains("cyclictest(8)"));
 }
 
 /// `latscope 0.1.0 (commit 24619bc)`, `(commit 24619bc-dirty)` or `(commit unknown)`
@@ -238,6 +360,11 @@ pub fn cases() -> Vec<common::Case> {
             manpages_format_without_groff_warnings,
         )
         .unless(no_groff()),
+        common::case(
+            "manpages_have_exit_status_examples_see_also_and_the_dropin_table",
+            manpages_have_exit_status_examples_see_also_and_the_dropin_table,
+        )
+        .unless(no_man()),
         common::case("version_names_the_commit", version_names_the_commit),
     ]
 }

@@ -129,10 +129,24 @@ addEventListener('load', () => {
     if (px < min) { min = px; minText = t.textContent; }
   }
   const first = document.body.innerText.trim().split('\n')[0];
+  // Texts of a category chart (suite, study, wake sweep: labels, legends) drawn over
+  // each other.
+  let overlaps = 0, overlap = '';
+  for (const svg of document.querySelectorAll('section.suite svg, section.study svg, #wake svg')) {
+    const boxes = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim())
+      .map(t => [t.textContent, t.getBoundingClientRect()]);
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const [a, r] = boxes[i], [b, q] = boxes[j];
+      const w = Math.min(r.right, q.right) - Math.max(r.left, q.left);
+      const h = Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top);
+      if (w > 1 && h > 1) { overlaps++; overlap = a + ' / ' + b; }
+    }
+  }
   const out = document.createElement('pre');
   out.id = 'probe';
   out.textContent = JSON.stringify({overflow: de.scrollWidth - de.clientWidth,
-    min_text_px: min, min_text: minText, first: first});
+    min_text_px: min, min_text: minText, first: first, overlaps: overlaps,
+    overlap: overlap});
   document.body.appendChild(out);
 });
 </script>"#;
@@ -205,6 +219,120 @@ fn help_headings_hold_their_own_options() {
     assert!(help.contains("How to measure:") && help.contains("Results and exports:"));
 }
 
+/// Issue 25 item 5: `report -h` and `compare -h` list no option of a running measurement
+/// (they would do nothing there), and `report -q` says what it does.
+fn report_and_compare_help_list_only_their_options() {
+    for command in ["report", "compare"] {
+        let out = common::latscope().args([command, "-h"]).output().unwrap();
+        let help = String::from_utf8(out.stdout).unwrap();
+        for lacks in [
+            "--checkpoint",
+            "--resume",
+            "--warmup",
+            "--isolate",
+            "--trace ",
+        ] {
+            assert!(!help.contains(lacks), "{command} -h lists {lacks}:\n{help}");
+        }
+        assert!(help.contains("--fail-above"), "{help}");
+    }
+    let out = common::latscope().args(["report", "-h"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(!help.contains("No progress line"), "{help}");
+}
+
+/// Issue 25 item 9: a suite's page (run.json: seven scenarios of two probes) opens with
+/// its headline, lists its scenarios in linked contents, and its charts are images with
+/// a title, a description and their data in a table, lines told apart by dashes, a dark
+/// scheme; at 1400 and 420 px nothing overflows, no chart text is under 11 px and no two
+/// chart texts overlap.
+fn suite_page_has_contents_accessible_charts_and_fits_420_px() {
+    let browser = chromium().expect("checked before");
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("suite.html");
+    common::latscope()
+        .arg("report")
+        .arg(fixture("run.json"))
+        .args(["-f", "html", "-o"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let title = &html[html.find("<title>").unwrap()..html.find("</title>").unwrap()];
+    assert!(
+        title.contains("7 scenarios"),
+        "the title names the whole run: {title}"
+    );
+    assert!(
+        html.contains("<nav aria-label=\"Contents\">"),
+        "no contents"
+    );
+    for i in 0..7 {
+        let link = format!("<a href=\"#scenario-{i}\">");
+        let target = format!("<section id=\"scenario-{i}\">");
+        assert!(
+            html.contains(&link) && html.contains(&target),
+            "scenario {i} unlinked"
+        );
+    }
+    let charts = html.matches("<svg ").count();
+    assert!(charts >= 5, "{charts} charts");
+    assert_eq!(
+        html.matches("<svg role=\"img\"").count(),
+        charts,
+        "an SVG without role=img"
+    );
+    assert_eq!(
+        html.matches("<title>").count(),
+        charts + 1,
+        "an SVG without <title>"
+    );
+    assert_eq!(
+        html.matches("<desc>").count(),
+        charts,
+        "an SVG without <desc>"
+    );
+    assert!(html.matches("<summary>The chart's data</summary>").count() >= charts - 1);
+    assert!(
+        html.contains("stroke-dasharray"),
+        "lines differ only by colour"
+    );
+    assert!(html.contains("prefers-color-scheme:dark"), "no dark scheme");
+    let what = table_at(&fixture("run.json"), "200")
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    for width in [1400, 420] {
+        let m = measure(browser, &page, width);
+        assert!(
+            m["overflow"].as_i64().unwrap() <= 0,
+            "{width} px overflows: {m}"
+        );
+        assert!(
+            m["min_text_px"].as_f64().unwrap() >= 11.0,
+            "{width} px: {m}"
+        );
+        assert_eq!(
+            m["overlaps"].as_i64(),
+            Some(0),
+            "{width} px: chart texts overlap: {m}"
+        );
+        assert_eq!(
+            m["first"].as_str().unwrap(),
+            what,
+            "{width} px: headline first"
+        );
+    }
+}
+
+fn no_chromium() -> Option<String> {
+    chromium().is_none().then(|| {
+        "chromium not installed (apt-get install chromium): HTML not checked in a browser"
+            .to_string()
+    })
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     vec![
@@ -221,12 +349,18 @@ pub fn cases() -> Vec<common::Case> {
             help_headings_hold_their_own_options,
         ),
         case(
+            "report_and_compare_help_list_only_their_options",
+            report_and_compare_help_list_only_their_options,
+        ),
+        case(
             "html_with_an_outlier_reads_at_1400_and_420_px",
             html_with_an_outlier_reads_at_1400_and_420_px,
         )
-        .unless(chromium().is_none().then(|| {
-            "chromium not installed (apt-get install chromium): HTML not checked in a browser"
-                .to_string()
-        })),
+        .unless(no_chromium()),
+        case(
+            "suite_page_has_contents_accessible_charts_and_fits_420_px",
+            suite_page_has_contents_accessible_charts_and_fits_420_px,
+        )
+        .unless(no_chromium()),
     ]
 }

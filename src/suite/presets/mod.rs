@@ -42,6 +42,11 @@ pub fn study(name: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn completion_offers_every_preset() {
+        assert_eq!(crate::cli::PRESET_NAMES, super::NAMES);
+    }
+
+    #[test]
     fn every_preset_parses() {
         for name in super::NAMES {
             let spec: super::super::SuiteSpec = toml::from_str(super::text(name).unwrap())
