@@ -116,9 +116,9 @@ pub struct DoctorArgs {
     /// Alternating pairs of runs per A/B (each run 2.5 s).
     #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub pairs: u32,
-    /// Also measure what a suggested runtime fix buys, applied for the measurement only
-    /// and restored: `isolate` (the CPU shielded, as --isolate), `dma-latency` (always
-    /// measured). Repeatable.
+    /// Also measure what a suggested runtime fix buys: applied for each "with" run only,
+    /// restored after it (and by `latscope restore` after a kill), in alternating pairs
+    /// against the machine as it is. Repeatable; `dma-latency` is always measured.
     #[arg(long = "try", value_enum, value_name = "FIX")]
     pub try_fix: Vec<TryFix>,
     /// Print each finding's evidence (the files and values read).
@@ -145,6 +145,24 @@ pub enum TryFix {
     DmaLatency,
     /// Shield the CPU (cpuset, IRQs and unbound work moved off), as --isolate.
     Isolate,
+    /// Device IRQs delivered on the measured CPUs moved to the others (smp_affinity_list).
+    IrqAffinity,
+    /// RT throttling off: kernel.sched_rt_runtime_us = -1.
+    RtThrottling,
+    /// Timer migration off: kernel.timer_migration = 0.
+    TimerMigration,
+    /// NUMA balancing off: kernel.numa_balancing = 0.
+    NumaBalancing,
+    /// Transparent huge pages `madvise` (from `always`).
+    Thp,
+    /// KSM page merging stopped: /sys/kernel/mm/ksm/run = 0.
+    Ksm,
+    /// vm.swappiness = 10.
+    Swappiness,
+    /// NMI watchdog off: kernel.nmi_watchdog = 0.
+    NmiWatchdog,
+    /// The `performance` cpufreq governor on the measured CPUs.
+    Governor,
 }
 
 /// Options of `latscope completions`.

@@ -434,6 +434,9 @@ fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Res
 
 /// `latscope report`: re-renders a saved run (or a cyclictest --json file).
 pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
+    if crate::doctor::saved::is_doctor_file(&args.input) {
+        return crate::doctor::saved::report(args);
+    }
     let iterations = args
         .iterations
         .as_deref()

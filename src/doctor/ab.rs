@@ -6,6 +6,7 @@
 
 use super::finding::{CheckId, Finding, Measured};
 use crate::cli::{Cli, Command};
+use crate::isolate::tunable::{read_setting, Change, TunableGuard};
 use anyhow::Context;
 use clap::Parser;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,6 +31,9 @@ pub struct Ab {
     pub a: Vec<String>,
     pub b: Vec<String>,
     pub knob: fn() -> Knob,
+    /// Files set for each "with" run only (`--try rt-throttling`, ...), through a
+    /// `TunableGuard` restored right after it; empty for the others.
+    pub changes: Vec<Change>,
 }
 
 /// A knob as read before and after an A/B: its value, and the other processes that
@@ -103,7 +107,7 @@ pub fn summary(label: &str, pairs: &[[u64; 2]]) -> String {
 
 /// Runs `ab` in alternating pairs; `tick` after each run (the progress bar).
 pub fn run_ab(ab: &Ab, s: &AbSettings, tick: &dyn Fn(&str)) -> anyhow::Result<Measured> {
-    let before = (ab.knob)();
+    let before = read_knob(ab);
     let mut pairs = Vec::new();
     for i in 0..s.pairs {
         if s.stop.load(Ordering::Relaxed) {
@@ -118,14 +122,18 @@ pub fn run_ab(ab: &Ab, s: &AbSettings, tick: &dyn Fn(&str)) -> anyhow::Result<Me
                 ab.label,
                 if a_turn { "with" } else { "without" }
             ));
-            let p99 = timer_p99(s, if a_turn { &ab.a } else { &ab.b })?;
+            let p99 = if a_turn && !ab.changes.is_empty() {
+                with_changes(ab, s)?
+            } else {
+                timer_p99(s, if a_turn { &ab.a } else { &ab.b })?
+            };
             pair[if a_turn { 0 } else { 1 }] = p99;
         }
         if !s.stop.load(Ordering::Relaxed) {
             pairs.push(pair);
         }
     }
-    let after = (ab.knob)();
+    let after = read_knob(ab);
     let mut text = summary(&ab.label, &pairs);
     // Another process' request changes the aggregate: what latscope restores is its own.
     let restored = !after.held_here
@@ -141,6 +149,40 @@ pub fn run_ab(ab: &Ab, s: &AbSettings, tick: &dyn Fn(&str)) -> anyhow::Result<Me
         pairs_ns: pairs,
         restored,
     })
+}
+
+/// One "with" run of a tunable fix: the files set, the timer run, the files restored
+/// (also when the run fails or panics: the guard's Drop).
+fn with_changes(ab: &Ab, s: &AbSettings) -> anyhow::Result<u64> {
+    let mut held = TunableGuard::apply(&format!("doctor --try: {}", ab.label), &ab.changes)?;
+    let p99 = timer_p99(s, &ab.a);
+    let problems = held.restore();
+    anyhow::ensure!(
+        problems.is_empty(),
+        "not restored: {} (run `latscope restore`)",
+        problems.join("; ")
+    );
+    p99
+}
+
+/// The knob of `ab` as read now: its files' values for a tunable fix.
+fn read_knob(ab: &Ab) -> Knob {
+    if ab.changes.is_empty() {
+        return (ab.knob)();
+    }
+    let values: Vec<String> = ab
+        .changes
+        .iter()
+        .map(|c| match read_setting(&c.path) {
+            Ok(v) => format!("{}={v}", c.path.display()),
+            Err(e) => format!("{}: {e}", c.path.display()),
+        })
+        .collect();
+    Knob {
+        value: values.join(" "),
+        others: Vec::new(),
+        held_here: false,
+    }
 }
 
 /// cpu_dma_latency as the kernel holds it now, and who holds requests (the knob of the

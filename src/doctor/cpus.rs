@@ -113,13 +113,13 @@ pub fn isolation(inputs: &Inputs) -> Finding {
 }
 
 /// A device IRQ: one with a handler (a directory named after it under /proc/irq/N).
-struct DeviceIrq {
-    irq: u32,
-    name: String,
-    cpus: Vec<usize>,
+pub(super) struct DeviceIrq {
+    pub(super) irq: u32,
+    pub(super) name: String,
+    pub(super) cpus: Vec<usize>,
 }
 
-fn device_irqs(inputs: &Inputs) -> Vec<DeviceIrq> {
+pub(super) fn device_irqs(inputs: &Inputs) -> Vec<DeviceIrq> {
     let files = &inputs.files;
     let mut irqs = Vec::new();
     for entry in files.list("/proc/irq") {

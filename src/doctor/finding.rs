@@ -3,7 +3,7 @@
 //! the measured effect. Every check ID and its meaning is written once, in the table
 //! below; docs/doctor.md's table is checked against it by a unit test.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Declares `CheckId` from one table: variant, ID as written in JSON, meaning.
 macro_rules! check_ids {
@@ -80,8 +80,24 @@ impl Serialize for CheckId {
     }
 }
 
+/// A saved doctor file read back (`latscope report doctor.json`).
+impl<'de> Deserialize<'de> for CheckId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        CheckId::ALL
+            .iter()
+            .copied()
+            .find(|id| id.as_str() == text)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown check ID '{text}' (written by a newer latscope? docs/doctor.md lists the IDs)"
+                ))
+            })
+    }
+}
+
 /// The outcome of one check, worst last.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pass,
@@ -103,33 +119,33 @@ impl Status {
 }
 
 /// An A/B measured on this machine for a finding: what was compared and what it did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measured {
     /// One line: `cpu_dma_latency 0: p99 62 → 31 µs (−50 %) in 6 pairs`.
     pub summary: String,
     /// The A and B values (ns) of each pair, in the order measured.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pairs_ns: Vec<[u64; 2]>,
     /// Whether the knob was back at its value before the A/B afterwards.
     pub restored: bool,
 }
 
 /// One check's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     pub id: CheckId,
     pub status: Status,
     /// One line: what is true here.
     pub summary: String,
     /// What was read (file: value), so the reader can check it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
     /// For WARN/FAIL: the sysctl, kernel parameter or command that fixes it; for SKIP:
     /// nothing (the summary says why).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
     /// What was measured for it on this machine (A/Bs, the observation window).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub measured: Vec<Measured>,
 }
 

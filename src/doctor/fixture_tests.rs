@@ -252,7 +252,7 @@ fn ab_summary_reads_like_the_issue() {
 fn html_page_has_every_finding_escaped() {
     let findings = checks("bare-metal-cgroup-v2", Some("3"));
     let report = super::report::DoctorReport {
-        schema: super::report::SCHEMA,
+        schema: super::report::SCHEMA.into(),
         verdict: super::report::Verdict::of(&findings),
         counts: super::report::DoctorReport::counts_of(&findings),
         hostname: "<host>".into(),
@@ -301,7 +301,7 @@ fn the_smt_ab_loads_the_sibling_on_a_tree_with_smt() {
         panic!("not doctor");
     };
     let inputs = Inputs::new(tree("bare-metal-cgroup-v2"), Some("3"), 95).unwrap();
-    let abs = super::planned_abs(&args, &inputs);
+    let abs = super::planned_abs(&args, &inputs, &mut Vec::new());
     let smt = abs
         .iter()
         .find(|ab| ab.finding == CheckId::CpusSmt)
@@ -314,7 +314,7 @@ fn the_smt_ab_loads_the_sibling_on_a_tree_with_smt() {
     assert!(crate::cli::Cli::try_parse_from(argv).is_ok());
     // No sibling on this VM's recorded tree: no SMT A/B.
     let vm = Inputs::new(tree("this-vm"), Some("1"), 95).unwrap();
-    assert!(super::planned_abs(&args, &vm)
+    assert!(super::planned_abs(&args, &vm, &mut Vec::new())
         .iter()
         .all(|ab| ab.finding != CheckId::CpusSmt));
 }

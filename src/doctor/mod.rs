@@ -12,14 +12,17 @@ pub mod host_stops;
 pub mod html;
 pub mod inputs;
 pub mod kernel;
+pub mod markdown;
 pub mod memory;
 pub mod observe;
 pub mod permissions;
 pub mod platform;
 pub mod priorities;
 pub mod report;
+pub mod saved;
 pub mod scheduling;
 pub mod setup;
+pub mod try_fix;
 
 use crate::cli::{DoctorArgs, TryFix};
 use crate::error::{UserError, EXIT_INTERRUPTED};
@@ -104,7 +107,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
     let mut notes = Vec::new();
     let measured = measure(args, &inputs, &mut findings, &mut notes)?;
     let report = DoctorReport {
-        schema: report::SCHEMA,
+        schema: report::SCHEMA.into(),
         verdict: Verdict::of(&findings),
         counts: DoctorReport::counts_of(&findings),
         hostname: inputs
@@ -192,7 +195,7 @@ fn measure(
         run: "2s",
         stop: crate::interrupt::install().context("installing the Ctrl-C handler")?,
     };
-    let abs = planned_abs(args, inputs);
+    let abs = planned_abs(args, inputs, notes);
     let throttled = status_of(findings, CheckId::SchedRtThrottling) == Some(Status::Warn);
     let total = abs.len() as u64 * args.pairs as u64 * 2 + 2;
     let bar = progress_bar(total);
@@ -258,7 +261,7 @@ fn attach_with_evidence(findings: &mut [Finding], m: finding::Measured, evidence
 
 /// The A/Bs to run: cpu_dma_latency always (when the device exists), the SMT sibling
 /// loaded vs idle when a measured CPU has one, and each `--try`.
-fn planned_abs(args: &DoctorArgs, inputs: &Inputs) -> Vec<ab::Ab> {
+fn planned_abs(args: &DoctorArgs, inputs: &Inputs, notes: &mut Vec<String>) -> Vec<ab::Ab> {
     let mut abs = Vec::new();
     if inputs.files.exists("/dev/cpu_dma_latency") {
         abs.push(ab::Ab {
@@ -267,6 +270,7 @@ fn planned_abs(args: &DoctorArgs, inputs: &Inputs) -> Vec<ab::Ab> {
             a: vec!["--dma-latency".into(), "0".into()],
             b: Vec::new(),
             knob: ab::dma_knob,
+            changes: Vec::new(),
         });
     }
     if let Some((_, siblings)) = cpu_power::foreign_siblings(inputs).first() {
@@ -277,6 +281,7 @@ fn planned_abs(args: &DoctorArgs, inputs: &Inputs) -> Vec<ab::Ab> {
             a: vec!["--load".into(), format!("cpu:100%,cpus={sibling}")],
             b: Vec::new(),
             knob: ab::no_knob,
+            changes: Vec::new(),
         });
     }
     for fix in &args.try_fix {
@@ -288,10 +293,30 @@ fn planned_abs(args: &DoctorArgs, inputs: &Inputs) -> Vec<ab::Ab> {
                 a: vec!["--isolate".into(), inputs.cpus[0].to_string()],
                 b: Vec::new(),
                 knob: ab::irq_knob,
+                changes: Vec::new(),
             }),
+            _ => match try_fix::tunable(*fix, inputs) {
+                Some(Ok(t)) => abs.push(ab::Ab {
+                    finding: t.finding,
+                    label: t.label,
+                    a: Vec::new(),
+                    b: Vec::new(),
+                    knob: ab::no_knob,
+                    changes: t.changes,
+                }),
+                Some(Err(why)) => notes.push(format!("--try {}: {why}", fix_name(*fix))),
+                None => {}
+            },
         }
     }
     abs
+}
+
+/// A fix as typed after `--try`.
+fn fix_name(fix: TryFix) -> String {
+    clap::ValueEnum::to_possible_value(&fix)
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
 }
 
 fn progress_bar(total: u64) -> indicatif::ProgressBar {

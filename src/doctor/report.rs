@@ -3,10 +3,10 @@
 
 use super::finding::{Finding, Status, GROUPS};
 use crate::error::{EXIT_NOT_READY, EXIT_OK, EXIT_WARNINGS};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The overall answer: ready, ready with warnings, or not ready (a FAIL).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Ready,
@@ -42,7 +42,7 @@ impl Verdict {
 }
 
 /// How many findings have each status.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Counts {
     pub pass: usize,
     pub warn: usize,
@@ -51,10 +51,10 @@ pub struct Counts {
 }
 
 /// Everything `doctor` found, as printed and as written by `--export-json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DoctorReport {
     /// `latscope-doctor/1`: the layout of this file (docs/doctor.md).
-    pub schema: &'static str,
+    pub schema: String,
     pub verdict: Verdict,
     pub counts: Counts,
     pub hostname: String,
@@ -65,10 +65,10 @@ pub struct DoctorReport {
     pub priority: i32,
     /// Read only (`--quick`, a fixture tree, or not root): nothing was measured.
     pub measured: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_run: Option<String>,
     /// Why something was not measured, and other notes for the reader.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     pub findings: Vec<Finding>,
 }

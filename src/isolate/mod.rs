@@ -25,6 +25,7 @@ mod report;
 mod restore;
 mod state;
 mod terminal;
+pub mod tunable;
 mod workqueue;
 
 pub use guard::IsolationGuard;

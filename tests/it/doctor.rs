@@ -286,10 +286,80 @@ fn dma_latency_ab_restores_the_knob_and_prints_a_number() {
     );
 }
 
+/// The user's next command after `doctor --export-json`: `report` of that file as the
+/// checklist, Markdown and HTML; run-only options refused naming what it offers.
+fn report_renders_a_saved_doctor_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("doctor.json");
+    let out = latscope()
+        .args([
+            "doctor",
+            "--root",
+            &format!("{FIXTURES}/this-vm"),
+            "--cpus",
+            "1",
+        ])
+        .arg("--export-json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7), "{out:?}");
+    let (md, html) = (dir.path().join("d.md"), dir.path().join("d.html"));
+    let out = latscope()
+        .arg("report")
+        .arg(&json)
+        .arg("--export-markdown")
+        .arg(&md)
+        .arg("--export-html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        stdout.starts_with("latscope doctor: NOT READY ("),
+        "{stdout}"
+    );
+    assert!(stdout.contains("WARN sched.rt_throttling"), "{stdout}");
+    assert!(
+        stdout.contains("· /proc/sys/kernel/sched_rt_runtime_us: 950000"),
+        "{stdout}"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.starts_with("# latscope doctor: NOT READY\n"), "{md}");
+    assert!(
+        md.contains("\n| WARN | `sched.rt_throttling` | RT throttling on"),
+        "{md}"
+    );
+    assert!(
+        md.contains("<br>**fix:** `sysctl kernel.sched_rt_runtime_us=-1"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        html.contains("<h1>latscope doctor: NOT READY</h1>"),
+        "{html}"
+    );
+    assert!(html.contains("<code>sched.rt_throttling</code>"), "{html}");
+    let out = latscope()
+        .arg("report")
+        .arg(&json)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("csv") && stderr.contains("markdown"),
+        "{stderr}"
+    );
+}
+
 pub fn cases() -> Vec<common::Case> {
     let mut cases = common::test_cases![
         quick_checklist_on_this_machine,
         fixture_tree_exit_code_and_json,
+        report_renders_a_saved_doctor_file,
         planned_sched_other_run_is_warned_about,
         bad_input_names_value_and_range,
     ];

@@ -17,6 +17,7 @@ mod cyclictest_consumers;
 mod cyclictest_dropin;
 mod cyclictest_parity;
 mod doctor;
+mod doctor_try;
 mod exit_items;
 mod exit_paths;
 mod gpio;
@@ -61,6 +62,7 @@ fn main() {
         ("cyclictest_dropin", cyclictest_dropin::cases),
         ("cyclictest_parity", cyclictest_parity::cases),
         ("doctor", doctor::cases),
+        ("doctor_try", doctor_try::cases),
         ("gpio", gpio::cases),
         ("exit_items", exit_items::cases),
         ("exit_paths", exit_paths::cases),

@@ -1,0 +1,118 @@
+//! `latscope report doctor.json`: a file written by `doctor --export-json` rendered
+//! again, as the checklist (terminal), Markdown, HTML or JSON, for the page of a ticket
+//! or a CI artifact. Nothing is checked again: the file says what was true when it was
+//! written.
+
+use super::report::{DoctorReport, SCHEMA};
+use crate::cli::ReportArgs;
+use crate::error::{UserError, EXIT_OK};
+use crate::output::exports::Format;
+use anyhow::Context;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Whether `path` is a doctor file: its schema (the first field) names `latscope-doctor/`.
+pub fn is_doctor_file(path: &Path) -> bool {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    String::from_utf8_lossy(&head[..n]).contains("\"latscope-doctor/")
+}
+
+/// Reads a doctor file; refuses a layout this latscope does not know.
+pub fn load(path: &Path) -> anyhow::Result<DoctorReport> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let report: DoctorReport = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a doctor file latscope can read", path.display()))?;
+    if report.schema != SCHEMA {
+        return Err(UserError::InvalidValue {
+            option: "RUN.json".into(),
+            value: path.display().to_string(),
+            reason: format!(
+                "its schema is {}, this latscope reads {SCHEMA}; render it with the latscope that wrote it",
+                report.schema
+            ),
+        }
+        .into());
+    }
+    Ok(report)
+}
+
+/// An option `report` offers for runs that a doctor file has no use for.
+fn refuse(option: &str, value: &str) -> anyhow::Error {
+    UserError::InvalidValue {
+        option: option.into(),
+        value: value.into(),
+        reason: "a doctor file is rendered as the checklist only: --format table, markdown, html or json, and --export-markdown/--export-html/--export-json".into(),
+    }
+    .into()
+}
+
+/// What to write where: the `--format` output (stdout or -o) and each export.
+fn outputs(args: &ReportArgs) -> anyhow::Result<Vec<(Format, PathBuf)>> {
+    let o = &args.output;
+    if !args.more_inputs.is_empty() {
+        return Err(refuse(
+            "MORE.json",
+            &args.more_inputs[0].display().to_string(),
+        ));
+    }
+    for (option, set) in [
+        ("--export-csv", o.export_csv.is_some()),
+        ("--export-junit", o.export_junit.is_some()),
+        ("--export-lava", o.export_lava.is_some()),
+        ("--fail-above", o.fail_above.is_some()),
+        ("--iterations", args.iterations.is_some()),
+        ("--worst-case", args.worst_case.worst_case),
+    ] {
+        if set {
+            return Err(refuse(option, "given"));
+        }
+    }
+    if matches!(args.format, Format::Csv | Format::Junit | Format::Lava) {
+        return Err(refuse("--format", args.format.name()));
+    }
+    let mut all = vec![(
+        args.format,
+        args.out_file.clone().unwrap_or_else(|| "-".into()),
+    )];
+    for (format, path) in [
+        (Format::Json, &o.export_json),
+        (Format::Markdown, &o.export_markdown),
+        (Format::Html, &o.export_html),
+    ] {
+        if let Some(p) = path {
+            all.push((format, p.clone()));
+        }
+    }
+    Ok(all)
+}
+
+fn render(report: &DoctorReport, format: Format) -> anyhow::Result<Vec<u8>> {
+    Ok(match format {
+        Format::Html => super::html::render(report),
+        Format::Markdown => super::markdown::render(report).into_bytes(),
+        Format::Json => report.json()?,
+        _ => report.terminal(true).into_bytes(),
+    })
+}
+
+/// `latscope report doctor.json ...`: exit 0 once written (the verdict is in the file).
+pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
+    let outputs = outputs(args)?;
+    let report = load(&args.input)?;
+    for (format, path) in &outputs {
+        let bytes = render(&report, *format)?;
+        if path.as_os_str() == "-" {
+            use std::io::Write;
+            std::io::stdout()
+                .write_all(&bytes)
+                .context("writing to stdout")?;
+        } else {
+            crate::output::exports::write_bytes(path, &bytes)?;
+        }
+    }
+    Ok(EXIT_OK)
+}
