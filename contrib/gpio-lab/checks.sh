@@ -36,6 +36,21 @@ wait_for_irq_thread() {
   sleep 1
 }
 
+# kill -STOP is asynchronous: a reader woken by an edge just before it lands reads that edge
+# first. Wait until every thread of PID is stopped (state T in /proc/PID/task/*/stat).
+wait_stopped() {
+  n=0
+  while [ "$n" -lt 200 ]; do
+    running=0
+    for stat in /proc/"$1"/task/*/stat; do
+      state=$(sed 's/.*) //' "$stat" 2>/dev/null | cut -d' ' -f1)
+      [ "$state" = T ] || [ "$state" = t ] || running=1
+    done
+    [ "$running" = 0 ] && return 0
+    usleep 10000; n=$((n + 1))
+  done
+}
+
 fact kernel "$(uname -r) $(uname -v)"
 latscope gpio --list >/tmp/list.txt; fact list_rc $?
 section list /tmp/list.txt
@@ -56,7 +71,7 @@ latscope gpio --in sim-in --edge both --event-buffer 8 -D 120s --warmup 0 -q \
 pid=$!
 wait_for_irq_thread
 edges 10; sleep 1
-kill -STOP "$pid"; edges 50; kill -CONT "$pid"; sleep 1
+kill -STOP "$pid"; wait_stopped "$pid"; edges 50; kill -CONT "$pid"; sleep 1
 edges 5; sleep 1
 kill -INT "$pid"; wait "$pid"; fact stopped_rc $?
 fact stopped_edges 130

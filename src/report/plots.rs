@@ -121,9 +121,10 @@ pub fn draw_legend<'a, CT: CoordTranslate>(
     chart
         .configure_series_labels()
         .position(position)
-        // Laid out at the size it is shown at (readable_fonts keeps it), so the rows and
-        // the box fit the text.
-        .label_font(("sans-serif", MIN_FONT))
+        // Laid out at the size it is shown at, so the rows and the box fit the text:
+        // plotters' SVG backend writes a font's size divided by 1.24 (points to pixels), so
+        // this size is written just above MIN_FONT, which readable_fonts keeps.
+        .label_font(("sans-serif", MIN_FONT * 1.25))
         .border_style(BLACK.mix(0.4))
         .background_style(WHITE.mix(0.9))
         .draw()?;
