@@ -477,15 +477,7 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         }
         return Ok(EXIT_OK);
     }
-    let output = crate::plan::output::report_output(&args.output);
-    let limits = crate::plan::output::limits_from_args(&output)?;
-    let mut all = crate::plan::output::exports_from_args(&output);
-    if !quiet_table(args) {
-        all.push(crate::output::exports::Export {
-            format: args.format,
-            path: args.out_file.clone().unwrap_or_else(|| "-".into()),
-        });
-    }
+    let (output, limits, all) = report_exports(args)?;
     crate::output::exports::check(&all)?;
     let opts = crate::report::RenderOptions {
         in_ns: args.output.ns,
@@ -503,6 +495,27 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
 }
 
 /// `report -q`: the table that would go to stdout is left out.
+/// `report`'s output options as the shared ones, its limits, and every export it writes:
+/// the `--export-*` files and the table or `--format` output unless `-q` leaves it out.
+fn report_exports(
+    args: &crate::cli::ReportArgs,
+) -> anyhow::Result<(
+    crate::cli::OutputArgs,
+    Vec<crate::result::limits::Limit>,
+    Vec<crate::output::exports::Export>,
+)> {
+    let output = crate::plan::output::report_output(&args.output);
+    let limits = crate::plan::output::limits_from_args(&output)?;
+    let mut all = crate::plan::output::exports_from_args(&output);
+    if !quiet_table(args) {
+        all.push(crate::output::exports::Export {
+            format: args.format,
+            path: args.out_file.clone().unwrap_or_else(|| "-".into()),
+        });
+    }
+    Ok((output, limits, all))
+}
+
 fn quiet_table(args: &crate::cli::ReportArgs) -> bool {
     args.output.quiet
         && args.format == crate::output::exports::Format::Table
@@ -580,15 +593,7 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
     use crate::compare::view;
     use crate::compare::{parse_rule, DEFAULT_RULE};
     use crate::error::UserError;
-    let output = crate::plan::output::report_output(&args.output);
-    let limits = crate::plan::output::limits_from_args(&output)?;
-    let mut all = crate::plan::output::exports_from_args(&output);
-    if !quiet_table(args) {
-        all.push(crate::output::exports::Export {
-            format: args.format,
-            path: args.out_file.clone().unwrap_or_else(|| "-".into()),
-        });
-    }
+    let (output, limits, all) = report_exports(args)?;
     let mut renderers = Vec::new();
     for e in &all {
         let Some(reporter) = view::reporter(e.format, args.output.ns) else {
