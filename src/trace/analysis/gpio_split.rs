@@ -30,6 +30,10 @@ pub enum GpioNotJoined {
     /// No sched_wakeup of the measuring thread between t1 and t2: it was not asleep (the
     /// event was queued before its read), so there is no wake-up to split.
     NoWakeup,
+    /// A sched_wakeup of the measuring thread came while it was still on its CPU (it had
+    /// not yet switched out to sleep in its read): the wake-up ran, but there is no
+    /// switch-in to split. The same race as `NoWakeup`, a few instructions later.
+    NotAsleep,
     NoSwitchIn,
 }
 
@@ -165,6 +169,22 @@ fn irq_thread_in(tl: &Timeline, irq: i32, from: u64, until: u64) -> Option<u64> 
     first
 }
 
+/// Whether `tid` was on `cpu` at event index `at`: the last sched_switch on that CPU
+/// before it switched `tid` in (and none switched it out since).
+fn on_cpu_at(tl: &Timeline, cpu: u32, tid: i32, at: usize) -> bool {
+    let list = tl.cpu(cpu);
+    list[..at.min(list.len())]
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EventKind::SchedSwitch { prev, next, .. } if prev.pid == tid || next.pid == tid => {
+                Some(next.pid == tid)
+            }
+            _ => None,
+        })
+        == Some(true)
+}
+
 fn split_one(tl: &Timeline, tid: i32, s: GpioSample, slack_ns: u64) -> GpioSplit {
     use GpioNotJoined::*;
     let until = s.user_ns + slack_ns;
@@ -184,7 +204,12 @@ fn split_one(tl: &Timeline, tid: i32, s: GpioSample, slack_ns: u64) -> GpioSplit
         return GpioSplit::unjoined(s, NoWakeup);
     };
     let Some(sw) = find_switch_in(tl, cpu, tid, idx, until) else {
-        return GpioSplit::unjoined(s, NoSwitchIn);
+        let why = if on_cpu_at(tl, cpu, tid, idx) {
+            NotAsleep
+        } else {
+            NoSwitchIn
+        };
+        return GpioSplit::unjoined(s, why);
     };
     let thread_in = irq_thread_in(tl, irq, from, wakeup_ns);
     let rseq = find_rseq(tl, cpu, tid, sw.index, until);

@@ -100,3 +100,44 @@ fn an_edge_without_its_irq_or_its_wakeup_is_not_joined_and_says_why() {
     assert_eq!(s.not_joined, Some(GpioNotJoined::NoWakeup), "{s:?}");
     assert_eq!(s.parts().iter().sum::<i64>(), s.irq_to_user_ns as i64);
 }
+
+/// A reader woken by its IRQ thread (CPU 0) while still on CPU 1, before it switched out
+/// to sleep in its read: `NotAsleep`. The same edge with its switch-out traced, and no
+/// switch back in: `NoSwitchIn`.
+#[test]
+fn a_reader_woken_before_it_slept_is_not_asleep_not_a_missing_switch() {
+    let lines = |switch_out: bool| -> Vec<crate::trace::event::Event> {
+        let mut text = vec![
+            "<idle>-0 [001] d...2.. 10.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=latscope-cpu1 next_pid=131 next_prio=4",
+            "latscope-cpu1-131 [001] d..h1.. 10.000100: irq_handler_entry: irq=24 name=latscope-125",
+            "latscope-cpu1-131 [001] d..h1.. 10.000110: irq_handler_exit: irq=24 ret=handled",
+            "<idle>-0 [000] d...2.. 10.000130: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=irq/24-latscope next_pid=130 next_prio=49",
+            "irq/24-latscope-130 [000] d...4.. 10.000150: sched_wakeup: comm=latscope-cpu1 pid=131 prio=4 target_cpu=001",
+            "irq/24-latscope-130 [000] d...2.. 10.000160: sched_switch: prev_comm=irq/24-latscope prev_pid=130 prev_prio=49 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120",
+            "<idle>-0 [000] d..h1.. 10.000300: local_timer_entry: vector=236",
+        ];
+        if switch_out {
+            text.push("latscope-cpu1-131 [001] d...2.. 10.000120: sched_switch: prev_comm=latscope-cpu1 prev_pid=131 prev_prio=4 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120");
+        }
+        let mut events: Vec<_> = text
+            .iter()
+            .map(|l| crate::trace::analysis::text::parse_text_line(l).unwrap())
+            .collect();
+        events.sort_by_key(|e| e.ts_ns);
+        events
+    };
+    let edge = GpioSample {
+        irq_ns: 10_000_105_000,
+        user_ns: 10_000_200_000,
+    };
+    for (switch_out, why) in [
+        (false, GpioNotJoined::NotAsleep),
+        (true, GpioNotJoined::NoSwitchIn),
+    ] {
+        let events = lines(switch_out);
+        let tl = Timeline::new(&events);
+        let s = &split_gpio(&tl, TID, &[edge], 2_000)[0];
+        assert_eq!(s.not_joined, Some(why), "{s:?}");
+        assert_eq!(s.parts().iter().sum::<i64>(), s.irq_to_user_ns as i64);
+    }
+}
