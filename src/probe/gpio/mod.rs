@@ -194,10 +194,11 @@ impl GpioProbe {
             debounce_us: self.debounce_us,
         })
         .map_err(|e| match (self.event_clock, e.raw_os_error()) {
-            (EventClock::Hte, Some(95)) => anyhow::anyhow!(
+            (EventClock::Hte, Some(95)) => crate::error::UserError::Unsupported(format!(
                 "--event-clock hte: the kernel has no hardware timestamp engine for {} (EOPNOTSUPP); HTE exists on Tegra194/234 with CONFIG_HTE; use --event-clock monotonic",
                 self.input.label()
-            ),
+            ))
+            .into(),
             _ => anyhow::Error::new(e).context(format!(
                 "requesting {} for edge events (is it free? latscope gpio --list)",
                 self.input.label()
