@@ -371,27 +371,8 @@ pub struct ReportOutputArgs {
     /// a LAVA log becomes a result `report` and `compare` read.
     #[arg(long = "export-json", value_name = "FILE")]
     pub export_json: Option<PathBuf>,
-    /// Write a CSV file (`-` = stdout): one row per scenario × CPU with every statistic.
-    #[arg(long = "export-csv", value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-    /// Write the table as Markdown (`-` = stdout).
-    #[arg(long = "export-markdown", value_name = "FILE")]
-    pub export_markdown: Option<PathBuf>,
-    /// Write a self-contained HTML report with plots (`-` = stdout).
-    #[arg(long = "export-html", value_name = "FILE")]
-    pub export_html: Option<PathBuf>,
-    /// Write JUnit XML for CI (`-` = stdout): one test case per scenario × CPU.
-    #[arg(long = "export-junit", value_name = "FILE")]
-    pub export_junit: Option<PathBuf>,
-    /// Write a LAVA test script (`-` = stdout): a test set per scenario, a `lava-test-case`
-    /// per CPU and statistic with its measurement.
-    #[arg(long = "export-lava", value_name = "FILE")]
-    pub export_lava: Option<PathBuf>,
-    /// Fail (exit code 3, one FAIL line per breach) when a statistic of any scenario and
-    /// CPU exceeds its limit, e.g. `p99=50us,max=100us,overruns=0`. Statistics: min, avg,
-    /// stddev, p50, p90, p99, p99.9, p99.99, p99.999, max, overruns, missed.
-    #[arg(long = "fail-above", value_name = "STAT=LIMIT,...")]
-    pub fail_above: Option<String>,
+    #[command(flatten)]
+    pub exports: ExportArgs,
 }
 
 /// `latscope report --worst-case`: the estimate beyond the samples.
@@ -823,27 +804,8 @@ pub struct OutputArgs {
     /// Show latencies in ns instead of µs with two decimals.
     #[arg(long)]
     pub ns: bool,
-    /// Write a CSV file (`-` = stdout): one row per scenario × CPU with every statistic.
-    #[arg(long = "export-csv", value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-    /// Write the table as Markdown (`-` = stdout).
-    #[arg(long = "export-markdown", value_name = "FILE")]
-    pub export_markdown: Option<PathBuf>,
-    /// Write a self-contained HTML report with plots (`-` = stdout).
-    #[arg(long = "export-html", value_name = "FILE")]
-    pub export_html: Option<PathBuf>,
-    /// Write JUnit XML for CI (`-` = stdout): one test case per scenario × CPU.
-    #[arg(long = "export-junit", value_name = "FILE")]
-    pub export_junit: Option<PathBuf>,
-    /// Write a LAVA test script (`-` = stdout): a test set per scenario, a `lava-test-case`
-    /// per CPU and statistic with its measurement, the kernel's preemption model echoed.
-    #[arg(long = "export-lava", value_name = "FILE")]
-    pub export_lava: Option<PathBuf>,
-    /// Fail (exit code 3, one FAIL line per breach) when a statistic of any scenario and
-    /// CPU exceeds its limit, e.g. `p99=50us,max=100us,overruns=0`. Statistics: min, avg,
-    /// stddev, p50, p90, p99, p99.9, p99.99, p99.999, max, overruns, missed.
-    #[arg(long = "fail-above", value_name = "STAT=LIMIT,...")]
-    pub fail_above: Option<String>,
+    #[command(flatten)]
+    pub exports: ExportArgs,
     /// While a scenario runs, rewrite the --export-json file this often with what it has
     /// measured so far (marked partial), so a SIGKILL loses at most this much.
     #[arg(long, value_name = "DURATION", default_value = "10s")]
@@ -853,6 +815,33 @@ pub struct OutputArgs {
     /// the samples or time it had left, the rest run.
     #[arg(long, requires = "export_json")]
     pub resume: bool,
+}
+
+/// The export files and the verdict's limits: the same for a measuring command and for
+/// `report` of a saved run (flattened into both under their own heading).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ExportArgs {
+    /// Write a CSV file (`-` = stdout): one row per scenario × CPU with every statistic.
+    #[arg(long = "export-csv", value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write the table as Markdown (`-` = stdout).
+    #[arg(long = "export-markdown", value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots (`-` = stdout).
+    #[arg(long = "export-html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write JUnit XML for CI (`-` = stdout): one test case per scenario × CPU.
+    #[arg(long = "export-junit", value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write a LAVA test script (`-` = stdout): a test set per scenario, a `lava-test-case`
+    /// per CPU and statistic with its measurement, the kernel's preemption model echoed.
+    #[arg(long = "export-lava", value_name = "FILE")]
+    pub lava: Option<PathBuf>,
+    /// Fail (exit code 3, one FAIL line per breach) when a statistic of any scenario and
+    /// CPU exceeds its limit, e.g. `p99=50us,max=100us,overruns=0`. Statistics: min, avg,
+    /// stddev, p50, p90, p99, p99.9, p99.99, p99.999, max, overruns, missed.
+    #[arg(long = "fail-above", value_name = "STAT=LIMIT,...")]
+    pub fail_above: Option<String>,
 }
 
 /// Options of `latscope load`.

@@ -60,10 +60,10 @@ fn outputs(args: &ReportArgs) -> anyhow::Result<Vec<(Format, PathBuf)>> {
         ));
     }
     for (option, set) in [
-        ("--export-csv", o.export_csv.is_some()),
-        ("--export-junit", o.export_junit.is_some()),
-        ("--export-lava", o.export_lava.is_some()),
-        ("--fail-above", o.fail_above.is_some()),
+        ("--export-csv", o.exports.csv.is_some()),
+        ("--export-junit", o.exports.junit.is_some()),
+        ("--export-lava", o.exports.lava.is_some()),
+        ("--fail-above", o.exports.fail_above.is_some()),
         ("--iterations", args.iterations.is_some()),
         ("--worst-case", args.worst_case.worst_case),
     ] {
@@ -80,8 +80,8 @@ fn outputs(args: &ReportArgs) -> anyhow::Result<Vec<(Format, PathBuf)>> {
     )];
     for (format, path) in [
         (Format::Json, &o.export_json),
-        (Format::Markdown, &o.export_markdown),
-        (Format::Html, &o.export_html),
+        (Format::Markdown, &o.exports.markdown),
+        (Format::Html, &o.exports.html),
     ] {
         if let Some(p) = path {
             all.push((format, p.clone()));

@@ -12,11 +12,11 @@ use crate::result::limits::Limit;
 pub fn exports_from_args(out: &OutputArgs) -> Vec<Export> {
     [
         (Format::Json, &out.export_json),
-        (Format::Csv, &out.export_csv),
-        (Format::Markdown, &out.export_markdown),
-        (Format::Html, &out.export_html),
-        (Format::Junit, &out.export_junit),
-        (Format::Lava, &out.export_lava),
+        (Format::Csv, &out.exports.csv),
+        (Format::Markdown, &out.exports.markdown),
+        (Format::Html, &out.exports.html),
+        (Format::Junit, &out.exports.junit),
+        (Format::Lava, &out.exports.lava),
     ]
     .into_iter()
     .filter_map(|(format, path)| path.clone().map(|path| Export { format, path }))
@@ -25,7 +25,7 @@ pub fn exports_from_args(out: &OutputArgs) -> Vec<Export> {
 
 /// Parses `--fail-above`.
 pub fn limits_from_args(out: &OutputArgs) -> Result<Vec<Limit>, UserError> {
-    match &out.fail_above {
+    match &out.exports.fail_above {
         Some(text) => {
             crate::result::limits::parse_limits(text).map_err(|reason| UserError::InvalidValue {
                 option: "--fail-above".into(),
@@ -44,12 +44,7 @@ pub fn report_output(out: &crate::cli::ReportOutputArgs) -> OutputArgs {
         quiet: out.quiet,
         ns: out.ns,
         export_json: out.export_json.clone(),
-        export_csv: out.export_csv.clone(),
-        export_markdown: out.export_markdown.clone(),
-        export_html: out.export_html.clone(),
-        export_junit: out.export_junit.clone(),
-        export_lava: out.export_lava.clone(),
-        fail_above: out.fail_above.clone(),
+        exports: out.exports.clone(),
         ..OutputArgs::default()
     }
 }
@@ -60,10 +55,13 @@ pub fn compare_output(out: &CompareOutputArgs) -> OutputArgs {
     OutputArgs {
         quiet: out.quiet,
         ns: out.ns,
-        export_csv: out.export_csv.clone(),
-        export_markdown: out.export_markdown.clone(),
-        export_html: out.export_html.clone(),
-        fail_above: out.fail_above.clone(),
+        exports: crate::cli::ExportArgs {
+            csv: out.export_csv.clone(),
+            markdown: out.export_markdown.clone(),
+            html: out.export_html.clone(),
+            fail_above: out.fail_above.clone(),
+            ..Default::default()
+        },
         ..OutputArgs::default()
     }
 }
