@@ -72,6 +72,37 @@ fn timer_p99(s: &AbSettings, extra: &[String]) -> anyhow::Result<u64> {
         .context("the timer run returned no samples")
 }
 
+/// The noise probe's plan on `s.cpu` for `seconds` after a 200 ms warm-up, with `extra`
+/// options, at the doctor's priority when `fifo` (else SCHED_OTHER), and its command line
+/// (the run's record of what ran).
+pub fn noise_plan(
+    s: &AbSettings,
+    seconds: u64,
+    fifo: bool,
+    extra: &[String],
+) -> anyhow::Result<(crate::plan::Plan, Vec<String>)> {
+    let mut argv: Vec<String> = ["latscope", "noise", "--quiet", "--warmup", "200ms"]
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    argv.extend(extra.iter().cloned());
+    argv.extend([
+        "--cpus".into(),
+        s.cpu.to_string(),
+        "-D".into(),
+        format!("{seconds}s"),
+    ]);
+    if fifo {
+        argv.extend(s.policy_args.iter().cloned());
+    } else {
+        argv.extend(["--policy".into(), "other".into()]);
+    }
+    let Command::Noise(args) = Cli::try_parse_from(&argv)?.command else {
+        anyhow::bail!("internal: not a noise command line");
+    };
+    Ok((crate::plan::noise_plan(&args)?, argv))
+}
+
 fn median(mut v: Vec<u64>) -> u64 {
     v.sort_unstable();
     match v.len() {

@@ -6,10 +6,8 @@
 
 use super::ab::AbSettings;
 use super::finding::Measured;
-use crate::cli::{Cli, Command};
 use crate::result::trace::TraceResult;
 use anyhow::Context;
-use clap::Parser;
 
 /// The noise threshold and `--trace-threshold`: every gap above it is classified.
 pub const GAP_NS: u64 = 10_000;
@@ -97,30 +95,15 @@ pub fn summary(s: &HostStops, cpu: usize, secs: f64) -> String {
 /// measured line and the evidence lines.
 pub fn window(s: &AbSettings, seconds: u64, fifo: bool) -> anyhow::Result<(Measured, Vec<String>)> {
     let threshold = format!("{}us", GAP_NS / 1000);
-    let mut argv: Vec<String> = ["latscope", "noise", "--quiet", "--warmup", "200ms"]
-        .iter()
-        .map(|w| w.to_string())
-        .collect();
-    argv.extend([
-        "--threshold".into(),
-        threshold.clone(),
-        "--trace".into(),
-        "--trace-threshold".into(),
-        threshold,
-        "--cpus".into(),
-        s.cpu.to_string(),
-        "-D".into(),
-        format!("{seconds}s"),
-    ]);
-    if fifo {
-        argv.extend(s.policy_args.iter().cloned());
-    } else {
-        argv.extend(["--policy".into(), "other".into()]);
-    }
-    let Command::Noise(args) = Cli::try_parse_from(&argv)?.command else {
-        anyhow::bail!("internal: not a noise command line");
-    };
-    let plan = crate::plan::noise_plan(&args)?;
+    let extra = [
+        "--threshold",
+        &threshold,
+        "--trace",
+        "--trace-threshold",
+        &threshold,
+    ];
+    let extra: Vec<String> = extra.iter().map(|w| w.to_string()).collect();
+    let (plan, argv) = super::ab::noise_plan(s, seconds, fifo, &extra)?;
     let outcome = crate::runner::execute(&plan, argv, s.stop.clone(), None)?;
     let trace = outcome
         .run

@@ -4,9 +4,7 @@
 
 use super::ab::AbSettings;
 use super::finding::Measured;
-use crate::cli::{Cli, Command};
 use anyhow::Context;
-use clap::Parser;
 
 /// Per-CPU counts of /proc/interrupts: (device IRQs, local timer, other) for `cpu`.
 pub fn interrupt_counts(text: &str, cpu: usize) -> (u64, u64, u64) {
@@ -74,33 +72,8 @@ pub fn window(
     fifo: bool,
     nohz_full: bool,
 ) -> anyhow::Result<Observed> {
-    let mut argv: Vec<String> = [
-        "latscope",
-        "noise",
-        "--quiet",
-        "--warmup",
-        "200ms",
-        "--threshold",
-        "10us",
-    ]
-    .iter()
-    .map(|w| w.to_string())
-    .collect();
-    argv.extend([
-        "--cpus".into(),
-        s.cpu.to_string(),
-        "-D".into(),
-        format!("{seconds}s"),
-    ]);
-    if fifo {
-        argv.extend(s.policy_args.iter().cloned());
-    } else {
-        argv.extend(["--policy".into(), "other".into()]);
-    }
-    let Command::Noise(args) = Cli::try_parse_from(&argv)?.command else {
-        anyhow::bail!("internal: not a noise command line");
-    };
-    let plan = crate::plan::noise_plan(&args)?;
+    let extra = ["--threshold".to_string(), "10us".to_string()];
+    let (plan, argv) = super::ab::noise_plan(s, seconds, fifo, &extra)?;
     let before = std::fs::read_to_string("/proc/interrupts").context("reading /proc/interrupts")?;
     let outcome = crate::runner::execute(&plan, argv, s.stop.clone(), None)?;
     let after = std::fs::read_to_string("/proc/interrupts").context("reading /proc/interrupts")?;
