@@ -116,7 +116,9 @@ pub fn have(program: &str) -> bool {
 /// top cpuset with its parent's mask). It was seen here after a crashed test had left an
 /// `--isolate` run measuring.
 /// That is noted on stderr, so it stays visible, and undone for this test.
-pub fn latency_lock() -> latscope::sys::filelock::FileLock {
+#[track_caller]
+pub fn latency_lock() -> LatencyLock {
+    let at = std::panic::Location::caller();
     let lock = latscope::sys::filelock::FileLock::exclusive(std::path::Path::new(
         "/tmp/latscope-latency-tests.lock",
     ))
@@ -131,7 +133,35 @@ pub fn latency_lock() -> latscope::sys::filelock::FileLock {
             affinity::set_affinity(0, &online).expect("give the test thread every online CPU");
         }
     }
-    lock
+    LatencyLock {
+        _lock: lock,
+        since: std::time::Instant::now(),
+        at,
+    }
+}
+
+/// The latency lock while a test holds it. The latency tests run one after another, so
+/// their hold times add up to most of the suite's time: a hold of 10 s or more is printed
+/// as `HELD file:line: N s` (the test's `latency_lock()` call), beside `SLOW`, whose time
+/// includes the wait for the lock.
+pub struct LatencyLock {
+    _lock: latscope::sys::filelock::FileLock,
+    since: std::time::Instant,
+    at: &'static std::panic::Location<'static>,
+}
+
+impl Drop for LatencyLock {
+    fn drop(&mut self) {
+        let held = self.since.elapsed();
+        if held.as_secs() >= 10 {
+            eprintln!(
+                "HELD {}:{}: {:.1} s",
+                self.at.file(),
+                self.at.line(),
+                held.as_secs_f64()
+            );
+        }
+    }
 }
 
 /// A FIFO 99 thread named `stall-inj` that spins `stall_ns` on `cpu` every `every_ns`,
