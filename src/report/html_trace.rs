@@ -85,7 +85,7 @@ fn trace_parts(out: &mut String, t: &crate::result::trace::TraceResult) {
             esc(&th
                 .not_joined
                 .iter()
-                .map(|(k, v)| format!("; {v} not: {k}"))
+                .map(|(k, v)| format!("; {v} not: {}", super::trace::not_joined_words(k)))
                 .collect::<String>())
         );
     }

@@ -203,7 +203,7 @@ fn switch_note(out: &mut String, kept: &Kept, traced: bool) -> bool {
             if let Some(why) = kept.not_joined.filter(|m| !m.is_empty()) {
                 let reasons: Vec<String> = why
                     .iter()
-                    .map(|(k, v)| format!("{k} {v}"))
+                    .map(|(k, v)| format!("{v} {}", super::trace::not_joined_words(k)))
                     .collect();
                 out.push_str(&format!(
                     "  switch time '-': the trace could not split that iteration ({})\n",

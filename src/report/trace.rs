@@ -32,6 +32,20 @@ pub fn part_label(p: &ThreadResult) -> String {
 
 /// A part's statistic as a table cell: `–` when the part was not measured for any sample
 /// (never a 0 that was not measured).
+/// Why samples were not joined, as a reader wants it: the wake and GPIO splits store
+/// their reasons by name (`NoWakeup`, the JSON's keys); the timer's are words already.
+pub fn not_joined_words(why: &str) -> &str {
+    match why {
+        "OutsideWindow" => "outside the trace window",
+        "LostEvents" => "events lost there",
+        "NoIrq" => "no hard IRQ handler around the event's stamp",
+        "NoWakeup" => "read without sleeping (the event came first)",
+        "NotAsleep" => "woken before it slept (no switch-in to split)",
+        "NoSwitchIn" => "no switch-in traced",
+        other => other,
+    }
+}
+
 pub fn part_cell(p: &ThreadResult, stat: Stat, in_ns: bool) -> String {
     if p.summary.samples == 0 {
         "–".into()
@@ -108,7 +122,7 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
                     th.cpu, th.tid, th.role, th.samples_joined, th.samples_total
                 ));
                 for (why, n) in &th.not_joined {
-                    out.push_str(&format!("; {n} not: {why}"));
+                    out.push_str(&format!("; {n} not: {}", not_joined_words(why)));
                 }
                 out.push('\n');
             }
@@ -134,4 +148,22 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
         spike_lines(&mut out, t);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_joined_words;
+
+    #[test]
+    fn not_joined_reasons_read_as_words_and_the_timers_words_pass_through() {
+        assert_eq!(
+            not_joined_words("NoWakeup"),
+            "read without sleeping (the event came first)"
+        );
+        assert_eq!(
+            not_joined_words("NotAsleep"),
+            "woken before it slept (no switch-in to split)"
+        );
+        assert_eq!(not_joined_words("no hrtimer expiry"), "no hrtimer expiry");
+    }
 }

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::analysis::split::{find_rseq, find_switch_in};
+use crate::trace::analysis::split::{find_rseq, find_switch_in, on_cpu_at};
 use crate::trace::analysis::timeline::Timeline;
 use crate::trace::analysis::wake_split::find_wakeup;
 use crate::trace::event::EventKind;
@@ -167,22 +167,6 @@ fn irq_thread_in(tl: &Timeline, irq: i32, from: u64, until: u64) -> Option<u64> 
         }
     }
     first
-}
-
-/// Whether `tid` was on `cpu` at event index `at`: the last sched_switch on that CPU
-/// before it switched `tid` in (and none switched it out since).
-fn on_cpu_at(tl: &Timeline, cpu: u32, tid: i32, at: usize) -> bool {
-    let list = tl.cpu(cpu);
-    list[..at.min(list.len())]
-        .iter()
-        .rev()
-        .find_map(|e| match &e.kind {
-            EventKind::SchedSwitch { prev, next, .. } if prev.pid == tid || next.pid == tid => {
-                Some(next.pid == tid)
-            }
-            _ => None,
-        })
-        == Some(true)
 }
 
 fn split_one(tl: &Timeline, tid: i32, s: GpioSample, slack_ns: u64) -> GpioSplit {

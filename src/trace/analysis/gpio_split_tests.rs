@@ -119,12 +119,7 @@ fn a_reader_woken_before_it_slept_is_not_asleep_not_a_missing_switch() {
         if switch_out {
             text.push("latscope-cpu1-131 [001] d...2.. 10.000120: sched_switch: prev_comm=latscope-cpu1 prev_pid=131 prev_prio=4 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120");
         }
-        let mut events: Vec<_> = text
-            .iter()
-            .map(|l| crate::trace::analysis::text::parse_text_line(l).unwrap())
-            .collect();
-        events.sort_by_key(|e| e.ts_ns);
-        events
+        crate::trace::analysis::tests::parse_lines(&text)
     };
     let edge = GpioSample {
         irq_ns: 10_000_105_000,

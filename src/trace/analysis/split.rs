@@ -237,6 +237,23 @@ pub(crate) fn find_switch_in(
     None
 }
 
+/// Whether `tid` was on `cpu` at event index `at`: the last sched_switch on that CPU
+/// before it switched `tid` in (and none switched it out since). A wake-up then came
+/// before the thread slept: there is no switch-in to find.
+pub(crate) fn on_cpu_at(tl: &Timeline, cpu: u32, tid: i32, at: usize) -> bool {
+    let list = tl.cpu(cpu);
+    list[..at.min(list.len())]
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EventKind::SchedSwitch { prev, next, .. } if prev.pid == tid || next.pid == tid => {
+                Some(next.pid == tid)
+            }
+            _ => None,
+        })
+        == Some(true)
+}
+
 /// The switch-in when no event of `tid` was traced between its hrtimer's expiry (index
 /// `expiry`) and its clock read at `wake_ns`: the timer's `--trace` records no rseq_update
 /// (its cost would land on the wake path) and some kernels record no sched_switch out of

@@ -12,12 +12,22 @@ use crate::trace::analysis::split::{
 use crate::trace::analysis::text::parse_text_line;
 use crate::trace::analysis::threshold::Threshold;
 use crate::trace::analysis::timeline::{LostSpan, Policy, Timeline};
-use crate::trace::analysis::wake_split::{split_wake, WakeSample};
+use crate::trace::analysis::wake_split::{split_wake, WakeNotJoined, WakeSample};
 use crate::trace::event::{CpuLosses, Event, Losses};
 
 pub(super) const TIMER_TID: i32 = 16117;
 
 /// A fixture's events in time order; `#` lines and blank lines are skipped.
+/// Events from trace lines written out in a test (kernel text format), in time order.
+pub(super) fn parse_lines(lines: &[&str]) -> Vec<Event> {
+    let mut events: Vec<Event> = lines
+        .iter()
+        .map(|l| parse_text_line(l).unwrap_or_else(|| panic!("cannot read {l:?}")))
+        .collect();
+    events.sort_by_key(|e| e.ts_ns);
+    events
+}
+
 pub(super) fn load(name: &str) -> Vec<Event> {
     let path = format!("{}/tests/fixtures/trace/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -442,4 +452,26 @@ fn a_wake_up_through_eventfd_splits_into_wakeup_switch_and_return() {
     // A wakee that was never asleep has no wake-up to split.
     let none = split_wake(&tl, 4242, &[sample], 2_000);
     assert!(!none[0].joined);
+}
+
+/// A wakee woken (from CPU 0) while still on CPU 1, before it switched out to sleep:
+/// `NotAsleep`. With its switch-out traced and no switch back in: `NoSwitchIn`.
+#[test]
+fn a_wakee_woken_before_it_slept_is_not_asleep_not_a_missing_switch() {
+    let mut lines = vec![
+        "<idle>-0 [001] d...2.. 10.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=wakee next_pid=200 next_prio=4",
+        "waker-100 [000] d...4.. 10.000150: sched_wakeup: comm=wakee pid=200 prio=4 target_cpu=001",
+        "<idle>-0 [000] d..h1.. 10.000300: local_timer_entry: vector=236",
+    ];
+    let sample = WakeSample {
+        t0_ns: 10_000_140_000,
+        t1_ns: 10_000_200_000,
+    };
+    let events = parse_lines(&lines);
+    let s = &split_wake(&Timeline::new(&events), 200, &[sample], 2_000)[0];
+    assert_eq!(s.not_joined, Some(WakeNotJoined::NotAsleep), "{s:?}");
+    lines.push("wakee-200 [001] d...2.. 10.000120: sched_switch: prev_comm=wakee prev_pid=200 prev_prio=4 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120");
+    let events = parse_lines(&lines);
+    let s = &split_wake(&Timeline::new(&events), 200, &[sample], 2_000)[0];
+    assert_eq!(s.not_joined, Some(WakeNotJoined::NoSwitchIn), "{s:?}");
 }

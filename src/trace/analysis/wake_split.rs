@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::result::extras::FirstIterations;
-use crate::trace::analysis::split::{find_rseq, find_switch_in};
+use crate::trace::analysis::split::{find_rseq, find_switch_in, on_cpu_at};
 use crate::trace::analysis::timeline::Timeline;
 use crate::trace::event::EventKind;
 
@@ -25,6 +25,9 @@ pub enum WakeNotJoined {
     /// No sched_wakeup of the wakee between t0 and t1: it was not asleep (already running
     /// or spinning), so there is no wake-up to split.
     NoWakeup,
+    /// A sched_wakeup of the wakee came while it was still on its CPU, before it switched
+    /// out to sleep: the wake-up ran, but there is no switch-in to split.
+    NotAsleep,
     NoSwitchIn,
 }
 
@@ -198,7 +201,12 @@ fn split_one(tl: &Timeline, tid: i32, s: WakeSample, slack_ns: u64) -> WakeSplit
         return WakeSplit::unjoined(s, LostEvents);
     }
     let Some(sw) = find_switch_in(tl, cpu, tid, idx, until) else {
-        return WakeSplit::unjoined(s, NoSwitchIn);
+        let why = if on_cpu_at(tl, cpu, tid, idx) {
+            NotAsleep
+        } else {
+            NoSwitchIn
+        };
+        return WakeSplit::unjoined(s, why);
     };
     let sw_ns = sw.ts_ns;
     let rseq = find_rseq(tl, cpu, tid, sw.index, until);
