@@ -71,7 +71,12 @@ pub(super) fn with_svg(
         draw(&root)?;
         root.present()?;
     }
-    Ok(dashed(&readable_fonts(&svg)))
+    Ok(finish_svg(&svg))
+}
+
+/// What every chart's SVG gets once drawn: readable fonts and each line colour's dashes.
+pub fn finish_svg(svg: &str) -> String {
+    dashed(&readable_fonts(svg))
 }
 
 /// The smallest font size in the SVG's 960-unit viewBox: the page never draws a chart
