@@ -392,7 +392,7 @@ mod tests {
             super::super::plots::WIDTH
         );
         assert!(svg.contains("CPU 1 — max 8.97 ms"), "max in the legend");
-        assert!(svg.contains("CPU 0 — max 120.40 µs"), "max in the legend");
+        assert!(svg.contains("CPU 0 — max 120.4 µs"), "max in the legend");
         assert!(svg.contains("\n8.97 ms\n"), "the outlier labelled");
         assert!(svg.contains("outliers beyond"), "the outlier panel named");
     }

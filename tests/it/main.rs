@@ -32,6 +32,7 @@ mod net;
 mod noise;
 mod non_root;
 mod packaging;
+mod printed_units;
 mod raw_rows;
 mod readable;
 mod remote;
@@ -77,6 +78,7 @@ fn main() {
         ("noise", noise::cases),
         ("packaging", packaging::cases),
         ("non_root", non_root::cases),
+        ("printed_units", printed_units::cases),
         ("raw_rows", raw_rows::cases),
         ("remote", remote::cases),
         ("remote_cache", remote_cache::cases),
