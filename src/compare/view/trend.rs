@@ -117,14 +117,13 @@ pub fn trend_svg(
             .draw()?;
         draw_time_axis(&root, &chart, (x0, x1), step, &tick_list)?;
         for (i, (label, values)) in series.iter().enumerate() {
-            let c = crate::report::plots::color(i);
             let mut points: Vec<(f64, f64)> = starts_s
                 .iter()
                 .zip(values)
                 .filter_map(|(&d, v)| v.map(|v| (d, v)))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            crate::report::plots::draw_line_with_dots(&mut chart, &points, label, c)?;
+            crate::report::plots::draw_line_with_dots(&mut chart, &points, label, i)?;
         }
         crate::report::plots::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         root.present()?;
