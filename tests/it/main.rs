@@ -40,6 +40,7 @@ mod remote_cache;
 mod report_formats;
 mod security;
 mod suite;
+mod suite_progress;
 mod suite_studies;
 mod timer_methods;
 mod trace;
@@ -86,6 +87,7 @@ fn main() {
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),
+        ("suite_progress", suite_progress::cases),
         ("suite_studies", suite_studies::cases),
         ("timer_methods", timer_methods::cases),
         ("trace", trace::cases),
