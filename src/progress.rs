@@ -127,9 +127,17 @@ fn fit(label: &str, status: &str, tail: &str, width: Option<usize>) -> String {
     let head = label.find("] ").map_or(0, |i| len(&label[..i + 1]));
     let room = width
         .saturating_sub(len(status) + len(tail))
-        .max(head + LABEL_KEPT);
-    cut(&format!("{}{status}{tail}", cut(label, room)), width)
+        .max((head + LABEL_KEPT).min(width.saturating_sub(len(status))));
+    let line = format!("{}{status}", cut(label, room));
+    if len(&line) + MIN_TAIL > width {
+        // No room for a useful part of the tail: the status stays whole.
+        return cut(&line, width);
+    }
+    cut(&format!("{line}{tail}"), width)
 }
+
+/// The fewest columns of the per-CPU tail worth showing (`| cpu0: 12…`).
+const MIN_TAIL: usize = 10;
 
 /// More CPUs than this: the line names the worst CPU and the count, not each CPU.
 const MAX_CPUS_LISTED: usize = 4;
@@ -209,6 +217,13 @@ mod tests {
             assert!(line.starts_with("[1/3, ~4 s after this] "), "{line}");
             if width >= 71 {
                 assert!(line.contains(status), "{width}: {line}");
+            }
+            // A long status (the warm-up's) stays whole, the tail gives way.
+            let warm = " warm-up (1 s left, not recorded)";
+            let line = fit(label, warm, tail, Some(width));
+            assert!(line.chars().count() <= width, "{width}: {line}");
+            if width >= 71 {
+                assert!(line.contains(warm), "{width}: {line}");
             }
         }
         let whole = fit(label, status, tail, None);

@@ -33,6 +33,7 @@ fn suite_progress_shows_the_time_left_and_fits_80_and_200_columns() {
         "[[matrix]]\nperiods = [\"1ms\", \"500us\"]\nloads = [\"cpu:50%\"]\n",
     )
     .unwrap();
+    let left = regex::Regex::new(r" \d+% \d+ s left").unwrap();
     for columns in [80, 200] {
         let json = dir.path().join(format!("run{columns}.json"));
         let command = format!(
@@ -64,7 +65,6 @@ fn suite_progress_shows_the_time_left_and_fits_80_and_200_columns() {
                 .any(|r| r.contains("[1/2, ~") && r.contains(" after this]")),
             "the suite's time left: {progress:#?}"
         );
-        let left = regex::Regex::new(r" \d+% \d+ s left").unwrap();
         assert!(
             progress.iter().any(|r| left.is_match(r)),
             "the scenario's time left: {progress:#?}"
