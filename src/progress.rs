@@ -46,28 +46,32 @@ impl Progress {
                         .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
                 let started = Instant::now();
-                let mut line = String::with_capacity(256);
+                let mut status = String::with_capacity(64);
+                let mut tail = String::with_capacity(256);
                 while !done2.load(Ordering::Relaxed) {
-                    line.clear();
                     let elapsed = started.elapsed().as_nanos() as u64;
-                    let _ = write!(line, "{label}");
+                    status.clear();
+                    tail.clear();
                     if elapsed < warmup_ns {
                         let left = (warmup_ns - elapsed).div_ceil(1_000_000_000);
-                        let _ = write!(line, " warm-up ({left} s left, not recorded)");
+                        let _ = write!(status, " warm-up ({left} s left, not recorded)");
                     } else if let Some(total) = total_ns {
                         let pct = (elapsed as f64 / total as f64 * 100.0).min(100.0);
                         let left = total.saturating_sub(elapsed).div_ceil(1_000_000_000);
-                        let _ = write!(line, " {pct:>3.0}% {left} s left");
+                        let _ = write!(status, " {pct:>3.0}% {left} s left");
                     }
                     if cpus.len() > MAX_CPUS_LISTED {
-                        worst_cpu(&mut line, &cpus, &lives);
+                        worst_cpu(&mut tail, &cpus, &lives);
                     } else {
                         for (cpu, live) in cpus.iter().zip(&lives) {
-                            let _ = write!(line, " | cpu{cpu}: ");
-                            cpu_part(&mut line, live, samples);
+                            let _ = write!(tail, " | cpu{cpu}: ");
+                            cpu_part(&mut tail, live, samples);
                         }
                     }
-                    bar.set_message(line.clone());
+                    let width = crate::sys::term_size::stderr_columns()
+                        .map(|c| c.saturating_sub(PREFIX_COLUMNS));
+                    let line = fit(&label, &status, &tail, width);
+                    bar.set_message(line);
                     bar.tick();
                     std::thread::sleep(Duration::from_millis(250));
                 }
@@ -88,6 +92,52 @@ impl Progress {
         }
     }
 }
+
+/// The columns before the message (`⠁   1s `: spinner, elapsed) and the last column, which
+/// a terminal would wrap at.
+const PREFIX_COLUMNS: usize = 9;
+
+/// Columns of the label always kept (after a suite's `[3/40, ~2 min after this]`).
+const LABEL_KEPT: usize = 30;
+
+/// `text` cut to `n` characters, `…` marking the cut.
+fn cut(text: &str, n: usize) -> String {
+    if text.chars().count() <= n {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(n.saturating_sub(1)).collect();
+    if n > 0 {
+        out.push('…');
+    }
+    out
+}
+
+/// The line `label + status + tail` in `width` columns (None: as long as it is). The
+/// label's end (the scenario's name) gives way first, so the suite's position and time
+/// left at its start and the status (time left) stay; then the per-CPU tail is cut.
+fn fit(label: &str, status: &str, tail: &str, width: Option<usize>) -> String {
+    let whole = format!("{label}{status}{tail}");
+    let Some(width) = width else {
+        return whole;
+    };
+    let len = |s: &str| s.chars().count();
+    if len(&whole) <= width {
+        return whole;
+    }
+    let head = label.find("] ").map_or(0, |i| len(&label[..i + 1]));
+    let room = width
+        .saturating_sub(len(status) + len(tail))
+        .max((head + LABEL_KEPT).min(width.saturating_sub(len(status))));
+    let line = format!("{}{status}", cut(label, room));
+    if len(&line) + MIN_TAIL > width {
+        // No room for a useful part of the tail: the status stays whole.
+        return cut(&line, width);
+    }
+    cut(&format!("{line}{tail}"), width)
+}
+
+/// The fewest columns of the per-CPU tail worth showing (`| cpu0: 12…`).
+const MIN_TAIL: usize = 10;
 
 /// More CPUs than this: the line names the worst CPU and the count, not each CPU.
 const MAX_CPUS_LISTED: usize = 4;
@@ -154,7 +204,33 @@ impl Drop for Progress {
 
 #[cfg(test)]
 mod tests {
-    use super::redrawing_terminal;
+    use super::{fit, redrawing_terminal};
+
+    #[test]
+    fn the_line_fits_the_width_and_keeps_the_time_left() {
+        let label = "[1/3, ~4 s after this] timer clock-nanosleep 300us load=mem-churn:100%,cpus=1";
+        let status = "  38% 2 s left";
+        let tail = " | cpu0: 1234 max 41.44 µs | cpu1: 1234 max 54.13 µs";
+        for width in [40, 71, 80, 191] {
+            let line = fit(label, status, tail, Some(width));
+            assert!(line.chars().count() <= width, "{width}: {line}");
+            assert!(line.starts_with("[1/3, ~4 s after this] "), "{line}");
+            if width >= 71 {
+                assert!(line.contains(status), "{width}: {line}");
+            }
+            // A long status (the warm-up's) stays whole, the tail gives way.
+            let warm = " warm-up (1 s left, not recorded)";
+            let line = fit(label, warm, tail, Some(width));
+            assert!(line.chars().count() <= width, "{width}: {line}");
+            if width >= 71 {
+                assert!(line.contains(warm), "{width}: {line}");
+            }
+        }
+        let whole = fit(label, status, tail, None);
+        assert_eq!(whole, format!("{label}{status}{tail}"));
+        assert_eq!(fit(label, status, tail, Some(500)), whole);
+        assert!(fit(label, status, tail, Some(80)).contains("timer clock-nanosleep 300us"));
+    }
 
     #[test]
     fn serial_consoles_get_no_progress_line() {

@@ -87,17 +87,11 @@ pub fn parse_cpu_list(text: &str, online: &[usize]) -> Result<Vec<usize>, String
     })
 }
 
-/// Formats nanoseconds as a human duration with a unit (`1.50 ms`, `250 µs`).
+/// Formats nanoseconds as a human duration, spaced from its unit, to two decimals at most
+/// (`1.5 ms`, `250 µs`, `12.34 µs`, `800 ns`): the one style of every printed duration.
 pub fn human_ns(ns: u64) -> String {
-    if ns >= 1_000_000_000 {
-        format!("{:.2} s", ns as f64 / 1e9)
-    } else if ns >= 1_000_000 {
-        format!("{:.2} ms", ns as f64 / 1e6)
-    } else if ns >= 1_000 {
-        format!("{:.2} µs", ns as f64 / 1e3)
-    } else {
-        format!("{ns} ns")
-    }
+    let (value, unit) = scaled_ns(ns, "µs");
+    format!("{} {unit}", trimmed(value, 2))
 }
 
 /// `ns` in its largest whole unit: (value, unit), the microsecond written `micro`.
@@ -185,6 +179,40 @@ mod tests {
         assert_eq!(compact_ns(300_000), "300us");
         assert_eq!(compact_ns(1_500_000), "1.5ms");
         assert_eq!(compact_ns(750), "750ns");
+    }
+
+    #[test]
+    fn printed_durations_are_a_number_a_space_and_the_unit() {
+        let glued = regex::Regex::new(r"\d(us|ms|µs|ns|s)\b").unwrap();
+        let cases = [
+            (300_000, "300 µs"),
+            (1_000_000, "1 ms"),
+            (1_500_000, "1.5 ms"),
+            (8_973_000, "8.97 ms"),
+            (12_345, "12.35 µs"),
+            (999, "999 ns"),
+            (0, "0 ns"),
+            (10_000_000_000, "10 s"),
+        ];
+        for (ns, text) in cases {
+            assert_eq!(human_ns(ns), text);
+            assert!(!glued.is_match(&human_ns(ns)), "{ns}");
+        }
+        for ns in [
+            1,
+            999,
+            1_000,
+            1_234,
+            100_000,
+            999_999,
+            1_000_000,
+            61_000_000_000,
+        ] {
+            for text in [human_ns(ns), spaced_ns(ns)] {
+                assert!(!glued.is_match(&text), "{text}");
+                assert!(!text.contains("us"), "{text}: µs, not us");
+            }
+        }
     }
 
     #[test]

@@ -62,7 +62,7 @@ impl AlignKey {
         }
         if self.period_ns > 0 {
             s.push(' ');
-            s.push_str(&crate::units::human_ns(self.period_ns).replace(' ', ""));
+            s.push_str(&crate::units::compact_ns(self.period_ns));
         }
         if !self.loads.is_empty() {
             s.push_str(&format!(" load={}", self.loads.join("+")));
@@ -225,7 +225,7 @@ pub fn differences(a: &Run, b: &Run) -> Vec<Difference> {
             Some(IgnoreAxis::Period),
             Box::new(move |sc, _| match sc.params.period_ns {
                 0 => "none".into(),
-                p => crate::units::human_ns(p).replace(' ', ""),
+                p => crate::units::human_ns(p),
             }),
         ),
         (

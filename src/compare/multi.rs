@@ -3,7 +3,7 @@
 //! the axis' order (dates oldest first, otherwise as given) so the first is the baseline.
 
 use crate::result::Run;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 
 /// What the columns of a many-results view stand for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,33 +146,5 @@ pub fn arrange(runs: Vec<Run>, files: Vec<String>, by: Option<Axis>) -> Arranged
         files,
         columns,
         axis: Some(axis),
-    }
-}
-
-/// Days since the Unix epoch of a run's start (the trend chart's x), or None.
-pub fn start_days(run: &Run) -> Option<f64> {
-    started_epoch_s(run).map(|s| s / 86_400.0)
-}
-
-/// A date (`2026-11-23`) from days since the epoch.
-pub fn day_text(days: f64) -> String {
-    let t = UNIX_EPOCH + std::time::Duration::from_secs_f64((days.max(0.0)) * 86_400.0);
-    let t: SystemTime = t;
-    humantime::format_rfc3339_seconds(t)
-        .to_string()
-        .get(..10)
-        .unwrap_or_default()
-        .to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn days_round_trip_to_a_date() {
-        let days = 20_000.0; // 2024-10-04
-        assert_eq!(day_text(days), "2024-10-04");
-        assert_eq!(day_text(days + 0.9), "2024-10-04");
     }
 }

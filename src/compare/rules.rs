@@ -88,7 +88,7 @@ pub fn rules_text(rules: &[Rule]) -> String {
         .join(" ")
 }
 
-/// The rules in words: `p99.9 or max is worse by more than 10 % and more than 5.00 µs`.
+/// The rules in words: `p99.9 or max is worse by more than 10 % and more than 5 µs`.
 pub fn rules_sentence(rules: &[Rule]) -> String {
     rules
         .iter()
@@ -214,13 +214,14 @@ pub fn judge(
     }
 }
 
-/// A signed change: `+12.30 µs`, `-3` for counts.
+/// A signed change: `+12.3 µs`, `-1.2 ms`, `-3` for counts.
 pub fn signed_change(stat: Stat, delta: f64) -> String {
     let sign = if delta >= 0.0 { "+" } else { "-" };
     if stat.is_count() {
         format!("{sign}{:.0}", delta.abs())
     } else {
-        format!("{sign}{:.2} µs", delta.abs() / 1e3)
+        let abs = crate::units::human_ns(delta.abs().round() as u64);
+        format!("{sign}{abs}")
     }
 }
 
@@ -296,7 +297,7 @@ mod tests {
             (j.verdict, j.behind.clone()),
             (Verdict::Regressed, vec![Stat::Max])
         );
-        assert_eq!(j.reasons, ["max +200.00 µs (×3.00)"]);
+        assert_eq!(j.reasons, ["max +200 µs (×3.00)"]);
         // Overlapping: within noise, the same statistic behind it.
         let j = judge(
             &a,
@@ -329,7 +330,7 @@ mod tests {
         let rules = [parse_rule(DEFAULT_RULE).unwrap()];
         assert_eq!(
             rules_sentence(&rules),
-            "p99.9 or max is worse by more than 10 % and more than 5.00 µs"
+            "p99.9 or max is worse by more than 10 % and more than 5 µs"
         );
     }
 }

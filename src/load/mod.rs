@@ -120,7 +120,7 @@ pub const KINDS: &[KindDoc] = &[
     KindDoc {
         kind: LoadKind::Sleepers,
         name: "sleepers",
-        what: "N threads each looping nanosleep(1 us): scheduler and timer pressure (no duty cycle)",
+        what: "N threads each looping nanosleep(1 µs): scheduler and timer pressure (no duty cycle)",
         count_means: "threads (default 16), spread over the CPUs",
         default_size: "",
         unit: "wakeups/s",

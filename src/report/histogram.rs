@@ -222,12 +222,14 @@ fn draw_body(
             }
         }
         let few = runs.iter().map(Vec::len).sum::<usize>() <= 8;
-        chart.draw_series(
-            runs.iter()
-                .filter(|r| few || r.len() == 1)
-                .flatten()
-                .map(|&p| Circle::new(p, 3, c.filled())),
-        )?;
+        let points: Vec<(f64, f64)> = runs
+            .iter()
+            .filter(|r| few || r.len() == 1)
+            .flatten()
+            .copied()
+            .collect();
+        // Its own marker shape: a lone bin has no line whose dashes tell it apart.
+        super::plot_marks::draw_markers(&mut chart, i, &points, c, None)?;
     }
     if let Some(d) = deadline {
         let x = d as f64 / 1e3;
@@ -392,7 +394,7 @@ mod tests {
             super::super::plots::WIDTH
         );
         assert!(svg.contains("CPU 1 — max 8.97 ms"), "max in the legend");
-        assert!(svg.contains("CPU 0 — max 120.40 µs"), "max in the legend");
+        assert!(svg.contains("CPU 0 — max 120.4 µs"), "max in the legend");
         assert!(svg.contains("\n8.97 ms\n"), "the outlier labelled");
         assert!(svg.contains("outliers beyond"), "the outlier panel named");
     }

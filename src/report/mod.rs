@@ -17,6 +17,7 @@ pub mod junit;
 pub mod lava;
 pub mod loads;
 pub mod markdown;
+pub mod plot_marks;
 pub mod plots;
 pub mod raw;
 pub mod study;

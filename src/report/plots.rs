@@ -3,6 +3,7 @@
 //! the per-second maximum over time, and category charts for suites and wake sweeps.
 //! plotters escapes every text it writes into the SVG.
 
+use super::plot_marks::draw_markers;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -71,7 +72,12 @@ pub(super) fn with_svg(
         draw(&root)?;
         root.present()?;
     }
-    Ok(dashed(&readable_fonts(&svg)))
+    Ok(finish_svg(&svg))
+}
+
+/// What every chart's SVG gets once drawn: readable fonts and each line colour's dashes.
+pub fn finish_svg(svg: &str) -> String {
+    dashed(&readable_fonts(svg))
 }
 
 /// The smallest font size in the SVG's 960-unit viewBox: the page never draws a chart
@@ -131,19 +137,20 @@ pub fn draw_legend<'a, CT: CoordTranslate>(
     Ok(())
 }
 
-/// One series as a line with a dot on each point, named in the legend by a line.
+/// The i-th series as a line (dashed after the first) with its marker on each point,
+/// named in the legend by a line.
 pub fn draw_line_with_dots<'a>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     points: &[(f64, f64)],
     label: &str,
-    c: RGBColor,
+    i: usize,
 ) -> anyhow::Result<()> {
+    let c = color(i);
     chart
         .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
         .label(label)
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
-    chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
-    Ok(())
+    draw_markers(chart, i, points, c, None)
 }
 
 pub(super) fn deadline_style() -> ShapeStyle {
@@ -182,16 +189,15 @@ pub fn timeline_svg(
             .draw()?;
         for (i, (label, values)) in lines.iter().enumerate() {
             let c = color(i);
-            let points = values
+            let points: Vec<(f64, f64)> = values
                 .iter()
                 .enumerate()
                 .filter(|(_, &v)| v > 0)
-                .map(|(s, &v)| (s as f64 + 0.5, v as f64 / 1e3));
+                .map(|(s, &v)| (s as f64 + 0.5, v as f64 / 1e3))
+                .collect();
             let max = values.iter().copied().max().unwrap_or(0);
-            chart
-                .draw_series(points.map(|p| Circle::new(p, 3, c.filled())))?
-                .label(format!("{label} — max {}", crate::units::human_ns(max)))
-                .legend(move |(x, y)| Circle::new((x + 9, y), 4, c.filled()));
+            let label = format!("{label} — max {}", crate::units::human_ns(max));
+            draw_markers(&mut chart, i, &points, c, Some(label))?;
         }
         if let Some(d) = deadline {
             let y = d as f64 / 1e3;
@@ -272,11 +278,18 @@ pub fn category_svg(
                         Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled())
                     });
             } else {
-                draw_line_with_dots(&mut chart, &points, label, c)?;
+                draw_line_with_dots(&mut chart, &points, label, i)?;
             }
         }
         draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
+    })
+    .map(|svg| match style {
+        Style::Bars => {
+            let colors: Vec<RGBColor> = (0..series.len()).map(color).collect();
+            super::plot_marks::pattern_bars(&svg, &colors)
+        }
+        Style::Lines => svg,
     })
 }
 

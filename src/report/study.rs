@@ -9,7 +9,7 @@ use crate::result::{
     metric_label, LoadResult, Metric, ProbeKind, Run, Scenario, SuiteInfo, ThreadResult,
 };
 use crate::stats::{Stat, Summary};
-use crate::units::{compact_ns, latency_cell};
+use crate::units::{human_ns, latency_cell};
 use comfy_table::Table;
 
 /// The study shapes a suite's `study` key can name.
@@ -54,7 +54,7 @@ fn probe_detail(sc: &Scenario) -> Option<String> {
                 if flood { " flood" } else { "" }
             ))
         }
-        ProbeKind::Noise => Some(format!("threshold {}", compact_ns(extra.threshold_ns?))),
+        ProbeKind::Noise => Some(format!("threshold {}", human_ns(extra.threshold_ns?))),
         _ => None,
     }
 }
@@ -98,7 +98,7 @@ pub fn header_and_rows(
             }
             let mut row = vec![
                 method,
-                compact_ns(sc.params.period_ns),
+                human_ns(sc.params.period_ns),
                 load_label(sc),
                 if sc.params.isolate.is_empty() {
                     "no"
@@ -234,7 +234,7 @@ fn wake_groups(run: &Run) -> Vec<(String, Vec<&Scenario>)> {
         let mut title = format!(
             "{}, {placement}, every {}",
             sc.params.method,
-            compact_ns(sc.params.period_ns)
+            human_ns(sc.params.period_ns)
         );
         if !sc.params.loads.is_empty() {
             title.push_str(&format!(", load {}", load_label(sc)));

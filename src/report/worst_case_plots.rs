@@ -181,7 +181,7 @@ mod tests {
         assert!(html.contains("QQ plot of the fit"));
         let text = super::super::worst_case::render_one("CPU 1", &wc, Some(1_000_000), false);
         assert!(
-            text.contains("10⁻⁶") && text.contains("per hour at 1.00 ms"),
+            text.contains("10⁻⁶") && text.contains("per hour at 1 ms"),
             "{text}"
         );
     }

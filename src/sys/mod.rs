@@ -26,6 +26,7 @@ pub mod process;
 pub mod procfs;
 pub mod sched;
 pub mod signals;
+pub mod term_size;
 pub mod timerfd;
 pub mod tty;
 pub mod udp_timestamps;

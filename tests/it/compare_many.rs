@@ -260,11 +260,96 @@ fn date_axis_orders_the_columns_and_draws_a_trend_chart() {
         2,
         "one trend chart per scenario"
     );
+    let dated = regex::Regex::new(r"^2026-0[1-3]-\d\d$").unwrap();
     assert!(
-        html.contains(">2026-02-01<"),
-        "the x axis is labelled with dates"
+        trend_svgs(&html)
+            .iter()
+            .all(|svg| svg_texts(svg).iter().any(|t| dated.is_match(t))),
+        "runs weeks apart: the x axis is labelled with dates"
     );
-    assert!(html.contains("date of the run"));
+    assert!(html.contains("start of the run (UTC date)"));
+}
+
+/// The SVGs of the trend charts in a report's HTML.
+fn trend_svgs(html: &str) -> Vec<&str> {
+    html.split("<figure>")
+        .filter(|f| f.contains("max and p99 over time"))
+        .map(|f| &f[..f.find("</svg>").expect("an svg")])
+        .collect()
+}
+
+/// The x of each marker (circle) of an SVG, in drawing order.
+fn marker_xs(svg: &str) -> Vec<f64> {
+    let cx = regex::Regex::new(r#"<circle cx="([0-9.]+)""#).unwrap();
+    cx.captures_iter(svg)
+        .map(|c| c[1].parse().unwrap())
+        .collect()
+}
+
+/// The words of an SVG's `<text>` elements.
+fn svg_texts(svg: &str) -> Vec<String> {
+    let text = regex::Regex::new(r"(?s)<text[^>]*>\s*(.*?)\s*</text>").unwrap();
+    text.captures_iter(svg).map(|c| c[1].to_string()).collect()
+}
+
+/// Three runs on one day and one on the next, each a real result file with only its start
+/// changed: each run sits at its own time, ticks read as clock times, and each date is
+/// written once per chart (not once per run).
+fn date_axis_places_same_day_runs_at_their_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = [
+        ("host_a.json", "2026-11-23T08:00:00Z"),
+        ("host_b.json", "2026-11-23T12:30:00Z"),
+        ("host_c.json", "2026-11-23T17:45:00Z"),
+        ("host_a.json", "2026-11-24T10:00:00Z"),
+    ];
+    let mut cmd = latscope();
+    cmd.arg("report");
+    for (i, (name, start)) in starts.iter().enumerate() {
+        let text = std::fs::read_to_string(fixture(name)).unwrap();
+        let mut run: serde_json::Value = serde_json::from_str(&text).unwrap();
+        run["started_at"] = serde_json::Value::from(*start);
+        let path = dir.path().join(format!("run{i}.json"));
+        std::fs::write(&path, serde_json::to_string(&run).unwrap()).unwrap();
+        cmd.arg(path);
+    }
+    let html = dir.path().join("trend.html");
+    let out = cmd
+        .args(["--by", "date", "--format", "html", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(html).unwrap();
+    let svgs = trend_svgs(&html);
+    assert_eq!(svgs.len(), 2, "one trend chart per scenario");
+    for svg in svgs {
+        // The first series' markers (circles; max has triangles), one per run, oldest
+        // first: four distinct x, in order, spaced as the times are (4.5 h, 5.25 h, 16.25 h).
+        let xs = marker_xs(svg);
+        assert_eq!(xs.len(), 4, "p99 of four runs: {xs:?}");
+        let gaps: Vec<f64> = xs[..4].windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            gaps.iter().all(|&g| g > 20.0),
+            "same-day runs apart: {xs:?}"
+        );
+        let per_hour = gaps[2] / 16.25;
+        for (gap, hours) in gaps.iter().zip([4.5, 5.25]) {
+            assert!((gap / hours - per_hour).abs() < 0.5, "real time: {xs:?}");
+        }
+        let texts = svg_texts(svg);
+        for date in ["2026-11-23", "2026-11-24"] {
+            let n = texts.iter().filter(|t| *t == date).count();
+            assert_eq!(n, 1, "{date} once: {texts:?}");
+        }
+        for tick in ["12:00", "18:00", "00:00", "06:00"] {
+            assert!(texts.iter().any(|t| t == tick), "clock ticks: {texts:?}");
+        }
+    }
 }
 
 /// A job log recorded from real lava-run (tests/fixtures/lava_job_output.md): every
@@ -356,6 +441,7 @@ pub fn cases() -> Vec<common::Case> {
         two_runs_with_loads_show_the_throughput_change,
         three_hosts_compare_into_one_table_and_one_html_report,
         date_axis_orders_the_columns_and_draws_a_trend_chart,
+        date_axis_places_same_day_runs_at_their_times,
         a_lava_job_log_is_read_as_a_result,
     ]
 }

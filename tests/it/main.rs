@@ -32,6 +32,7 @@ mod net;
 mod noise;
 mod non_root;
 mod packaging;
+mod printed_units;
 mod raw_rows;
 mod readable;
 mod remote;
@@ -39,6 +40,7 @@ mod remote_cache;
 mod report_formats;
 mod security;
 mod suite;
+mod suite_progress;
 mod suite_studies;
 mod timer_methods;
 mod trace;
@@ -77,6 +79,7 @@ fn main() {
         ("noise", noise::cases),
         ("packaging", packaging::cases),
         ("non_root", non_root::cases),
+        ("printed_units", printed_units::cases),
         ("raw_rows", raw_rows::cases),
         ("remote", remote::cases),
         ("remote_cache", remote_cache::cases),
@@ -84,6 +87,7 @@ fn main() {
         ("report_formats", report_formats::cases),
         ("security", security::cases),
         ("suite", suite::cases),
+        ("suite_progress", suite_progress::cases),
         ("suite_studies", suite_studies::cases),
         ("timer_methods", timer_methods::cases),
         ("trace", trace::cases),

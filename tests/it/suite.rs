@@ -37,7 +37,7 @@ fn memory_load_preset_prints_the_study_table() {
     }
     let scenarios = run["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), 3 * 9, "3 periods × 9 loads");
-    for period in ["300us", "500us", "1ms"] {
+    for period in ["300 µs", "500 µs", "1 ms"] {
         for load in [
             "none",
             "cpu:50%",

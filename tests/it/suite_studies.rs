@@ -337,7 +337,7 @@ fn other_probes_and_command_line_loads_run_in_one_suite() {
         .collect();
     assert_eq!(names.len(), scenarios.len(), "unique names: {names:?}");
     assert!(
-        md.contains("56 B flood") && md.contains("threshold 5us"),
+        md.contains("56 B flood") && md.contains("threshold 5 µs"),
         "{md}"
     );
 }

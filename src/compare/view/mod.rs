@@ -5,6 +5,7 @@
 pub mod basis;
 pub mod change;
 pub mod multi;
+pub mod trend;
 pub mod verdicts;
 pub mod worst_case;
 

@@ -3,12 +3,12 @@
 //! HTML one chart per scenario across them — grouped bars, or for `--by date` a trend
 //! chart of max and p99 over time (after OSADL's latency plots).
 
-use crate::compare::multi::{day_text, start_days, Axis};
+use crate::compare::multi::{started_epoch_s, Axis};
+use crate::compare::view::trend::trend_svg;
 use crate::compare::view::verdicts::verdict_lines;
 use crate::compare::{Aligned, Comparison};
 use crate::result::stat_unknown;
 use crate::stats::Stat;
-use plotters::prelude::*;
 use std::fmt::Write;
 
 /// The statistics of the many-results table (OSADL's min/avg/max, and p99).
@@ -128,7 +128,7 @@ pub fn html_section(cmp: &Comparison, in_ns: bool) -> anyhow::Result<String> {
     out.push_str("</ul>\n");
     let (header, rows) = header_and_rows(cmp, in_ns);
     out.push_str(&crate::compare::view::change::html_table(&header, &rows));
-    let days: Option<Vec<f64>> = cmp.runs.iter().map(start_days).collect();
+    let starts: Option<Vec<f64>> = cmp.runs.iter().map(started_epoch_s).collect();
     for a in &cmp.aligned {
         let series: Vec<(String, Vec<Option<f64>>)> = CHART_STATS
             .iter()
@@ -139,9 +139,9 @@ pub fn html_section(cmp: &Comparison, in_ns: bool) -> anyhow::Result<String> {
                 (s.to_string(), values)
             })
             .collect();
-        let (svg, caption) = match (&days, axis) {
-            (Some(days), Axis::Date) => (
-                trend_svg(&a.key.label(), days, &series)?,
+        let (svg, caption) = match (&starts, axis) {
+            (Some(starts), Axis::Date) => (
+                trend_svg(&a.key.label(), starts, &series)?,
                 "max and p99 over time (one point per run, OSADL style)",
             ),
             _ => (
@@ -164,60 +164,4 @@ pub fn html_section(cmp: &Comparison, in_ns: bool) -> anyhow::Result<String> {
     }
     out.push_str("</section>\n");
     Ok(out)
-}
-
-/// A trend chart: x = the runs' dates (days since the epoch, labelled as dates), one line
-/// with markers per series (µs values; None: no point).
-pub fn trend_svg(
-    title: &str,
-    days: &[f64],
-    series: &[(String, Vec<Option<f64>>)],
-) -> anyhow::Result<String> {
-    let (lo, hi) = days
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(l, h), &d| (l.min(d), h.max(d)));
-    let pad = ((hi - lo) * 0.05).max(0.5);
-    let (x0, x1) = (lo - pad, hi + pad);
-    let y_max = series
-        .iter()
-        .flat_map(|s| s.1.iter().flatten().copied())
-        .fold(1.0f64, f64::max)
-        * 1.15;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (960, 400)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x0..x1, 0f64..y_max)?;
-        chart
-            .configure_mesh()
-            .x_labels(0)
-            .x_desc("date of the run")
-            .y_desc("latency (µs)")
-            .y_label_formatter(&|v| format!("{v:.1}"))
-            .draw()?;
-        // Each run's date under its points (the axis' own labels fall between them).
-        chart.draw_series(days.iter().map(|&d| {
-            EmptyElement::at((d, 0.0))
-                + PathElement::new(vec![(0, 0), (0, -6)], BLACK.stroke_width(1))
-                + Text::new(day_text(d), (-34, -22), ("sans-serif", 13).into_font())
-        }))?;
-        for (i, (label, values)) in series.iter().enumerate() {
-            let c = crate::report::plots::color(i);
-            let mut points: Vec<(f64, f64)> = days
-                .iter()
-                .zip(values)
-                .filter_map(|(&d, v)| v.map(|v| (d, v)))
-                .collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            crate::report::plots::draw_line_with_dots(&mut chart, &points, label, c)?;
-        }
-        crate::report::plots::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-        root.present()?;
-    }
-    Ok(crate::report::plots::readable_fonts(&svg))
 }

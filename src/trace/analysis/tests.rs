@@ -284,7 +284,7 @@ fn a_fifo_99_stall_is_attributed_with_pid_priority_and_run_time() {
     );
     assert_eq!(
         a.summary.render(),
-        "stall-inj/16118 1 spike, 2.12 ms; local_timer (vector 236) 1 spike, 27.00 µs; softirq SCHED 1 spike, 1.00 µs"
+        "stall-inj/16118 1 spike, 2.12 ms; local_timer (vector 236) 1 spike, 27 µs; softirq SCHED 1 spike, 1 µs"
     );
     let window = spike_events(&events, spike, 100_000);
     assert!(window.first().unwrap().ts_ns >= spike.deadline_ns - 100_000);

@@ -1,0 +1,193 @@
+//! How the series of a chart differ by more than colour, so they read in greyscale and to
+//! colour-blind readers: the i-th series of points gets the i-th marker shape, and the i-th
+//! series of bars the i-th fill pattern (lines get dashes in plots.rs).
+
+use plotters::prelude::*;
+
+/// The marker shapes, in the order series get them.
+pub const SHAPES: [&str; 8] = [
+    "circle",
+    "triangle",
+    "square",
+    "cross",
+    "diamond",
+    "ring",
+    "hollow triangle",
+    "hollow square",
+];
+
+/// Draws `points` as the i-th series' markers (its shape and colour `c`), named `label`
+/// in the legend by the same marker (None: no legend entry).
+pub fn draw_markers<'a, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    i: usize,
+    points: &[(f64, f64)],
+    c: RGBColor,
+    label: Option<String>,
+) -> anyhow::Result<()> {
+    let (fill, line) = (c.filled(), c.stroke_width(2));
+    // One arm per shape: the data points and the legend's pixel point take the same
+    // expression, each with its own coordinate type.
+    macro_rules! shaped {
+        (|$p:ident| $make:expr) => {{
+            let drawn = chart.draw_series(points.iter().map(|&$p| $make))?;
+            if let Some(label) = label {
+                drawn.label(label).legend(move |(x, y)| {
+                    let $p = (x + 9, y);
+                    $make
+                });
+            }
+        }};
+    }
+    let square = [(-4, -4), (4, 4)];
+    let diamond = vec![(0, -5), (5, 0), (0, 5), (-5, 0)];
+    match i % SHAPES.len() {
+        0 => shaped!(|p| Circle::new(p, 4, fill)),
+        1 => shaped!(|p| TriangleMarker::new(p, 5, fill)),
+        2 => shaped!(|p| EmptyElement::at(p) + Rectangle::new(square, fill)),
+        3 => shaped!(|p| Cross::new(p, 4, line)),
+        4 => shaped!(|p| EmptyElement::at(p) + Polygon::new(diamond.clone(), fill)),
+        5 => shaped!(|p| Circle::new(p, 4, line)),
+        6 => shaped!(|p| TriangleMarker::new(p, 5, line)),
+        _ => shaped!(|p| EmptyElement::at(p) + Rectangle::new(square, line)),
+    }
+    Ok(())
+}
+
+/// The fill patterns of bars after the first (solid) series: white marks over the colour.
+const PATTERNS: [&str; 7] = [
+    // diagonal stripes /
+    r#"patternTransform="rotate(45)"><rect width="8" height="8" fill="C"/><line x1="0" y1="0" x2="0" y2="8" stroke="white" stroke-width="3"/>"#,
+    // dots
+    r#"><rect width="8" height="8" fill="C"/><circle cx="4" cy="4" r="1.8" fill="white"/>"#,
+    // diagonal stripes \
+    r#"patternTransform="rotate(-45)"><rect width="8" height="8" fill="C"/><line x1="0" y1="0" x2="0" y2="8" stroke="white" stroke-width="3"/>"#,
+    // horizontal stripes
+    r#"><rect width="8" height="8" fill="C"/><line x1="0" y1="4" x2="8" y2="4" stroke="white" stroke-width="2.5"/>"#,
+    // cross-hatch
+    r#"patternTransform="rotate(45)"><rect width="8" height="8" fill="C"/><line x1="0" y1="0" x2="0" y2="8" stroke="white" stroke-width="2"/><line x1="0" y1="0" x2="8" y2="0" stroke="white" stroke-width="2"/>"#,
+    // vertical stripes
+    r#"><rect width="8" height="8" fill="C"/><line x1="4" y1="0" x2="4" y2="8" stroke="white" stroke-width="2.5"/>"#,
+    // checks
+    r#"><rect width="8" height="8" fill="C"/><rect width="4" height="4" fill="white"/><rect x="4" y="4" width="4" height="4" fill="white"/>"#,
+];
+
+fn hex(c: RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+/// The pattern id of the i-th series (i >= 1): one per colour and pattern, so charts on
+/// one page share identical definitions.
+fn pattern_id(i: usize) -> String {
+    format!("latscope-bars-{i}")
+}
+
+/// Fills the bars (and legend boxes) of series 1.. in `svg` with their patterns, outlined
+/// in their colour; series 0 stays solid. `colors[i]` is the i-th series' colour.
+pub fn pattern_bars(svg: &str, colors: &[RGBColor]) -> String {
+    let mut defs = String::from("<defs>");
+    let mut fills: Vec<(String, String)> = Vec::new();
+    // Beyond the palette a colour repeats: those series stay as their first.
+    for (i, &c) in colors.iter().enumerate().skip(1).take(PATTERNS.len()) {
+        let k = (i - 1) % PATTERNS.len();
+        let id = pattern_id(i);
+        defs.push_str(&format!(
+            r#"<pattern id="{id}" patternUnits="userSpaceOnUse" width="8" height="8" {}</pattern>"#,
+            PATTERNS[k].replace("fill=\"C\"", &format!("fill=\"{}\"", hex(c)))
+        ));
+        fills.push((
+            format!("fill=\"{}\" stroke=\"none\"", hex(c)),
+            format!("fill=\"url(#{id})\" stroke=\"{}\"", hex(c)),
+        ));
+    }
+    defs.push_str("</defs>");
+    let mut out = String::with_capacity(svg.len() + defs.len());
+    for line in svg.split_inclusive('\n') {
+        let mut line = line.to_string();
+        if line.starts_with("<rect") {
+            for (from, to) in &fills {
+                line = line.replace(from, to);
+            }
+        }
+        out.push_str(&line);
+        if line.starts_with("<svg") {
+            out.push_str(&defs);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::plots::{category_svg, color, timeline_svg, Style};
+
+    /// The elements (tag names) drawn in `hex`'s colour, fill or stroke, sorted.
+    fn tags_of(svg: &str, hex: &str) -> Vec<String> {
+        let mut tags: Vec<String> = svg
+            .lines()
+            .filter(|l| l.contains(&format!("=\"{hex}\"")))
+            .filter_map(|l| l.strip_prefix('<'))
+            .map(|l| l.split(' ').next().unwrap_or("").to_string())
+            .collect();
+        tags.sort();
+        tags.dedup();
+        tags
+    }
+
+    fn hex(i: usize) -> String {
+        super::hex(color(i))
+    }
+
+    #[test]
+    fn per_second_maxima_differ_by_marker_shape() {
+        let a = [100_000u64, 120_000, 90_000];
+        let b = [200_000u64, 210_000, 190_000];
+        let c = [300_000u64, 310_000, 290_000];
+        let lines = [
+            ("CPU 0".to_string(), &a[..]),
+            ("CPU 1".to_string(), &b[..]),
+            ("CPU 2".to_string(), &c[..]),
+        ];
+        let svg = timeline_svg("t", &lines, None).unwrap();
+        let shapes: Vec<Vec<String>> = (0..3).map(|i| tags_of(&svg, &hex(i))).collect();
+        assert_eq!(shapes[0], ["circle"], "{svg}");
+        assert_eq!(shapes[1], ["polygon"], "a triangle: {svg}");
+        assert_eq!(shapes[2], ["rect"], "a square: {svg}");
+    }
+
+    #[test]
+    fn bar_series_differ_by_fill_pattern() {
+        let cats = ["none".to_string(), "cpu".to_string()];
+        let series: Vec<(String, Vec<Option<f64>>)> = (0..3)
+            .map(|i| (format!("s{i}"), vec![Some(10.0 + i as f64), Some(20.0)]))
+            .collect();
+        let svg = category_svg(Style::Bars, "t", "load", "µs", &cats, &series).unwrap();
+        let fills: Vec<String> = svg
+            .lines()
+            .filter(|l| l.starts_with("<rect") && l.contains(" fill=\"url(#"))
+            .map(|l| {
+                l.split("fill=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .into()
+            })
+            .collect();
+        for i in 1..3 {
+            let fill = format!("url(#latscope-bars-{i})");
+            // Two bars and the legend's box.
+            assert_eq!(fills.iter().filter(|f| **f == fill).count(), 3, "{svg}");
+            assert!(svg.contains(&format!("<pattern id=\"latscope-bars-{i}\"")));
+        }
+        let solid = format!("fill=\"{}\" stroke=\"none\"", hex(0));
+        assert_eq!(svg.matches(&solid).count(), 3, "series 0 solid: {svg}");
+        let defs: Vec<&str> = svg.split("<pattern").skip(1).collect();
+        assert!(
+            defs[0].contains("<line") && defs[1].contains("<circle"),
+            "stripes, dots"
+        );
+    }
+}
