@@ -139,7 +139,7 @@ fn value_at_rank(buckets: &[[u64; 2]], rank: u64) -> u64 {
 
 /// The rank of the p-th percentile among `total` samples.
 fn rank_of(p: f64, total: u64) -> u64 {
-    ((p / 100.0) * total as f64).ceil().max(1.0) as u64
+    crate::stats::summary::nearest_rank(p, total)
 }
 
 /// The longest interval (`-i`, µs) an imported command line may give: latscope's own

@@ -313,7 +313,7 @@ mod tests {
             reads
                 .get(i - 1)
                 .copied()
-                .unwrap_or(reads[reads.len() - 1] + (i - reads.len()) as u64 * 1_000_000)
+                .unwrap_or_else(|| reads[reads.len() - 1] + (i - reads.len()) as u64 * 1_000_000)
         }
     }
 

@@ -62,7 +62,7 @@ impl Resampler {
     /// The rank (1-based, from the bottom) of percentile `p` (0-100) among n samples,
     /// as HdrHistogram counts it; `p = 100` is the maximum.
     pub fn rank(&self, p: f64) -> u64 {
-        (((p / 100.0) * self.n as f64).ceil() as u64).clamp(1, self.n)
+        super::summary::nearest_rank(p, self.n)
     }
 
     /// The sample at uniform `u` (0-1]: the value whose cumulative share first reaches it.
@@ -130,7 +130,7 @@ mod tests {
             .flat_map(|&[v, c]| std::iter::repeat_n(v, c as usize))
             .collect();
         let n = samples.len();
-        let rank = (((p / 100.0) * n as f64).ceil() as usize).clamp(1, n);
+        let rank = crate::stats::summary::nearest_rank(p, n as u64) as usize;
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut stat: Vec<u64> = (0..resamples)
             .map(|_| {

@@ -52,12 +52,29 @@ impl Summary {
     }
 }
 
-/// The p-th percentile (0-100) as the histogram sees it, within the exact extremes.
+/// The p-th percentile (0-100) as the histogram sees it, within the exact extremes: the
+/// value at the nearest rank (`nearest_rank`), asked of the histogram half a rank below it
+/// so that its own `ceil(q × n)` lands on that rank whatever the rounding.
 pub fn percentile(hist: &Histogram<u64>, p: f64, min_ns: u64, max_ns: u64) -> u64 {
     if hist.is_empty() {
         return 0;
     }
-    hist.value_at_percentile(p).clamp(min_ns, max_ns)
+    let n = hist.len();
+    let rank = nearest_rank(p, n);
+    hist.value_at_quantile((rank as f64 - 0.5) / n as f64)
+        .clamp(min_ns, max_ns)
+}
+
+/// The nearest rank (1-based) of percentile `p` (0-100) among `n` samples: the smallest k
+/// with k/n ≥ p/100. Computed as ceil(p/100 × n) in floating point, a product that is
+/// exactly whole can land a hair above it (99.9 % of 1000 is 999.0000000000001) and take
+/// the next rank: p99.9 of 1000 samples would be their maximum. The product's rounding
+/// error is below n × 2.2e-16 (under 1e-6 for any n latscope can count to), and a real
+/// fraction of a rank is at least 1e-5 (percentiles have at most three decimals), so 1e-6
+/// is taken off first.
+pub fn nearest_rank(p: f64, n: u64) -> u64 {
+    let exact = p / 100.0 * n as f64;
+    ((exact - 1e-6).ceil().max(1.0) as u64).min(n.max(1))
 }
 
 /// Population mean and standard deviation from exact integer sums; integer arithmetic
@@ -82,9 +99,50 @@ mod tests {
     use proptest::prelude::*;
 
     fn naive_percentile(sorted: &[u64], p: f64) -> u64 {
-        // The smallest value with at least p % of samples at or below it.
-        let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+        // The smallest value with at least p % of samples at or below it, in integers
+        // (p in thousandths of a percent): no rounding of its own.
+        let milli = (p * 1000.0).round() as u128;
+        let n = sorted.len() as u128;
+        let rank = (milli * n).div_ceil(100_000).max(1) as usize;
         sorted[rank.min(sorted.len()) - 1]
+    }
+
+    #[test]
+    fn p999_of_exactly_1000_samples_is_the_999th_not_the_maximum() {
+        let cfg = RecorderConfig {
+            deadline_ns: 0,
+            series_seconds: 1,
+            raw_capacity: 0,
+        };
+        let mut rec = Recorder::standalone(&cfg);
+        // 1..=1000 ns: every value its own histogram bucket (exact below 2048).
+        for v in 1..=1000u64 {
+            rec.record(0, 0, v);
+        }
+        let sum = Summary::from_recorder(&rec);
+        assert_eq!(sum.max_ns, 1000);
+        assert_eq!(sum.p999_ns, 999);
+        assert_eq!(sum.p99_ns, 990);
+        assert_eq!(sum.p50_ns, 500);
+        assert_eq!(nearest_rank(99.9, 1000), 999);
+        assert_eq!(nearest_rank(99.99, 10_000), 9_999);
+        assert_eq!(nearest_rank(99.999, 100_000), 99_999);
+        assert_eq!(nearest_rank(99.9, 1001), 1000);
+        assert_eq!(nearest_rank(50.0, 1), 1);
+        assert_eq!(nearest_rank(100.0, 7), 7);
+    }
+
+    proptest! {
+        /// The rank never differs from the integer reference, for every percentile
+        /// latscope reports and any count up to 10^9.
+        #[test]
+        fn nearest_rank_is_the_integer_rank(n in 1u64..1_000_000_000) {
+            for p in [50.0, 90.0, 99.0, 99.9, 99.99, 99.999] {
+                let milli = (p * 1000.0f64).round() as u128;
+                let want = ((milli * n as u128).div_ceil(100_000).max(1)) as u64;
+                prop_assert_eq!(nearest_rank(p, n), want, "p{} n {}", p, n);
+            }
+        }
     }
 
     proptest! {
