@@ -217,7 +217,11 @@ fn commit_from_git(manifest_dir: &Path) -> Option<GitState> {
 
 /// Runs git in `dir`; None when git is missing or fails (not a checkout, not trusted).
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    // --no-optional-locks: `git status` would otherwise refresh and rewrite the index,
+    // which this script watches, so the next cargo build (the .deb's, the lean check's)
+    // would run it again and recompile latscope for nothing.
     let output = Command::new("git")
+        .arg("--no-optional-locks")
         .args(args)
         .current_dir(dir)
         .output()
