@@ -516,7 +516,7 @@ fn wake_spikes_are_attributed_to_the_injector() {
             "--wakee-cpu",
             &wakee.to_string(),
             "--duration",
-            "3s",
+            "4s",
             "--warmup",
             "200ms",
         ]
@@ -539,7 +539,12 @@ fn wake_spikes_are_attributed_to_the_injector() {
         .filter(|&(s, e)| s >= from && e + 5_000_000 <= to)
         .filter(|&(s, e)| wakes.iter().any(|&t0| t0 >= s && t0 < e))
         .collect();
-    assert!(stalls.len() >= 3, "only {} stalls in the run", stalls.len());
+    // How many stalls qualify is the host's doing (CI once had 2 of about 7, 6 before):
+    // every one that does is judged, and 4 s (about 9 stalls) leaves at least one.
+    assert!(
+        !stalls.is_empty(),
+        "no stall in the run had a wake-up during it"
+    );
     let spikes = sc["trace"]["spikes"].as_array().unwrap();
     // Each stall's spike is the one overlapping it most in time (a larger host stop beside
     // the stall is the host's, not the stall's).
