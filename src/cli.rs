@@ -249,8 +249,8 @@ Min and Avg are exact to 0.1 % and Act is the largest since the last redraw (the
 lines are exact).
 ";
 
-/// The suite's preset names for shell completion (suite::presets::NAMES, which a test
-/// there keeps equal: cli sits below suite).
+/// The suite's preset names, for shell completion and for suite::presets (NAMES), which
+/// reads them here: cli sits below suite. Each has a TOML file in src/suite/presets/.
 pub const PRESET_NAMES: [&str; 6] = [
     "memory-load",
     "wake-methods",

@@ -1,15 +1,9 @@
 //! The study presets, kept as TOML files beside this one so each doubles as an example
 //! of the `--plan` format.
 
-/// Preset names, in the order `--help` and `--list` show them.
-pub const NAMES: [&str; 6] = [
-    "memory-load",
-    "wake-methods",
-    "wake-competitors",
-    "rt-cost",
-    "irq-response",
-    "quick",
-];
+/// Preset names, in the order `--help` and `--list` show them: the list the command line
+/// completes from (cli sits below suite, so it holds the one copy).
+pub const NAMES: [&str; 6] = crate::cli::PRESET_NAMES;
 
 /// The TOML text of a preset.
 pub fn text(name: &str) -> Option<&'static str> {
