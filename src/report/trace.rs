@@ -97,15 +97,10 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
     for sc in &run.scenarios {
         let Some(t) = &sc.trace else { continue };
         out.push_str(&format!(
-            "\n--trace [{}]: {} events on CPU {}{}, threshold {} ({})\n",
+            "\n--trace [{}]: {} events on CPU {}, threshold {} ({})\n",
             sc.name,
             t.events_recorded,
             crate::units::format_cpu_list(&t.cpus),
-            if t.expiries_by_bpf {
-                " (hrtimer expiries by BPF)"
-            } else {
-                ""
-            },
             human_ns(t.threshold_ns),
             t.threshold_source
         ));
@@ -114,8 +109,7 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
             .per_cpu
             .iter()
             .map(|c| c.overrun + c.dropped + c.commit_overrun + c.missed_events)
-            .sum::<u64>()
-            + t.losses.expiries_dropped;
+            .sum();
         if t.losses.any() {
             out.push_str(&format!("  LOST {lost} events (per CPU in the JSON)\n"));
         }

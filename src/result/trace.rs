@@ -26,11 +26,6 @@ pub struct TraceResult {
     /// Requested events this kernel does not have (the analysis that needs them is partial).
     #[serde(default)]
     pub missing_events: Vec<String>,
-    /// The hrtimer expiries (`timer:hrtimer_expire_entry` in `events_by_type`) came from
-    /// latscope's BPF program, not the trace event: their time is the timer interrupt's
-    /// clock read, and no event was written on the wake path.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub expiries_by_bpf: bool,
     /// Samples above this are spikes (`--trace-threshold`, default the scenario's p99.9).
     pub threshold_ns: u64,
     /// Where the threshold came from: `--trace-threshold` or `p99.9`.
@@ -138,13 +133,6 @@ pub struct Losses {
     /// Per CPU: events the ring buffer overwrote or dropped (per_cpu/cpuN/stats `overrun`
     /// + `dropped events`), commit overruns, and pages flagged as having missed events.
     pub per_cpu: Vec<CpuLosses>,
-    /// hrtimer expiries the BPF program could not write (its ring buffer was full).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub expiries_dropped: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,15 +153,14 @@ pub struct CpuLosses {
 impl Losses {
     /// Whether anything at all was lost.
     pub fn any(&self) -> bool {
-        self.expiries_dropped > 0
-            || self.per_cpu.iter().any(|c| {
-                c.overrun
-                    + c.dropped
-                    + c.commit_overrun
-                    + c.pages_missing_events
-                    + c.missed_events
-                    + c.not_kept
-                    > 0
-            })
+        self.per_cpu.iter().any(|c| {
+            c.overrun
+                + c.dropped
+                + c.commit_overrun
+                + c.pages_missing_events
+                + c.missed_events
+                + c.not_kept
+                > 0
+        })
     }
 }

@@ -51,8 +51,6 @@ pub fn start(ts: &TraceSettings, sp: &ScenarioPlan) -> anyhow::Result<TraceSessi
         cpus,
         drain_cpus,
         events: crate::trace::record::instance::probe_events(sp.probe.kind()),
-        // The timer split's expiry is the one event on a quiet wake-up's path.
-        expiries_by_bpf: sp.probe.kind() == ProbeKind::Timer,
         ..TraceConfig::default()
     };
     TraceSession::start(&cfg).map_err(|e| match e {
@@ -118,9 +116,21 @@ pub fn stop(
     Ok((Some(t), w))
 }
 
-/// What the recorder itself has to say: missing events, losses, notes.
-fn recording_warnings(recording: &Recording) -> Vec<Warning> {
+/// Turns a recording and the probe's samples into `scenario.trace` and its warnings.
+pub fn finish(
+    kind: ProbeKind,
+    method: &str,
+    timer_method: Option<TimerMethod>,
+    ts: &TraceSettings,
+    recording: Recording,
+    instance: String,
+    output: &mut ProbeOutput,
+) -> (TraceResult, Vec<Warning>) {
     let mut warnings = Vec::new();
+    let mut by_type: BTreeMap<String, u64> = BTreeMap::new();
+    for e in &recording.events {
+        *by_type.entry(e.kind.tracepoint()).or_default() += 1;
+    }
     if !recording.missing_events.is_empty() {
         warnings.push(Warning::new(
             WarningCode::TraceMissingEvents,
@@ -139,40 +149,12 @@ fn recording_warnings(recording: &Recording) -> Vec<Warning> {
                 )));
         }
     }
-    if recording.losses.expiries_dropped > 0 {
-        warnings.push(Warning::new(
-            WarningCode::TraceLostEvents,
-            format!(
-                "--trace: {} hrtimer expiries were lost (the BPF ring buffer was full); samples there do not join",
-                recording.losses.expiries_dropped
-            ),
-        ));
-    }
     for note in &recording.notes {
         warnings.push(Warning::new(
             WarningCode::TraceNote,
             format!("--trace: {note}"),
         ));
     }
-    warnings
-}
-
-/// Turns a recording and the probe's samples into `scenario.trace` and its warnings.
-pub fn finish(
-    kind: ProbeKind,
-    method: &str,
-    timer_method: Option<TimerMethod>,
-    ts: &TraceSettings,
-    recording: Recording,
-    instance: String,
-    output: &mut ProbeOutput,
-) -> (TraceResult, Vec<Warning>) {
-    let mut warnings = Vec::new();
-    let mut by_type: BTreeMap<String, u64> = BTreeMap::new();
-    for e in &recording.events {
-        *by_type.entry(e.kind.tracepoint()).or_default() += 1;
-    }
-    warnings.extend(recording_warnings(&recording));
     let (threshold_ns, threshold_source) = threshold(ts, output);
     let mut result = TraceResult {
         instance,
@@ -183,7 +165,6 @@ pub fn finish(
         events_by_type: by_type,
         losses: recording.losses.clone(),
         missing_events: recording.missing_events.clone(),
-        expiries_by_bpf: recording.expiries_by_bpf,
         threshold_ns,
         threshold_source,
         ..Default::default()

@@ -3,7 +3,6 @@
 //! nothing from the rest of latscope (std, libc and external crates only).
 
 pub mod affinity;
-pub mod bpf;
 pub mod clock;
 pub mod cpu_list;
 pub mod cpuset;

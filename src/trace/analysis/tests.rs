@@ -346,7 +346,6 @@ fn samples_on_a_cpu_with_lost_events_are_not_joined_nor_attributed() {
             overrun: 3,
             ..Default::default()
         }],
-        ..Default::default()
     };
     let tl = Timeline::new(&events).with_losses(&losses);
     let split = stall_split(&tl);

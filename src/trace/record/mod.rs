@@ -2,7 +2,6 @@
 //! buffers drained by a pinned thread, raw events decoded by the kernel's format files,
 //! all behind `TraceSession`, which hands a `Recording` to the analysis.
 
-pub mod expiry_bpf;
 pub mod format;
 pub mod instance;
 pub mod ringbuf;

@@ -2,7 +2,6 @@
 //! headers, time extends and absolute stamps, missed-event flags) and the drain thread that
 //! copies pages out of the kernel while a probe measures, so the buffer never fills.
 
-use crate::trace::record::expiry_bpf::ExpiryProbe;
 use crate::trace::record::format::HeaderPage;
 use std::fs::File;
 use std::io::{self, Read};
@@ -141,10 +140,6 @@ pub struct Drained {
     /// Bytes read in total (kept or not) and the time spent reading, for throughput.
     pub bytes_read: u64,
     pub read_ns: u64,
-    /// The hrtimer expiries the BPF program recorded (`expiry_bpf.rs`), when it ran, and
-    /// the records it could not write (ring full).
-    pub expiries: Vec<crate::trace::event::Event>,
-    pub expiries_dropped: u64,
 }
 
 /// Opens `per_cpu/cpuN/trace_pipe_raw` of an instance, non-blocking. The drain never
@@ -233,7 +228,6 @@ impl Drainer {
         cfg: DrainConfig,
         hp: HeaderPage,
         pipes: Vec<(usize, File)>,
-        expiry: Option<ExpiryProbe>,
         abort: Arc<AtomicBool>,
     ) -> io::Result<Drainer> {
         let stop = Arc::new(AtomicBool::new(false));
@@ -249,8 +243,7 @@ impl Drainer {
                 if !cfg.drain_cpus.is_empty() {
                     crate::sys::affinity::pin_current_thread_to(&cfg.drain_cpus)?;
                 }
-                let sources = Sources { pipes, expiry };
-                drain_loop(cfg, hp, sources, &stop2, &abort, &hold2, &sweep2)
+                drain_loop(cfg, hp, pipes, &stop2, &abort, &hold2, &sweep2)
             })?;
         Ok(Drainer {
             stop,
@@ -277,19 +270,10 @@ impl Drainer {
     }
 }
 
-/// What the drain thread reads: the trace pipes, and the expiry program's ring buffer.
-struct Sources {
-    pipes: Vec<(usize, File)>,
-    expiry: Option<ExpiryProbe>,
-}
-
 fn drain_loop(
     cfg: DrainConfig,
     hp: HeaderPage,
-    Sources {
-        mut pipes,
-        mut expiry,
-    }: Sources,
+    mut pipes: Vec<(usize, File)>,
     stop: &AtomicBool,
     abort: &AtomicBool,
     hold: &AtomicBool,
@@ -323,16 +307,11 @@ fn drain_loop(
                     got += drain_once(pipe, pages, &mut page, &hp, &mut cap)?;
                 }
             }
-            // Not held: the `trace` file a hold is for never shows these records.
-            if let Some(x) = &mut expiry {
-                x.drain(&mut out.expiries);
-            }
         }
         out.bytes_read += got;
         out.read_ns += crate::sys::clock::monotonic_ns() - t0;
         if last {
             pipes.clear();
-            out.expiries_dropped = expiry.as_ref().map_or(0, ExpiryProbe::dropped);
             return Ok(out);
         }
         // Sleep even after a sweep that found data: reading at once would mostly catch

@@ -3,7 +3,6 @@
 //! instance removed and the pages decoded into time-sorted events.
 
 use crate::trace::event::{CpuLosses, Event, Losses};
-use crate::trace::record::expiry_bpf::ExpiryProbe;
 use crate::trace::record::format::{Decoder, HeaderPage};
 use crate::trace::record::instance::{Instance, DEFAULT_EVENTS};
 use crate::trace::record::ringbuf::{self, DrainConfig, Drainer};
@@ -24,10 +23,6 @@ pub struct TraceConfig {
     pub events: Vec<&'static str>,
     /// Cap on the raw pages kept in memory; pages beyond it are counted as `not_kept`.
     pub max_memory_bytes: usize,
-    /// Record `timer:hrtimer_expire_entry` (when in `events`) by a BPF program instead of
-    /// the trace event, which costs time on the wake path (`expiry_bpf.rs`); the event is
-    /// the fallback, with a note, where the kernel refuses the program.
-    pub expiries_by_bpf: bool,
 }
 
 impl Default for TraceConfig {
@@ -38,7 +33,6 @@ impl Default for TraceConfig {
             drain_cpus: Vec::new(),
             events: DEFAULT_EVENTS.to_vec(),
             max_memory_bytes: 512 << 20,
-            expiries_by_bpf: false,
         }
     }
 }
@@ -74,8 +68,6 @@ pub struct Recording {
     /// Things the user should know (drain thread placement, mount left behind, ...).
     pub notes: Vec<String>,
     pub stats: RecorderStats,
-    /// The hrtimer expiries came from the BPF program (`TraceConfig::expiries_by_bpf`).
-    pub expiries_by_bpf: bool,
 }
 
 /// A running recording; removes its instance when dropped without `stop`.
@@ -88,7 +80,6 @@ pub struct TraceSession {
     cpus: Vec<usize>,
     started_ns: u64,
     notes: Vec<String>,
-    expiries_by_bpf: bool,
 }
 
 fn page_size(instance: &Path) -> usize {
@@ -125,34 +116,6 @@ fn read_cpu_stats(instance: &Path, cpu: usize) -> CpuLosses {
     l
 }
 
-/// The hrtimer expiries by BPF where asked for and the kernel allows it, with the events
-/// the instance still records; otherwise no probe, all the events, and a note why.
-fn expiry_probe(
-    cfg: &TraceConfig,
-    cpus: &[usize],
-    notes: &mut Vec<String>,
-) -> (Option<ExpiryProbe>, Vec<&'static str>) {
-    let mut events = cfg.events.clone();
-    if !cfg.expiries_by_bpf || !events.contains(&EXPIRE_ENTRY) {
-        return (None, events);
-    }
-    match ExpiryProbe::attach(cpus) {
-        Ok(p) => {
-            events.retain(|e| *e != EXPIRE_ENTRY);
-            (Some(p), events)
-        }
-        Err(e) => {
-            notes.push(format!(
-                "hrtimer expiries recorded as trace events, which add about a µs on the wake \
-                 path: the kernel refused the BPF program that records them without one ({e})"
-            ));
-            (None, events)
-        }
-    }
-}
-
-const EXPIRE_ENTRY: &str = "timer:hrtimer_expire_entry";
-
 impl TraceSession {
     /// Sets up the instance and starts recording.
     pub fn start(cfg: &TraceConfig) -> Result<TraceSession, TraceError> {
@@ -166,9 +129,7 @@ impl TraceSession {
         };
         cpus.sort_unstable();
         cpus.dedup();
-        let (expiry, events) = expiry_probe(cfg, &cpus, &mut notes);
-        let expiries_by_bpf = expiry.is_some();
-        let instance = Instance::create(tracefs, cfg.buffer_kb_per_cpu, &cpus, &events)?;
+        let instance = Instance::create(tracefs, cfg.buffer_kb_per_cpu, &cpus, &cfg.events)?;
         let hp_path = root.join("events/header_page");
         let header_page = crate::trace::record::format::read_tracefs_file(&hp_path)
             .map_err(|e| TraceError::io(format!("reading {}", hp_path.display()), e))
@@ -202,7 +163,7 @@ impl TraceSession {
             sweep_ms: 50,
             drain_cpus: cfg.drain_cpus.clone(),
         };
-        let drainer = Drainer::start(drain, header_page, pipes, expiry, instance.abort_flag())
+        let drainer = Drainer::start(drain, header_page, pipes, instance.abort_flag())
             .map_err(|e| TraceError::io("starting the trace drain thread", e))?;
         let mut session = TraceSession {
             drainer: Some(drainer),
@@ -212,7 +173,6 @@ impl TraceSession {
             cpus,
             started_ns: 0,
             notes,
-            expiries_by_bpf,
         };
         session.started_ns = crate::sys::clock::monotonic_ns();
         session.instance.set_tracing(true)?;
@@ -269,7 +229,6 @@ impl TraceSession {
                 .iter()
                 .map(|&c| read_cpu_stats(self.instance.dir(), c))
                 .collect(),
-            expiries_dropped: drained.expiries_dropped,
         };
         let missing_events = self.instance.missing_events().to_vec();
         let mut notes = std::mem::take(&mut self.notes);
@@ -286,40 +245,6 @@ impl TraceSession {
             read_ns: drained.read_ns,
             ..Default::default()
         };
-        let mut events = self.decode_pages(&drained, &mut losses, &mut stats);
-        // The program ran a little before tracing was switched on and after it was off.
-        let (from, to) = (self.started_ns, ended_ns);
-        let recorded = drained.expiries.into_iter();
-        events.extend(recorded.filter(|e| (from..=to).contains(&e.ts_ns)));
-        // Stable: each CPU's own order survives equal timestamps.
-        events.sort_by_key(|e| (e.ts_ns, e.cpu));
-        stats.decode_ns = crate::sys::clock::monotonic_ns() - t0;
-        if stats.malformed_pages > 0 {
-            notes.push(format!(
-                "{} trace pages were malformed; their remaining events are lost",
-                stats.malformed_pages
-            ));
-        }
-        Ok(Recording {
-            events,
-            losses,
-            missing_events,
-            cpus: self.cpus.iter().map(|&c| c as u32).collect(),
-            started_ns: self.started_ns,
-            ended_ns,
-            notes,
-            stats,
-            expiries_by_bpf: self.expiries_by_bpf,
-        })
-    }
-
-    /// Decodes every kept page into events, counting losses the page headers flag.
-    fn decode_pages(
-        &self,
-        drained: &ringbuf::Drained,
-        losses: &mut Losses,
-        stats: &mut RecorderStats,
-    ) -> Vec<Event> {
         let mut events = Vec::new();
         for cpu_pages in &drained.per_cpu {
             let cpu = cpu_pages.cpu;
@@ -346,7 +271,25 @@ impl TraceSession {
                 }
             }
         }
-        events
+        // Stable: each CPU's own order survives equal timestamps.
+        events.sort_by_key(|e| (e.ts_ns, e.cpu));
+        stats.decode_ns = crate::sys::clock::monotonic_ns() - t0;
+        if stats.malformed_pages > 0 {
+            notes.push(format!(
+                "{} trace pages were malformed; their remaining events are lost",
+                stats.malformed_pages
+            ));
+        }
+        Ok(Recording {
+            events,
+            losses,
+            missing_events,
+            cpus: self.cpus.iter().map(|&c| c as u32).collect(),
+            started_ns: self.started_ns,
+            ended_ns,
+            notes,
+            stats,
+        })
     }
 }
 
