@@ -194,12 +194,24 @@ pub fn check_priority(policy: Policy, priority: i32) -> Result<(), UserError> {
     Ok(())
 }
 
+/// `--trace-no-split` on a probe other than the timer, whose split needs its events.
+pub fn refuse_no_split(args: &TraceArgs, probe: &str) -> Result<(), UserError> {
+    if args.trace_no_split {
+        return Err(UserError::Other(format!(
+            "--trace-no-split applies to `latscope timer` only: the {probe} probe's split \
+             needs its own events; leave --trace-no-split out"
+        )));
+    }
+    Ok(())
+}
+
 /// Checks the `--trace` options as typed.
 pub fn check_trace(args: &TraceArgs) -> Result<Option<TraceSettings>, UserError> {
     if !args.trace {
         for (given, option) in [
             (args.trace_threshold.is_some(), "--trace-threshold"),
             (args.trace_buffer.is_some(), "--trace-buffer"),
+            (args.trace_no_split, "--trace-no-split"),
         ] {
             if given {
                 return Err(UserError::Other(format!(
@@ -232,6 +244,7 @@ pub fn check_trace(args: &TraceArgs) -> Result<Option<TraceSettings>, UserError>
     Ok(Some(TraceSettings {
         threshold_ns,
         buffer_kb_per_cpu: buffer_bytes >> 10,
+        no_split: args.trace_no_split,
     }))
 }
 
