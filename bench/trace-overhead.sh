@@ -13,12 +13,15 @@
 # host), the kernel's wake path (hrtimer expiry → sys_exit) and expiry → sample, which is
 # all the time a trace event on the wake path can add, without the host's timer delivery.
 # Every run holds the latency-test lock. Needs root. KEEP=DIR keeps the raw files.
+# TRACE_ARGS= the "trace" arm's options (default `--trace`; `--trace --trace-no-split` for the
+# attribution-only mode; an empty TRACE_ARGS runs both arms alike: the measure's noise floor).
 # Usage: bench/trace-overhead.sh [PAIRS] [LOOPS] [CPU]   (LATSCOPE= a built binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${1:-9}
 LOOPS=${2:-5000}
 CPU=${3:-1}
+read -r -a TRACE_ARGS <<<"${TRACE_ARGS---trace}"
 LOCK=/tmp/latscope-latency-tests.lock
 if [ -z "${LATSCOPE:-}" ]; then
   cargo build --release -q --locked
@@ -86,9 +89,9 @@ if [ -n "${REPORT_ONLY:-}" ]; then OUT=$REPORT_ONLY; KEEP=""; PAIRS=$(ls "$OUT"/
 [ -n "${REPORT_ONLY:-}" ] || for i in $(seq 1 "$PAIRS"); do
   echo "pair $i/$PAIRS" >&2
   if [ $((i % 2)) -eq 1 ]; then
-    one "plain-$i"; one "trace-$i" --trace
+    one "plain-$i"; one "trace-$i" "${TRACE_ARGS[@]}"
   else
-    one "trace-$i" --trace; one "plain-$i"
+    one "trace-$i" "${TRACE_ARGS[@]}"; one "plain-$i"
   fi
 done
 
