@@ -15,6 +15,7 @@ pub mod output;
 pub mod range;
 pub mod timer;
 pub mod timer_slack;
+pub mod trace;
 pub mod wake;
 
 pub use common::DEFAULT_RT_PRIORITY;
