@@ -25,31 +25,64 @@ pub fn draw_markers<'a, CT: CoordTranslate<From = (f64, f64)>>(
     c: RGBColor,
     label: Option<String>,
 ) -> anyhow::Result<()> {
-    let (fill, line) = (c.filled(), c.stroke_width(2));
-    // One arm per shape: the data points and the legend's pixel point take the same
-    // expression, each with its own coordinate type.
+    marked(chart, i, points, c, label.map(|l| (l, false)))
+}
+
+/// Draws `points` as the i-th series' markers, named `label` in the legend by a short line
+/// with the marker on it: for series drawn as a line with markers (the line is the
+/// caller's, drawn without a label).
+pub fn draw_markers_on_line<'a, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    i: usize,
+    points: &[(f64, f64)],
+    c: RGBColor,
+    label: String,
+) -> anyhow::Result<()> {
+    marked(chart, i, points, c, Some((label, true)))
+}
+
+/// The markers and their legend entry (its label, and whether a line goes under it).
+fn marked<'a, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    i: usize,
+    points: &[(f64, f64)],
+    c: RGBColor,
+    legend: Option<(String, bool)>,
+) -> anyhow::Result<()> {
+    let (fill, line, wide) = (c.filled(), c.stroke_width(2), c.stroke_width(3));
+    // One arm per shape, drawn relative to its point: the data points and the legend's
+    // pixel point take the same shape, each with its own coordinate type.
     macro_rules! shaped {
-        (|$p:ident| $make:expr) => {{
-            let drawn = chart.draw_series(points.iter().map(|&$p| $make))?;
-            if let Some(label) = label {
-                drawn.label(label).legend(move |(x, y)| {
-                    let $p = (x + 9, y);
-                    $make
-                });
+        ($shape:expr) => {{
+            let drawn = chart.draw_series(points.iter().map(|&p| EmptyElement::at(p) + $shape))?;
+            match legend {
+                Some((label, false)) => {
+                    drawn
+                        .label(label)
+                        .legend(move |(x, y)| EmptyElement::at((x + 9, y)) + $shape);
+                }
+                Some((label, true)) => {
+                    drawn.label(label).legend(move |(x, y)| {
+                        EmptyElement::at((x + 9, y))
+                            + PathElement::new(vec![(-9, 0), (9, 0)], wide)
+                            + $shape
+                    });
+                }
+                None => {}
             }
         }};
     }
     let square = [(-4, -4), (4, 4)];
     let diamond = vec![(0, -5), (5, 0), (0, 5), (-5, 0)];
     match i % SHAPES.len() {
-        0 => shaped!(|p| Circle::new(p, 4, fill)),
-        1 => shaped!(|p| TriangleMarker::new(p, 5, fill)),
-        2 => shaped!(|p| EmptyElement::at(p) + Rectangle::new(square, fill)),
-        3 => shaped!(|p| Cross::new(p, 4, line)),
-        4 => shaped!(|p| EmptyElement::at(p) + Polygon::new(diamond.clone(), fill)),
-        5 => shaped!(|p| Circle::new(p, 4, line)),
-        6 => shaped!(|p| TriangleMarker::new(p, 5, line)),
-        _ => shaped!(|p| EmptyElement::at(p) + Rectangle::new(square, line)),
+        0 => shaped!(Circle::new((0, 0), 4, fill)),
+        1 => shaped!(TriangleMarker::new((0, 0), 5, fill)),
+        2 => shaped!(Rectangle::new(square, fill)),
+        3 => shaped!(Cross::new((0, 0), 4, line)),
+        4 => shaped!(Polygon::new(diamond.clone(), fill)),
+        5 => shaped!(Circle::new((0, 0), 4, line)),
+        6 => shaped!(TriangleMarker::new((0, 0), 5, line)),
+        _ => shaped!(Rectangle::new(square, line)),
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! the per-second maximum over time, and category charts for suites and wake sweeps.
 //! plotters escapes every text it writes into the SVG.
 
-use super::plot_marks::draw_markers;
+use super::plot_marks::{draw_markers, draw_markers_on_line};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -138,7 +138,7 @@ pub fn draw_legend<'a, CT: CoordTranslate>(
 }
 
 /// The i-th series as a line (dashed after the first) with its marker on each point,
-/// named in the legend by a line.
+/// named in the legend by the line with the marker on it.
 pub fn draw_line_with_dots<'a>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     points: &[(f64, f64)],
@@ -146,11 +146,8 @@ pub fn draw_line_with_dots<'a>(
     i: usize,
 ) -> anyhow::Result<()> {
     let c = color(i);
-    chart
-        .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
-        .label(label)
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
-    draw_markers(chart, i, points, c, None)
+    chart.draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?;
+    draw_markers_on_line(chart, i, points, c, label.to_string())
 }
 
 pub(super) fn deadline_style() -> ShapeStyle {
