@@ -297,12 +297,23 @@ fn draw_outliers(
     if let Some(d) = deadline {
         let x = d as f64 / 1e3;
         chart.draw_series(LineSeries::new([(x, FLOOR), (x, y_max)], deadline_style()))?;
+        // Half-way up (clear of the legend at the top) on the side of the line with more
+        // room (a line in the panel's left half has its label to its right).
+        let left_half = (x / range.start).ln() < (range.end / x).ln();
+        let (side, dx) = if left_half {
+            (HPos::Left, 6)
+        } else {
+            (HPos::Right, -6)
+        };
         let font = ("sans-serif", 15)
             .into_font()
-            .color(&RED)
-            .pos(Pos::new(HPos::Right, VPos::Top));
+            .color(&super::plots::deadline_color())
+            .pos(Pos::new(side, VPos::Center));
         let label = format!("deadline {}", crate::units::human_ns(d));
-        chart.draw_series(std::iter::once(Text::new(label, (x, y_max / 1.5), font)))?;
+        let at = (x, (FLOOR * y_max).sqrt());
+        chart.draw_series(std::iter::once(
+            EmptyElement::at(at) + Text::new(label, (dx, 0), font),
+        ))?;
     }
     Ok(())
 }
@@ -395,6 +406,10 @@ mod tests {
         assert!(svg.contains("CPU 0 — max 120.4 µs"), "max in the legend");
         assert!(svg.contains("\n8.97 ms\n"), "the outlier labelled");
         assert!(svg.contains("outliers beyond"), "the outlier panel named");
+        assert!(
+            svg.contains("\ndeadline 1 ms\n") && !svg.contains("#FF0000"),
+            "the deadline labelled in its near-black, not red beside orange: {svg}"
+        );
     }
 
     #[test]

@@ -154,6 +154,11 @@ pub(super) fn deadline_style() -> ShapeStyle {
     DEADLINE.stroke_width(2)
 }
 
+/// The deadline's colour, for its labels.
+pub(super) fn deadline_color() -> RGBColor {
+    DEADLINE
+}
+
 /// The largest latency of each second (µs) over the run, one series of points per entry
 /// on a log axis (no line joins two seconds: no sample took the values between them), and
 /// the deadline as a horizontal line when it is within twice the largest value.
