@@ -204,7 +204,10 @@ impl Drop for Progress {
 
 #[cfg(test)]
 mod tests {
-    use super::{fit, redrawing_terminal};
+    use super::{fit, redrawing_terminal, worst_cpu, MAX_CPUS_LISTED};
+    use crate::stats::LiveStats;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
 
     #[test]
     fn the_line_fits_the_width_and_keeps_the_time_left() {
@@ -230,6 +233,34 @@ mod tests {
         assert_eq!(whole, format!("{label}{status}{tail}"));
         assert_eq!(fit(label, status, tail, Some(500)), whole);
         assert!(fit(label, status, tail, Some(80)).contains("timer clock-nanosleep 300us"));
+    }
+
+    #[test]
+    fn many_cpus_make_one_part_naming_the_worst_cpu_and_the_count() {
+        let cpus: Vec<usize> = (0..64).collect();
+        let lives: Vec<Arc<LiveStats>> = cpus
+            .iter()
+            .map(|&c| {
+                let live = LiveStats::default();
+                live.samples.store(1000 + c as u64, Ordering::Relaxed);
+                live.max_ns
+                    .store(if c == 12 { 1_200_000 } else { 40_000 }, Ordering::Relaxed);
+                Arc::new(live)
+            })
+            .collect();
+        assert!(cpus.len() > MAX_CPUS_LISTED);
+        let mut line = String::new();
+        worst_cpu(&mut line, &cpus, &lives);
+        assert_eq!(
+            line,
+            " | 64 CPUs, worst cpu12: 1012 max 1.2 ms | fewest samples 1000"
+        );
+        assert!(
+            fit("timer", " 38% 2 s left", &line, Some(80))
+                .chars()
+                .count()
+                <= 80
+        );
     }
 
     #[test]

@@ -212,10 +212,6 @@ fn draw_body(
     for (i, l) in lines.iter().enumerate() {
         let c = color(i);
         let runs = rebin_runs(l.buckets, lay.bin_ns, limit);
-        chart
-            .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())?
-            .label(legend_label(l))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
         for run in &runs {
             if run.len() > 1 {
                 chart.draw_series(LineSeries::new(run.iter().copied(), c.stroke_width(2)))?;
@@ -228,8 +224,9 @@ fn draw_body(
             .flatten()
             .copied()
             .collect();
-        // Its own marker shape: a lone bin has no line whose dashes tell it apart.
-        super::plot_marks::draw_markers(&mut chart, i, &points, c, None)?;
+        // Its own marker shape: a lone bin (or an outlier) has no line whose dashes tell
+        // it apart; the legend shows the line with the marker on it.
+        super::plot_marks::draw_markers_on_line(&mut chart, i, &points, c, legend_label(l))?;
     }
     if let Some(d) = deadline {
         let x = d as f64 / 1e3;
@@ -242,8 +239,8 @@ fn draw_body(
     Ok(())
 }
 
-/// The outlier panel: a shaded log-scaled axis, each outlier bucket a stem and a
-/// triangle in its line's colour, the largest ones labelled with their value.
+/// The outlier panel: a shaded log-scaled axis, each outlier bucket a stem and its
+/// line's marker (shape and colour), the largest ones labelled with their value.
 fn draw_outliers(
     area: &DrawingArea<SVGBackend, Shift>,
     lines: &[HistogramLine],
@@ -285,7 +282,8 @@ fn draw_outliers(
     for &(i, x, n) in &points {
         let c = color(i);
         chart.draw_series(LineSeries::new([(x, FLOOR), (x, n)], c.stroke_width(2)))?;
-        chart.draw_series(std::iter::once(TriangleMarker::new((x, n), 6, c.filled())))?;
+        // The line's own marker shape, as in the body and the legend.
+        super::plot_marks::draw_markers(&mut chart, i, &[(x, n)], c, None)?;
     }
     points.sort_by(|a, b| b.1.total_cmp(&a.1));
     for &(i, x, n) in points.iter().take(MAX_LABELS) {
@@ -299,12 +297,23 @@ fn draw_outliers(
     if let Some(d) = deadline {
         let x = d as f64 / 1e3;
         chart.draw_series(LineSeries::new([(x, FLOOR), (x, y_max)], deadline_style()))?;
+        // Half-way up (clear of the legend at the top) on the side of the line with more
+        // room (a line in the panel's left half has its label to its right).
+        let left_half = (x / range.start).ln() < (range.end / x).ln();
+        let (side, dx) = if left_half {
+            (HPos::Left, 6)
+        } else {
+            (HPos::Right, -6)
+        };
         let font = ("sans-serif", 15)
             .into_font()
-            .color(&RED)
-            .pos(Pos::new(HPos::Right, VPos::Top));
+            .color(&super::plots::deadline_color())
+            .pos(Pos::new(side, VPos::Center));
         let label = format!("deadline {}", crate::units::human_ns(d));
-        chart.draw_series(std::iter::once(Text::new(label, (x, y_max / 1.5), font)))?;
+        let at = (x, (FLOOR * y_max).sqrt());
+        chart.draw_series(std::iter::once(
+            EmptyElement::at(at) + Text::new(label, (dx, 0), font),
+        ))?;
     }
     Ok(())
 }
@@ -397,5 +406,52 @@ mod tests {
         assert!(svg.contains("CPU 0 — max 120.4 µs"), "max in the legend");
         assert!(svg.contains("\n8.97 ms\n"), "the outlier labelled");
         assert!(svg.contains("outliers beyond"), "the outlier panel named");
+        assert!(
+            svg.contains("\ndeadline 1 ms\n") && !svg.contains("#FF0000"),
+            "the deadline labelled in its near-black, not red beside orange: {svg}"
+        );
+    }
+
+    #[test]
+    fn each_line_has_its_marker_in_the_outlier_panel_and_the_legend() {
+        // Three CPUs, each a body of 40 adjacent bins (a line, no markers) and one far
+        // outlier: the outliers differ by shape (circle, triangle, square), as in the
+        // legend, not only by colour.
+        let bodies: Vec<Vec<[u64; 2]>> = (0..3u64)
+            .map(|k| {
+                let mut b: Vec<[u64; 2]> = (10..50).map(|us| [us * 1000, 100]).collect();
+                b.push([(3000 + 1000 * k) * 1000, 1]);
+                b
+            })
+            .collect();
+        let lines: Vec<HistogramLine> = bodies
+            .iter()
+            .enumerate()
+            .map(|(k, b)| HistogramLine {
+                label: format!("CPU {k}"),
+                buckets: b,
+                max_ns: 0,
+            })
+            .collect();
+        let (svg, _) = histogram_svg("t", &lines, None).unwrap();
+        let drawn = |tag: &str, k: usize| {
+            let c = color(k);
+            let fill = format!("fill=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
+            svg.lines()
+                .filter(|l| l.starts_with(&format!("<{tag} ")) && l.contains(&fill))
+                .count()
+        };
+        for (k, tag) in ["circle", "polygon", "rect"].iter().enumerate() {
+            assert_eq!(
+                drawn(tag, k),
+                2,
+                "CPU {k}: its outlier and legend {tag}: {svg}"
+            );
+            for (other, t) in ["circle", "polygon", "rect"].iter().enumerate() {
+                if other != k {
+                    assert_eq!(drawn(t, k), 0, "CPU {k} drew a {t}: {svg}");
+                }
+            }
+        }
     }
 }

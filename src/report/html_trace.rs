@@ -2,7 +2,6 @@
 //! worst spike's timeline), in a file of its own to keep html.rs readable.
 
 use super::escape::{esc, figure};
-use super::plots;
 use crate::result::Scenario;
 use crate::units::human_ns;
 use std::fmt::Write;
@@ -33,13 +32,13 @@ pub fn trace_section(
     trace_parts(&mut out, t);
     trace_causes(&mut out, t);
     if !t.worst_spike_spans.is_empty() {
-        let svg = plots::spike_timeline_svg(
+        let svg = super::spike_timeline::spike_timeline_svg(
             &format!("{} — the worst spike", sc.name),
             &t.worst_spike_spans,
         )?;
         out.push_str(&figure(
             &svg,
-            "One lane per traced CPU: tasks (grey: idle), IRQs (red) and softirqs (orange); the black line is the deadline (or the gap's start), the blue one the switch-in.",
+            "One lane per traced CPU: tasks low in the lane (idle light grey; the others a colour and fill each), IRQ handlers (cross-hatched) and softirqs (striped) high; the dashed black line is the deadline (or the gap's start), the solid blue one the switch-in.",
         ));
     }
     if !t.worst_spike_events.is_empty() {

@@ -20,6 +20,7 @@ pub mod markdown;
 pub mod plot_marks;
 pub mod plots;
 pub mod raw;
+pub mod spike_timeline;
 pub mod study;
 pub mod table;
 pub mod terminal_table;

@@ -25,79 +25,114 @@ pub fn draw_markers<'a, CT: CoordTranslate<From = (f64, f64)>>(
     c: RGBColor,
     label: Option<String>,
 ) -> anyhow::Result<()> {
-    let (fill, line) = (c.filled(), c.stroke_width(2));
-    // One arm per shape: the data points and the legend's pixel point take the same
-    // expression, each with its own coordinate type.
+    marked(chart, i, points, c, label.map(|l| (l, false)))
+}
+
+/// Draws `points` as the i-th series' markers, named `label` in the legend by a short line
+/// with the marker on it: for series drawn as a line with markers (the line is the
+/// caller's, drawn without a label).
+pub fn draw_markers_on_line<'a, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    i: usize,
+    points: &[(f64, f64)],
+    c: RGBColor,
+    label: String,
+) -> anyhow::Result<()> {
+    marked(chart, i, points, c, Some((label, true)))
+}
+
+/// The markers and their legend entry (its label, and whether a line goes under it).
+fn marked<'a, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    i: usize,
+    points: &[(f64, f64)],
+    c: RGBColor,
+    legend: Option<(String, bool)>,
+) -> anyhow::Result<()> {
+    let (fill, line, wide) = (c.filled(), c.stroke_width(2), c.stroke_width(3));
+    // One arm per shape, drawn relative to its point: the data points and the legend's
+    // pixel point take the same shape, each with its own coordinate type.
     macro_rules! shaped {
-        (|$p:ident| $make:expr) => {{
-            let drawn = chart.draw_series(points.iter().map(|&$p| $make))?;
-            if let Some(label) = label {
-                drawn.label(label).legend(move |(x, y)| {
-                    let $p = (x + 9, y);
-                    $make
-                });
+        ($shape:expr) => {{
+            let drawn = chart.draw_series(points.iter().map(|&p| EmptyElement::at(p) + $shape))?;
+            match legend {
+                Some((label, false)) => {
+                    drawn
+                        .label(label)
+                        .legend(move |(x, y)| EmptyElement::at((x + 9, y)) + $shape);
+                }
+                Some((label, true)) => {
+                    drawn.label(label).legend(move |(x, y)| {
+                        EmptyElement::at((x + 9, y))
+                            + PathElement::new(vec![(-9, 0), (9, 0)], wide)
+                            + $shape
+                    });
+                }
+                None => {}
             }
         }};
     }
     let square = [(-4, -4), (4, 4)];
     let diamond = vec![(0, -5), (5, 0), (0, 5), (-5, 0)];
     match i % SHAPES.len() {
-        0 => shaped!(|p| Circle::new(p, 4, fill)),
-        1 => shaped!(|p| TriangleMarker::new(p, 5, fill)),
-        2 => shaped!(|p| EmptyElement::at(p) + Rectangle::new(square, fill)),
-        3 => shaped!(|p| Cross::new(p, 4, line)),
-        4 => shaped!(|p| EmptyElement::at(p) + Polygon::new(diamond.clone(), fill)),
-        5 => shaped!(|p| Circle::new(p, 4, line)),
-        6 => shaped!(|p| TriangleMarker::new(p, 5, line)),
-        _ => shaped!(|p| EmptyElement::at(p) + Rectangle::new(square, line)),
+        0 => shaped!(Circle::new((0, 0), 4, fill)),
+        1 => shaped!(TriangleMarker::new((0, 0), 5, fill)),
+        2 => shaped!(Rectangle::new(square, fill)),
+        3 => shaped!(Cross::new((0, 0), 4, line)),
+        4 => shaped!(Polygon::new(diamond.clone(), fill)),
+        5 => shaped!(Circle::new((0, 0), 4, line)),
+        6 => shaped!(TriangleMarker::new((0, 0), 5, line)),
+        _ => shaped!(Rectangle::new(square, line)),
     }
     Ok(())
 }
 
-/// The fill patterns of bars after the first (solid) series: white marks over the colour.
-const PATTERNS: [&str; 7] = [
-    // diagonal stripes /
+/// The fill patterns: white marks over the colour (bars after the first take them in
+/// order; other charts name one by its index, see `pattern_rects`).
+pub const PATTERNS: [&str; 7] = [
+    // 0: diagonal stripes /
     r#"patternTransform="rotate(45)"><rect width="8" height="8" fill="C"/><line x1="0" y1="0" x2="0" y2="8" stroke="white" stroke-width="3"/>"#,
-    // dots
+    // 1: dots
     r#"><rect width="8" height="8" fill="C"/><circle cx="4" cy="4" r="1.8" fill="white"/>"#,
-    // diagonal stripes \
+    // 2: diagonal stripes \
     r#"patternTransform="rotate(-45)"><rect width="8" height="8" fill="C"/><line x1="0" y1="0" x2="0" y2="8" stroke="white" stroke-width="3"/>"#,
-    // horizontal stripes
+    // 3: horizontal stripes
     r#"><rect width="8" height="8" fill="C"/><line x1="0" y1="4" x2="8" y2="4" stroke="white" stroke-width="2.5"/>"#,
-    // cross-hatch
+    // 4: cross-hatch
     r#"patternTransform="rotate(45)"><rect width="8" height="8" fill="C"/><line x1="0" y1="0" x2="0" y2="8" stroke="white" stroke-width="2"/><line x1="0" y1="0" x2="8" y2="0" stroke="white" stroke-width="2"/>"#,
-    // vertical stripes
+    // 5: vertical stripes
     r#"><rect width="8" height="8" fill="C"/><line x1="4" y1="0" x2="4" y2="8" stroke="white" stroke-width="2.5"/>"#,
-    // checks
+    // 6: checks
     r#"><rect width="8" height="8" fill="C"/><rect width="4" height="4" fill="white"/><rect x="4" y="4" width="4" height="4" fill="white"/>"#,
 ];
 
-fn hex(c: RGBColor) -> String {
+pub(super) fn hex(c: RGBColor) -> String {
     format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
 }
 
-/// The pattern id of the i-th series (i >= 1): one per colour and pattern, so charts on
-/// one page share identical definitions.
-fn pattern_id(i: usize) -> String {
-    format!("latscope-bars-{i}")
+/// A filled shape's pattern: its `<pattern>` id (one per colour and pattern, so charts on
+/// one page share identical definitions), the colour its rectangles are drawn in, and
+/// the index into `PATTERNS`.
+pub struct PatternFill {
+    pub id: String,
+    pub color: RGBColor,
+    pub pattern: usize,
 }
 
-/// Fills the bars (and legend boxes) of series 1.. in `svg` with their patterns, outlined
-/// in their colour; series 0 stays solid. `colors[i]` is the i-th series' colour.
-pub fn pattern_bars(svg: &str, colors: &[RGBColor]) -> String {
+/// Fills every rectangle (the shapes and their legend boxes) drawn solid in a fill's
+/// colour with its pattern, outlined in that colour; other rectangles stay as drawn.
+pub fn pattern_rects(svg: &str, fills: &[PatternFill]) -> String {
     let mut defs = String::from("<defs>");
-    let mut fills: Vec<(String, String)> = Vec::new();
-    // Beyond the palette a colour repeats: those series stay as their first.
-    for (i, &c) in colors.iter().enumerate().skip(1).take(PATTERNS.len()) {
-        let k = (i - 1) % PATTERNS.len();
-        let id = pattern_id(i);
+    let mut swaps: Vec<(String, String)> = Vec::new();
+    for f in fills {
+        let (id, c) = (&f.id, hex(f.color));
         defs.push_str(&format!(
             r#"<pattern id="{id}" patternUnits="userSpaceOnUse" width="8" height="8" {}</pattern>"#,
-            PATTERNS[k].replace("fill=\"C\"", &format!("fill=\"{}\"", hex(c)))
+            PATTERNS[f.pattern % PATTERNS.len()].replace("fill=\"C\"", &format!("fill=\"{c}\""))
         ));
-        fills.push((
-            format!("fill=\"{}\" stroke=\"none\"", hex(c)),
-            format!("fill=\"url(#{id})\" stroke=\"{}\"", hex(c)),
+        swaps.push((
+            format!("fill=\"{c}\" stroke=\"none\""),
+            format!("fill=\"url(#{id})\" stroke=\"{c}\""),
         ));
     }
     defs.push_str("</defs>");
@@ -105,7 +140,7 @@ pub fn pattern_bars(svg: &str, colors: &[RGBColor]) -> String {
     for line in svg.split_inclusive('\n') {
         let mut line = line.to_string();
         if line.starts_with("<rect") {
-            for (from, to) in &fills {
+            for (from, to) in &swaps {
                 line = line.replace(from, to);
             }
         }
@@ -116,6 +151,24 @@ pub fn pattern_bars(svg: &str, colors: &[RGBColor]) -> String {
         }
     }
     out
+}
+
+/// Fills the bars (and legend boxes) of series 1.. in `svg` with their patterns, outlined
+/// in their colour; series 0 stays solid. `colors[i]` is the i-th series' colour.
+pub fn pattern_bars(svg: &str, colors: &[RGBColor]) -> String {
+    // Beyond the palette a colour repeats: those series stay as their first.
+    let fills: Vec<PatternFill> = colors
+        .iter()
+        .enumerate()
+        .skip(1)
+        .take(PATTERNS.len())
+        .map(|(i, &color)| PatternFill {
+            id: format!("latscope-bars-{i}"),
+            color,
+            pattern: i - 1,
+        })
+        .collect();
+    pattern_rects(svg, &fills)
 }
 
 #[cfg(test)]

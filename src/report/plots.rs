@@ -3,7 +3,7 @@
 //! the per-second maximum over time, and category charts for suites and wake sweeps.
 //! plotters escapes every text it writes into the SVG.
 
-use super::plot_marks::draw_markers;
+use super::plot_marks::{draw_markers, draw_markers_on_line};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -138,7 +138,7 @@ pub fn draw_legend<'a, CT: CoordTranslate>(
 }
 
 /// The i-th series as a line (dashed after the first) with its marker on each point,
-/// named in the legend by a line.
+/// named in the legend by the line with the marker on it.
 pub fn draw_line_with_dots<'a>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     points: &[(f64, f64)],
@@ -146,15 +146,17 @@ pub fn draw_line_with_dots<'a>(
     i: usize,
 ) -> anyhow::Result<()> {
     let c = color(i);
-    chart
-        .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
-        .label(label)
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
-    draw_markers(chart, i, points, c, None)
+    chart.draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?;
+    draw_markers_on_line(chart, i, points, c, label.to_string())
 }
 
 pub(super) fn deadline_style() -> ShapeStyle {
     DEADLINE.stroke_width(2)
+}
+
+/// The deadline's colour, for its labels.
+pub(super) fn deadline_color() -> RGBColor {
+    DEADLINE
 }
 
 /// The largest latency of each second (µs) over the run, one series of points per entry
@@ -291,139 +293,4 @@ pub fn category_svg(
         }
         Style::Lines => svg,
     })
-}
-
-/// The worst `--trace` spike as a timeline: one lane per CPU, spans colored by kind (tasks
-/// by name, IRQs red, softirqs orange), the deadline and the switch-in as vertical lines.
-/// Times in µs from the window's start.
-pub fn spike_timeline_svg(
-    title: &str,
-    spans: &[crate::result::trace::TimelineSpan],
-) -> anyhow::Result<String> {
-    let lanes = span_lanes(spans);
-    let t0 = spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
-    let t1 = spans
-        .iter()
-        .map(|s| s.end_ns)
-        .max()
-        .unwrap_or(t0 + 1)
-        .max(t0 + 1);
-    let x = |ns: u64| (ns.saturating_sub(t0)) as f64 / 1e3;
-    let x_max = x(t1) * 1.02;
-    let lane_count = lanes.len().max(1) as f64;
-    let headroom = legend_headroom(spans, lane_count);
-    let mut task_colors: Vec<String> = Vec::new();
-    with_svg(|root| {
-        let mut chart = chart_builder(root, title)
-            .build_cartesian_2d(0f64..x_max, 0f64..lane_count + headroom)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .x_desc("µs from the window's start")
-            .x_label_formatter(&axis_number)
-            .draw()?;
-        // Lane names left of the axis, at each lane's middle.
-        for (i, c) in lanes.iter().enumerate() {
-            let (px, py) = chart.backend_coord(&(0.0, i as f64 + 0.5));
-            root.draw(&Text::new(
-                format!("CPU {c}"),
-                (px - 56, py - 7),
-                ("sans-serif", 14),
-            ))?;
-        }
-        for s in spans {
-            let Some(lane) = lanes.iter().position(|&c| c == s.cpu) else {
-                continue;
-            };
-            let (lo, hi, style) = span_style(s, &mut task_colors);
-            let y = lane as f64;
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [
-                    (x(s.start_ns), y + lo),
-                    (x(s.end_ns.max(s.start_ns)), y + hi),
-                ],
-                style,
-            )))?;
-        }
-        for s in spans.iter().filter(|s| s.cpu == usize::MAX) {
-            let c = if s.kind == "deadline" {
-                RGBColor(0, 0, 0)
-            } else {
-                RGBColor(31, 119, 180)
-            };
-            chart
-                .draw_series(LineSeries::new(
-                    [(x(s.start_ns), 0.0), (x(s.start_ns), lane_count)],
-                    c.stroke_width(2),
-                ))?
-                .label(s.label.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
-                });
-        }
-        for (i, label) in task_colors.iter().enumerate().take(8) {
-            let c = color([0usize, 2, 4, 5, 6, 8, 9][i % 7]);
-            chart
-                .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
-                .label(label.clone())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], c.filled()));
-        }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        Ok(())
-    })
-}
-
-/// The CPUs the spans are on (markers, on `usize::MAX`, have no lane), ascending.
-fn span_lanes(spans: &[crate::result::trace::TimelineSpan]) -> Vec<usize> {
-    let mut c: Vec<usize> = spans
-        .iter()
-        .filter(|s| s.cpu != usize::MAX)
-        .map(|s| s.cpu)
-        .collect();
-    c.sort_unstable();
-    c.dedup();
-    c
-}
-
-/// The room above the lanes, in lanes: the legend (deadline, switch-in, up to 8 tasks)
-/// gets a band of its own so it never hides a span (its share of the ~310 px plot).
-fn legend_headroom(spans: &[crate::result::trace::TimelineSpan], lane_count: f64) -> f64 {
-    let mut t: Vec<&str> = spans
-        .iter()
-        .filter(|s| s.cpu != usize::MAX && s.kind == "task")
-        .map(|s| s.label.as_str())
-        .filter(|l| !(l.starts_with("swapper") || l.ends_with("/0")))
-        .collect();
-    t.sort_unstable();
-    t.dedup();
-    let tasks = t.len().min(8);
-    let legend_share = ((2 + tasks) as f64 * 20.0 + 20.0) / 310.0;
-    lane_count * legend_share.min(0.6) / (1.0 - legend_share.min(0.6))
-}
-
-/// A span's band in its lane (from, to) and fill: IRQs and softirqs high, tasks low (idle
-/// grey, others a colour each, first seen first, remembered in `task_colors`).
-fn span_style(
-    s: &crate::result::trace::TimelineSpan,
-    task_colors: &mut Vec<String>,
-) -> (f64, f64, ShapeStyle) {
-    match s.kind.as_str() {
-        "irq" => (0.55, 0.95, RGBColor(214, 39, 40).filled()),
-        "softirq" => (0.55, 0.95, RGBColor(255, 127, 14).filled()),
-        _ if s.label.starts_with("swapper") || s.label.ends_with("/0") => {
-            (0.1, 0.5, RGBColor(220, 220, 220).filled())
-        }
-        _ => {
-            let i = match task_colors.iter().position(|l| *l == s.label) {
-                Some(i) => i,
-                None => {
-                    task_colors.push(s.label.clone());
-                    task_colors.len() - 1
-                }
-            };
-            let c = [0usize, 2, 4, 5, 6, 8, 9][i % 7];
-            (0.1, 0.5, color(c).filled())
-        }
-    }
 }

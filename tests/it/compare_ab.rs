@@ -185,6 +185,31 @@ more than 5 µs than in a.json, beyond the noise";
         );
     }
     assert_eq!(html.contains("<tr class=\"behind\">"), marked > 0, "{html}");
+    command_lines_read_as_code(&html, &md);
+}
+
+/// The context's command lines read as code: `<code>` in HTML, a code span in Markdown.
+fn command_lines_read_as_code(html: &str, md: &str) {
+    let cmd_row = |text: &str, head: &str| {
+        text.lines()
+            .find(|l| l.contains(head))
+            .unwrap_or_else(|| panic!("no command line row: {text}"))
+            .to_string()
+    };
+    let html_row = cmd_row(html, "<td>command line</td>");
+    let md_row = cmd_row(md, "| command line |");
+    assert_eq!(
+        html_row.matches("<td><code>latscope timer -l 300").count(),
+        2,
+        "{html_row}"
+    );
+    assert!(html_row.contains("b.json</code></td>"), "{html_row}");
+    assert_eq!(
+        md_row.matches("| `latscope timer -l 300").count(),
+        2,
+        "{md_row}"
+    );
+    assert!(md_row.contains("b.json` |"), "{md_row}");
 }
 
 /// The verdict lines are coloured on a terminal (a real pty through `script`), and not

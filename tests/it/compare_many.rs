@@ -329,9 +329,10 @@ fn date_axis_places_same_day_runs_at_their_times() {
     assert_eq!(svgs.len(), 2, "one trend chart per scenario");
     for svg in svgs {
         // The first series' markers (circles; max has triangles), one per run, oldest
-        // first: four distinct x, in order, spaced as the times are (4.5 h, 5.25 h, 16.25 h).
+        // first: four distinct x, in order, spaced as the times are (4.5 h, 5.25 h, 16.25 h);
+        // then the legend's (its line with the marker on it, drawn last).
         let xs = marker_xs(svg);
-        assert_eq!(xs.len(), 4, "p99 of four runs: {xs:?}");
+        assert_eq!(xs.len(), 5, "p99 of four runs and the legend: {xs:?}");
         let gaps: Vec<f64> = xs[..4].windows(2).map(|w| w[1] - w[0]).collect();
         assert!(
             gaps.iter().all(|&g| g > 20.0),

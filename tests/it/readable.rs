@@ -333,6 +333,82 @@ fn no_chromium() -> Option<String> {
     })
 }
 
+/// `latscope timer -a 0 -D 1 --warmup 0 --policy other ARGS`: (stdout, stderr).
+fn short_other_run(args: &[&str]) -> (String, String) {
+    let out = common::latscope()
+        .args([
+            "timer", "-a", "0", "-D", "1", "--warmup", "0", "--policy", "other",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    (text(&out.stdout), text(&out.stderr))
+}
+
+/// Finding 8 as a person reads it: the SCHED_OTHER warning first and said in the
+/// headline, `note:`s after every `warning:`, RT throttling noted only where a thread
+/// spins, and the dma-latency note without the contradiction when the system holds 0 µs
+/// (held here by this test through /dev/cpu_dma_latency, released when it closes).
+fn warnings_rank_by_what_they_change() {
+    use std::io::Write;
+    let _lock = common::latency_lock();
+    let mut dma = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .expect("/dev/cpu_dma_latency (tests run as root)");
+    dma.write_all(&0i32.to_ne_bytes()).unwrap();
+    let (stdout, stderr) = short_other_run(&[]);
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("SCHED_OTHER, not real-time"),
+        "headline: {stdout}"
+    );
+    let levels: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.split(':').next())
+        .filter(|w| ["warning", "note"].contains(w) || w.starts_with("warning ["))
+        .collect();
+    assert!(
+        stderr
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("SCHED_OTHER"),
+        "{stderr}"
+    );
+    let first_note = levels
+        .iter()
+        .position(|l| *l == "note")
+        .unwrap_or(levels.len());
+    assert!(
+        levels[first_note..].iter().all(|l| *l == "note"),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .contains("note: /dev/cpu_dma_latency left as the system had it (0 µs, as cyclictest")
+            && !stderr.contains("compare with --dma-latency 0"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("RT throttling"),
+        "a sleeping method: {stderr}"
+    );
+    drop(dma);
+    let throttling = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap();
+    let (_, busy) = short_other_run(&["--method", "busy"]);
+    let noted = busy
+        .lines()
+        .any(|l| l.starts_with("note: ") && l.contains("RT throttling"));
+    assert_eq!(
+        noted,
+        throttling.trim() != "-1",
+        "a spinning method: {busy}"
+    );
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     vec![
@@ -351,6 +427,10 @@ pub fn cases() -> Vec<common::Case> {
         case(
             "report_and_compare_help_list_only_their_options",
             report_and_compare_help_list_only_their_options,
+        ),
+        case(
+            "warnings_rank_by_what_they_change",
+            warnings_rank_by_what_they_change,
         ),
         case(
             "html_with_an_outlier_reads_at_1400_and_420_px",

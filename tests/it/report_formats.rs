@@ -338,7 +338,17 @@ fn html_has_the_trace_section() {
             c.cause
         );
     }
-    // The timeline: an SVG with the worst spike's title, a lane per CPU, the task named.
+    check_the_timeline(section);
+    // And the events, in the kernel's format.
+    assert!(section.contains(&format!(
+        "<summary>The worst spike's events ({})</summary>",
+        t.worst_spike_events.len()
+    )));
+}
+
+/// The worst spike's timeline in the trace section: an SVG with the spike's title, a lane
+/// per CPU, the task named, and each kind of span told apart by more than colour.
+fn check_the_timeline(section: &str) {
     let title = section.find("the worst spike").expect("no timeline");
     let svg = &section[section[..title].rfind("<svg").expect("timeline is an svg")..];
     let svg = &svg[..svg.find("</svg>").unwrap()];
@@ -352,11 +362,23 @@ fn html_has_the_trace_section() {
         "an unnamed task in the timeline"
     );
     assert!(svg.contains("deadline") && svg.contains("switch-in / wake"));
-    // And the events, in the kernel's format.
-    assert!(section.contains(&format!(
-        "<summary>The worst spike's events ({})</summary>",
-        t.worst_spike_events.len()
-    )));
+    // Each kind of span by more than colour: the softirq striped, the second task its
+    // own pattern, each as its span and its legend box; the deadline dashed.
+    for id in ["latscope-span-softirq", "latscope-span-task-1"] {
+        assert!(
+            svg.contains(&format!("<pattern id=\"{id}\"")),
+            "{id}: {svg}"
+        );
+        assert!(
+            svg.matches(&format!("fill=\"url(#{id})\"")).count() >= 2,
+            "{id}: span and legend: {svg}"
+        );
+    }
+    assert!(svg.contains("softirq\n"), "softirq in the legend");
+    assert!(
+        svg.contains("stroke=\"#111111\" stroke-dasharray"),
+        "deadline dashed"
+    );
 }
 
 /// This module's tests, for tests/it/main.rs.

@@ -69,6 +69,13 @@ fn suite_progress_shows_the_time_left_and_fits_80_and_200_columns() {
             progress.iter().any(|r| left.is_match(r)),
             "the scenario's time left: {progress:#?}"
         );
+        // The first redraw comes within the 300 ms warm-up: labelled, not counted.
+        assert!(
+            progress
+                .iter()
+                .any(|r| r.contains(" warm-up (1 s left, not recorded)")),
+            "the warm-up labelled: {progress:#?}"
+        );
         if columns == 200 {
             assert!(
                 progress.iter().any(|r| r.contains("| cpu1: ")),

@@ -77,6 +77,9 @@ fn warnings_text(run: &Run) -> String {
     }
 }
 
+/// The context table's row of the command lines (shown as code in Markdown and HTML).
+const COMMAND_LINE: &str = "command line";
+
 /// Both (all) runs' context side by side: a header (`""`, then each run's label) and
 /// one row per item.
 pub fn context_table(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
@@ -89,7 +92,7 @@ pub fn context_table(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
         ("kernel", |r| {
             crate::compare::multi::axis_value(r, "", crate::compare::multi::Axis::Kernel)
         }),
-        ("command line", command_text),
+        (COMMAND_LINE, command_text),
         ("policy", |r| {
             distinct(r, |s| format!("{} {}", s.params.policy, s.params.priority))
         }),
@@ -198,11 +201,39 @@ pub fn context_html(cmp: &Comparison) -> String {
     out.push_str("</tr>\n");
     for r in rows {
         out.push_str("<tr>");
-        for c in r {
-            out.push_str(&format!("<td>{}</td>", esc(&c)));
+        let code = r[0] == COMMAND_LINE;
+        for (i, c) in r.iter().enumerate() {
+            if code && i > 0 && c != "–" {
+                out.push_str(&format!("<td><code>{}</code></td>", esc(c)));
+            } else {
+                out.push_str(&format!("<td>{}</td>", esc(c)));
+            }
         }
         out.push_str("</tr>\n");
     }
     out.push_str("</table>\n");
     out
+}
+
+/// The context table in Markdown, each command line a code span.
+pub fn context_markdown(cmp: &Comparison) -> String {
+    use crate::report::markdown::{md_cell, md_code, md_table_of_cells};
+    let (header, rows) = context_table(cmp);
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let code = r[0] == COMMAND_LINE;
+            r.iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    if code && i > 0 && c != "–" {
+                        md_code(c)
+                    } else {
+                        md_cell(c)
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    md_table_of_cells(&header, &rows, 1)
 }

@@ -182,8 +182,7 @@ impl Reporter<Comparison<'_>> for ComparisonMarkdownReporter {
         for line in basis::rule_lines(cmp) {
             let _ = writeln!(out, "{}\n", md_cell(&line));
         }
-        let (header, rows) = basis::context_table(cmp);
-        out.push_str(&md_table(&header, &rows, 1));
+        out.push_str(&basis::context_markdown(cmp));
         if crate::compare::view::change::wants_rt_cost_layout(cmp) {
             out.push_str(&crate::compare::view::change::rt_cost_markdown(
                 cmp, self.in_ns,
