@@ -406,6 +406,7 @@ mod tests {
         assert!(svg.contains("CPU 0 — max 120.4 µs"), "max in the legend");
         assert!(svg.contains("\n8.97 ms\n"), "the outlier labelled");
         assert!(svg.contains("outliers beyond"), "the outlier panel named");
+        legend_fits_its_text(&svg, "CPU 0 — max 120.4 µs");
         assert!(
             svg.contains("\ndeadline 1 ms\n") && !svg.contains("#FF0000"),
             "the deadline labelled in its near-black, not red beside orange: {svg}"
@@ -453,5 +454,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The legend's text is shown at the size it was laid out at (readable_fonts leaves it),
+    /// and its box holds the text at 0.6 em a character (wider than sans-serif's digits and
+    /// most letters) beside the 40-unit marker area.
+    fn legend_fits_its_text(svg: &str, label: &str) {
+        let at = svg
+            .find(&format!(">\n{label}\n</text>"))
+            .expect("legend label");
+        let tag = &svg[svg[..at].rfind("<text").unwrap()..at];
+        let size: f64 = tag
+            .split("font-size=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let min = super::super::plots::MIN_FONT;
+        assert!(
+            (min..min * 1.1).contains(&size),
+            "legend shown at {size}: {tag}"
+        );
+        let rect = &svg[svg[..at].rfind("<rect").unwrap()..at];
+        let width: f64 = rect
+            .split("width=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let needed = 0.6 * size * label.chars().count() as f64 + 40.0;
+        assert!(
+            width >= needed,
+            "legend box {width} < {needed} for {label:?} at {size}"
+        );
     }
 }

@@ -84,6 +84,9 @@ pub fn finish_svg(svg: &str) -> String {
 /// narrower than 640 px (it scrolls in its box instead), so text stays at least 11 px.
 pub(super) const MIN_FONT: f64 = 17.0;
 
+/// The legends' laid-out size: a whole number whose written size (÷ 1.24) is MIN_FONT or more.
+const LEGEND_FONT: f64 = 22.0;
+
 /// Scales every `font-size` of plotters' SVG by 1.4, at least to `MIN_FONT` (sizes laid out at
 /// `MIN_FONT` or more stay).
 pub fn readable_fonts(svg: &str) -> String {
@@ -128,9 +131,11 @@ pub fn draw_legend<'a, CT: CoordTranslate>(
         .configure_series_labels()
         .position(position)
         // Laid out at the size it is shown at, so the rows and the box fit the text:
-        // plotters' SVG backend writes a font's size divided by 1.24 (points to pixels), so
-        // this size is written just above MIN_FONT, which readable_fonts keeps.
-        .label_font(("sans-serif", MIN_FONT * 1.25))
+        // plotters' SVG backend writes a font's size divided by 1.24 (points to pixels), and
+        // the legend's size as a whole number first (21.25 was written as 21 / 1.24 = 16.9,
+        // below MIN_FONT, so readable_fonts grew it 1.4× past its box). 22 / 1.24 = 17.7
+        // stays as laid out.
+        .label_font(("sans-serif", LEGEND_FONT))
         .border_style(BLACK.mix(0.4))
         .background_style(WHITE.mix(0.9))
         .draw()?;
