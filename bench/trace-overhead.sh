@@ -13,8 +13,8 @@
 # host), the kernel's wake path (hrtimer expiry → sys_exit) and expiry → sample, which is
 # all the time a trace event on the wake path can add, without the host's timer delivery.
 # Every run holds the latency-test lock. Needs root. KEEP=DIR keeps the raw files.
-# TRACE_ARGS= the "trace" arm's options (default `--trace`; `--trace --trace-no-split` for the
-# attribution-only mode; an empty TRACE_ARGS runs both arms alike: the measure's noise floor).
+# TRACE_ARGS= the "trace" arm's options (default `--trace`; an empty TRACE_ARGS runs both arms
+# alike: the measure's own noise floor, an A/A run).
 # Usage: bench/trace-overhead.sh [PAIRS] [LOOPS] [CPU]   (LATSCOPE= a built binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."

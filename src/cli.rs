@@ -716,12 +716,6 @@ pub struct TraceArgs {
     /// and reported, never hidden. [default: 8M]
     #[arg(long, value_name = "SIZE")]
     pub trace_buffer: Option<String>,
-    /// Timer only: record just what names a spike's cause (sched_switch, IRQs, softirqs,
-    /// IPIs, page faults), nothing that fires on a quiet wake-up. Spikes are still
-    /// attributed; the samples are not split into parts, whose hrtimer events cost about
-    /// 1 µs per wake-up on the project's VM (bench/README.md).
-    #[arg(long)]
-    pub trace_no_split: bool,
 }
 
 /// Options shared by every probe.

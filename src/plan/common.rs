@@ -23,7 +23,7 @@ pub const MAX_DURATION_NS: u64 = 7 * 24 * 3600 * 1_000_000_000;
 pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 /// Default real-time priority (cyclictest users' habit for the measuring thread).
 pub const DEFAULT_RT_PRIORITY: i32 = 95;
-pub use super::trace::{check_trace, refuse_no_split};
+pub use super::trace::check_trace;
 
 pub(crate) use crate::error::invalid;
 

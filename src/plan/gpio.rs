@@ -119,10 +119,7 @@ pub fn check_gpio(args: &GpioArgs) -> Result<GpioRequest, UserError> {
     Ok(GpioRequest {
         probe: check_gpio_probe(args)?,
         common: check_common(&args.run.common)?,
-        trace: {
-            crate::plan::common::refuse_no_split(&args.trace, "gpio")?;
-            check_trace(&args.trace)?
-        },
+        trace: check_trace(&args.trace)?,
         output: check_output(&args.run.output, &args.run.common.raw)?,
     })
 }

@@ -59,8 +59,6 @@ pub struct TraceSettings {
     pub threshold_ns: Option<u64>,
     /// Ring buffer per traced CPU, KiB.
     pub buffer_kb_per_cpu: u64,
-    /// `--trace-no-split`: attribution only, no split events on the wake path (timer).
-    pub no_split: bool,
 }
 
 /// Where results go and how they are judged.

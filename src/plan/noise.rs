@@ -29,10 +29,7 @@ pub fn check_noise(args: &NoiseArgs) -> Result<NoiseRequest, UserError> {
             deadline_ns,
         },
         common: check_common(&args.run.common)?,
-        trace: {
-            crate::plan::common::refuse_no_split(&args.trace, "noise")?;
-            check_trace(&args.trace)?
-        },
+        trace: check_trace(&args.trace)?,
         output: check_output(&args.run.output, &args.run.common.raw)?,
     })
 }

@@ -1,5 +1,4 @@
-//! The `--trace` options as typed: the threshold, the buffer, `--trace-no-split` (timer only),
-//! none of them without `--trace`.
+//! The `--trace` options as typed: the threshold and the buffer, neither without `--trace`.
 
 use super::range::{duration_in_range, out_of_range};
 use super::TraceSettings;
@@ -10,24 +9,12 @@ use crate::units;
 /// Default `--trace-buffer`: per traced CPU.
 pub const DEFAULT_TRACE_BUFFER_BYTES: u64 = 8 << 20;
 
-/// `--trace-no-split` on a probe other than the timer, whose split needs its events.
-pub fn refuse_no_split(args: &TraceArgs, probe: &str) -> Result<(), UserError> {
-    if args.trace_no_split {
-        return Err(UserError::Other(format!(
-            "--trace-no-split applies to `latscope timer` only: the {probe} probe's split \
-             needs its own events; leave --trace-no-split out"
-        )));
-    }
-    Ok(())
-}
-
 /// Checks the `--trace` options as typed.
 pub fn check_trace(args: &TraceArgs) -> Result<Option<TraceSettings>, UserError> {
     if !args.trace {
         for (given, option) in [
             (args.trace_threshold.is_some(), "--trace-threshold"),
             (args.trace_buffer.is_some(), "--trace-buffer"),
-            (args.trace_no_split, "--trace-no-split"),
         ] {
             if given {
                 return Err(UserError::Other(format!(
@@ -60,6 +47,5 @@ pub fn check_trace(args: &TraceArgs) -> Result<Option<TraceSettings>, UserError>
     Ok(Some(TraceSettings {
         threshold_ns,
         buffer_kb_per_cpu: buffer_bytes >> 10,
-        no_split: args.trace_no_split,
     }))
 }

@@ -97,10 +97,7 @@ pub fn check_wake(args: &WakeArgs) -> Result<WakeRequest, UserError> {
         waker_cpu: args.waker_cpu,
         wakee_cpu: args.wakee_cpu,
         common,
-        trace: {
-            crate::plan::common::refuse_no_split(&args.trace, "wake")?;
-            check_trace(&args.trace)?
-        },
+        trace: check_trace(&args.trace)?,
         output: check_output(&args.run.output, &args.run.common.raw)?,
     })
 }

@@ -54,10 +54,6 @@ pub fn trace_section(
 
 /// The split parts per thread and part, then each thread's join counts and notes.
 fn trace_parts(out: &mut String, t: &crate::result::trace::TraceResult) {
-    if t.no_split {
-        out.push_str("<p class=\"note\">The samples are not split into parts (--trace-no-split: no event on the wake path); spikes are attributed from each deadline to its wake-up.</p>\n");
-        return;
-    }
     out.push_str("<table>\n<tr><th>CPU</th><th>part</th>");
     for stat in super::trace::PART_STATS {
         let _ = write!(out, "<th>{stat}</th>");

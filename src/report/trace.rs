@@ -116,12 +116,7 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
         let unit = if in_ns { "ns" } else { "µs" };
         let mut rows = Vec::new();
         for th in &t.threads {
-            if th.samples_total > 0 && t.no_split {
-                out.push_str(&format!(
-                    "  CPU {} tid {} ({}): {} samples, not split (--trace-no-split: no event on the wake path); spikes are attributed from each deadline to its wake-up\n",
-                    th.cpu, th.tid, th.role, th.samples_total
-                ));
-            } else if th.samples_total > 0 {
+            if th.samples_total > 0 {
                 out.push_str(&format!(
                     "  CPU {} tid {} ({}): {} of {} samples joined",
                     th.cpu, th.tid, th.role, th.samples_joined, th.samples_total

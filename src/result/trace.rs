@@ -26,10 +26,6 @@ pub struct TraceResult {
     /// Requested events this kernel does not have (the analysis that needs them is partial).
     #[serde(default)]
     pub missing_events: Vec<String>,
-    /// `--trace-no-split`: only attribution events were recorded; the samples are not
-    /// split into parts (their join counts and parts are empty).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub no_split: bool,
     /// Samples above this are spikes (`--trace-threshold`, default the scenario's p99.9).
     pub threshold_ns: u64,
     /// Where the threshold came from: `--trace-threshold` or `p99.9`.

@@ -50,7 +50,7 @@ pub fn start(ts: &TraceSettings, sp: &ScenarioPlan) -> anyhow::Result<TraceSessi
         buffer_kb_per_cpu: ts.buffer_kb_per_cpu,
         cpus,
         drain_cpus,
-        events: crate::trace::record::instance::probe_events_split(sp.probe.kind(), !ts.no_split),
+        events: crate::trace::record::instance::probe_events(sp.probe.kind()),
         ..TraceConfig::default()
     };
     TraceSession::start(&cfg).map_err(|e| match e {
@@ -165,7 +165,6 @@ pub fn finish(
         events_by_type: by_type,
         losses: recording.losses.clone(),
         missing_events: recording.missing_events.clone(),
-        no_split: ts.no_split && kind == ProbeKind::Timer,
         threshold_ns,
         threshold_source,
         ..Default::default()

@@ -605,7 +605,6 @@ pub(super) fn check_suite(
         trace: any_trace,
         trace_threshold: spec.trace_threshold.clone(),
         trace_buffer: None,
-        trace_no_split: false,
     })?;
     if let Some(study) = &spec.study {
         if !crate::report::study::STUDIES.contains(&study.as_str()) {

@@ -1,6 +1,5 @@
 //! `--trace` for real (root): an injected FIFO 99 stall (common::StallInjector) is
-//! attributed to its thread with its run time, in timer (with and without the split) and in
-//! wake spikes; `--break-above`
+//! attributed to its thread with its run time, in timer and in wake spikes; `--break-above`
 //! stops at the stall's sample (with and without --trace); IRQ-heavy noise is classified; the tracefs instance never outlives a run
 //! (normal exit, Ctrl-C, SIGKILL + `latscope restore`); bad input is one line with the
 //! documented exit code and leaves nothing in instances/.
@@ -29,16 +28,6 @@ const STALL_NS: u64 = 3_000_000;
 const STALLS: usize = 5;
 
 fn injected_stalls_are_attributed_to_the_injector() {
-    stalls_attributed(false);
-}
-
-/// `--trace-no-split`: no timer event recorded (none on the wake path), no parts and no
-/// split columns, and the stalls are still attributed to the injector with their run time.
-fn without_the_split_stalls_are_still_attributed() {
-    stalls_attributed(true);
-}
-
-fn stalls_attributed(no_split: bool) {
     let _lock = latency_lock();
     let cpu = test_cpu();
     // Let latscope start tracing and pass its warm-up first.
@@ -61,7 +50,6 @@ fn stalls_attributed(no_split: bool) {
             "300ms",
         ]
         .into_iter()
-        .chain(no_split.then_some("--trace-no-split"))
         .chain(FIFO_50)
         .collect::<Vec<_>>(),
     );
@@ -83,22 +71,15 @@ fn stalls_attributed(no_split: bool) {
         "joined {} of {} samples; not joined: {}",
         th["samples_joined"], th["samples_total"], th["not_joined"]
     );
-    // The raw file carries the split columns, unless there is no split.
+    // The raw file carries the split columns.
     let raw_text = std::fs::read_to_string(raw.path()).unwrap();
-    let header = raw_text.lines().next().unwrap();
-    if no_split {
-        assert!(header.ends_with("deadline_ns,latency_ns"), "{header}");
-        assert_eq!(trace["no_split"], true, "{trace}");
-        assert_eq!(th["parts"].as_array().map_or(0, |p| p.len()), 0, "{th}");
-        let by_type = trace["events_by_type"].as_object().unwrap();
-        assert!(
-            by_type.keys().all(|k| !k.starts_with("timer:")),
-            "{by_type:?}"
-        );
-    } else {
-        let split = "deadline_ns,latency_ns,irq_latency_ns,wake_to_run_ns,to_user_ns,remainder_ns";
-        assert!(header.ends_with(split), "{header}");
-    }
+    assert!(
+        raw_text.lines().next().unwrap().ends_with(
+            "deadline_ns,latency_ns,irq_latency_ns,wake_to_run_ns,to_user_ns,remainder_ns"
+        ),
+        "{}",
+        raw_text.lines().next().unwrap()
+    );
     let spikes = trace["spikes"].as_array().unwrap();
     // Each stall's spike is the one overlapping it most in time; spikes no stall made are
     // the host's and not judged.
@@ -326,16 +307,6 @@ fn bad_trace_input_is_one_line_and_leaves_nothing() {
         Command::new(&bin).args(["timer", "--trace-buffer", "1M", "-a", &cpu]),
         2,
         "only applies with --trace",
-    );
-    one_line_error(
-        Command::new(&bin).args(["timer", "--trace-no-split", "-a", &cpu]),
-        2,
-        "--trace-no-split only applies with --trace",
-    );
-    one_line_error(
-        Command::new(&bin).args(["wake", "--trace", "--trace-no-split"]),
-        2,
-        "applies to `latscope timer` only",
     );
 }
 
@@ -614,13 +585,6 @@ pub fn cases() -> Vec<common::Case> {
         injected_stalls_are_attributed_to_the_injector,
     )
     .unless(why.clone())];
-    cases.push(
-        common::case(
-            "without_the_split_stalls_are_still_attributed",
-            without_the_split_stalls_are_still_attributed,
-        )
-        .unless(why.clone()),
-    );
     cases.extend(cases_unless(
         why.clone(),
         &[

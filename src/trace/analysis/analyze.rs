@@ -55,8 +55,6 @@ struct Ctx<'a> {
     threshold: Threshold,
     /// The scenario's method: the label of the parts.
     method: &'a str,
-    /// `--trace-no-split`: no split events were recorded; spikes only.
-    no_split: bool,
 }
 
 /// Where a thread's analysis puts what the scenario's trace shows.
@@ -107,7 +105,6 @@ pub fn analyze(
         tl: &tl,
         threshold,
         method,
-        no_split: result.no_split,
     };
     let mut spikes: Vec<(TraceSpike, u64, u64)> = Vec::new();
     let series = series_index(kind, output);
@@ -208,12 +205,8 @@ fn timer_thread(
         &samples,
         &SplitConfig::default(),
     );
-    // Without the split's events every sample is unjoined: no parts, no counts, no
-    // columns; the attribution below reads each spike's window from deadline to wake-up.
-    if !ctx.no_split {
-        timer_parts(t, &split, ctx.method);
-        split_columns(raw, &split, rows.len());
-    }
+    timer_parts(t, &split, ctx.method);
+    split_columns(raw, &split, rows.len());
     let attribution = attribute_split(
         ctx.tl,
         &split,

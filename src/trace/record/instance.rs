@@ -98,15 +98,6 @@ const WAKE_SPLIT_EVENTS: &[&str] = &["sched:sched_waking", "rseq:rseq_update"];
 /// to what it interrupted), and rseq_update (see `TIMER_SPLIT_EVENTS`). Other probes record
 /// `DEFAULT_EVENTS`.
 pub fn probe_events(kind: ProbeKind) -> Vec<&'static str> {
-    probe_events_split(kind, true)
-}
-
-/// `probe_events`, or without the split's own events (`--trace-no-split`, timer): only
-/// `ATTRIBUTION_EVENTS`, none of which fires on a quiet wake-up.
-pub fn probe_events_split(kind: ProbeKind, split: bool) -> Vec<&'static str> {
-    if !split && kind == ProbeKind::Timer {
-        return ATTRIBUTION_EVENTS.to_vec();
-    }
     let own: &[&str] = match kind {
         ProbeKind::Timer => TIMER_SPLIT_EVENTS,
         ProbeKind::Wake => WAKE_SPLIT_EVENTS,
