@@ -464,30 +464,19 @@ mod tests {
             .find(&format!(">\n{label}\n</text>"))
             .expect("legend label");
         let tag = &svg[svg[..at].rfind("<text").unwrap()..at];
-        let size: f64 = tag
-            .split("font-size=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let attr = |tag: &str, name: &str| -> f64 {
+            crate::report::plot_marks::svg_attr(tag, name)
+                .parse()
+                .unwrap()
+        };
+        let size = attr(tag, "font-size");
         let min = super::super::plots::MIN_FONT;
         assert!(
             (min..min * 1.1).contains(&size),
             "legend shown at {size}: {tag}"
         );
         let rect = &svg[svg[..at].rfind("<rect").unwrap()..at];
-        let width: f64 = rect
-            .split("width=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let width = attr(rect, "width");
         let needed = 0.6 * size * label.chars().count() as f64 + 40.0;
         assert!(
             width >= needed,

@@ -171,6 +171,17 @@ pub fn pattern_bars(svg: &str, colors: &[RGBColor]) -> String {
     pattern_rects(svg, &fills)
 }
 
+/// The value of attribute `name` in an SVG tag's text (tests read the SVG they draw).
+#[cfg(test)]
+pub(crate) fn svg_attr<'a>(tag: &'a str, name: &str) -> &'a str {
+    let quoted = format!("{name}=\"");
+    let from = tag
+        .find(&quoted)
+        .map(|i| i + quoted.len())
+        .expect("attribute");
+    tag[from..].split('"').next().unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use crate::report::plots::{category_svg, color, timeline_svg, Style};
@@ -219,15 +230,7 @@ mod tests {
         let fills: Vec<String> = svg
             .lines()
             .filter(|l| l.starts_with("<rect") && l.contains(" fill=\"url(#"))
-            .map(|l| {
-                l.split("fill=\"")
-                    .nth(1)
-                    .unwrap()
-                    .split('"')
-                    .next()
-                    .unwrap()
-                    .into()
-            })
+            .map(|l| super::svg_attr(l, "fill").to_string())
             .collect();
         for i in 1..3 {
             let fill = format!("url(#latscope-bars-{i})");

@@ -241,15 +241,7 @@ mod tests {
     fn rect_fills(svg: &str, attr: &str) -> Vec<String> {
         svg.lines()
             .filter(|l| l.starts_with("<rect") && l.contains(attr))
-            .map(|l| {
-                l.split("fill=\"")
-                    .nth(1)
-                    .unwrap()
-                    .split('"')
-                    .next()
-                    .unwrap()
-                    .into()
-            })
+            .map(|l| crate::report::plot_marks::svg_attr(l, "fill").to_string())
             .collect()
     }
 
