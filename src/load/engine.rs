@@ -301,6 +301,15 @@ fn placed_worker(load: &dyn Load, index: usize) -> anyhow::Result<Box<dyn Worker
 
 /// The body of one worker thread: place it, build its state, wait for the others,
 /// then step with the duty cycle until told to stop.
+/// A stop request (Ctrl-C) ends every worker by itself: a pair's partner may be blocked
+/// writing into a full socket whose reader has just left, which the reader's own shutdown
+/// does not wake (TCP keeps the window closed); shut every pair down, as `halt` does.
+fn wake_partners_if_stopped(load: &dyn Load, stop: &AtomicBool) {
+    if stop.load(Ordering::Relaxed) {
+        load.shutdown();
+    }
+}
+
 fn worker_main(
     load: &dyn Load,
     index: usize,
@@ -370,6 +379,7 @@ fn worker_main(
             slice_start = now;
         }
     }
+    wake_partners_if_stopped(load, stop);
     report.end_ns = clock::monotonic_ns();
     report.cpu_ns = super::proc_stat::current_thread_cpu_ns().saturating_sub(cpu_start);
     report.counters = worker.counters();
