@@ -239,7 +239,7 @@ fn suite_list_text() -> Result<String, crate::error::UserError> {
     ]
     .map(String::from)
     .to_vec();
-    let mut out = crate::report::terminal_table::condensed_table(header, rows, 2).to_string();
+    let mut out = crate::render::table::condensed_table(header, rows, 2).to_string();
     out.push_str("\nRun one: latscope suite --preset NAME [--samples N] [--export-html FILE]\n");
     Ok(out)
 }
@@ -332,7 +332,7 @@ pub fn run_plan(
     plan: &Plan,
     command_line: Vec<String>,
     previous: Option<Run>,
-    table: &dyn Reporter,
+    table: &dyn Reporter<Run>,
 ) -> anyhow::Result<i32> {
     let previous = match previous {
         Some(previous) => Some(previous),

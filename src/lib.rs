@@ -26,6 +26,7 @@ pub(crate) mod plan;
 pub mod probe;
 pub(crate) mod progress;
 pub mod remote;
+pub mod render;
 pub mod report;
 pub mod result;
 pub(crate) mod runner;

@@ -147,6 +147,28 @@ pub fn latency_cell(ns: u64, in_ns: bool) -> String {
     }
 }
 
+/// `p` as a power of ten in superscript (`10⁻⁶`).
+pub fn power_of_ten(p: f64) -> String {
+    let e = -p.log10().round() as i32;
+    let digits: String = e
+        .to_string()
+        .chars()
+        .map(|c| match c {
+            '0' => '⁰',
+            '1' => '¹',
+            '2' => '²',
+            '3' => '³',
+            '4' => '⁴',
+            '5' => '⁵',
+            '6' => '⁶',
+            '7' => '⁷',
+            '8' => '⁸',
+            _ => '⁹',
+        })
+        .collect();
+    format!("10⁻{digits}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,6 +55,7 @@ LAYERS = [
     ["warning"],
     ["interrupt"],
     ["error"],
+    ["render"],  # the render kit: every renderer's tables, escaping, Markdown, HTML, SVG charts
     ["stats"],
     ["units"],
     ["sys"],
@@ -64,12 +65,19 @@ LAYERS = [
 RULES = {
     "plan": {"report", "compare", "cyclictest", "suite", "runner"},
     "report": {"plan", "probe", "runner", "cli", "cyclictest", "suite", "compare"},
+    # One home for rendering: the comparison's views, doctor and the drop-in draw with the
+    # render kit, never with report's renderers of a Run.
+    "compare": {"report"},
+    "doctor": {"report"},
+    "cyclictest": {"report"},
 }
 # Parts that may import only these (sys: nothing of the crate; stats: units only).
 ONLY = {
     "sys": set(),
     "stats": {"units"},
     "units": {"sys"},
+    # The render kit knows no result type: strings, numbers and buckets in, bytes out.
+    "render": {"units", "sys"},
 }
 
 # Modules that are left out (test-only code compiled into the library for now).

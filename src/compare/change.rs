@@ -85,7 +85,7 @@ const RT_COST_TITLE_WORDS: [&str; 4] = ["rt cost", "rt-cost", "rt patch", "rt-pa
 /// says `study = "rt-cost"`, or (a plan without `study`) its title names it.
 pub fn is_rt_cost(run: &Run) -> bool {
     run.suite.as_ref().is_some_and(|s| match &s.study {
-        Some(study) => study == "rt-cost",
+        Some(study) => *study == crate::result::Study::RtCost,
         None => {
             let t = s.title.to_lowercase();
             RT_COST_TITLE_WORDS.iter().any(|w| t.contains(w))

@@ -4,8 +4,8 @@
 //! side (`table`) for the Markdown and HTML views, the verdicts (`lines`) for every view.
 
 use super::{Aligned, Comparison};
-use crate::report::worst_case::power;
 use crate::stats::worst_case::{Per, WorstCase, PROBABILITIES};
+use crate::units::power_of_ten as power;
 
 fn us(ns: u64) -> String {
     format!("{:.2} µs", ns as f64 / 1000.0)

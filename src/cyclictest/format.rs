@@ -5,7 +5,7 @@
 //! `# latscope:` lines for stderr (`latscope_lines`): stdout is cyclictest's alone, so a
 //! parser that takes its last line or every line gets cyclictest's.
 
-use crate::report::Reporter;
+use crate::render::Reporter;
 use crate::result::{RawSeries, Run, ThreadResult};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::fmt::Write as _;
@@ -149,7 +149,7 @@ fn fixed_of(t: &ThreadResult, buckets: usize) -> Fixed {
 /// The `-h`/`-H` dump (print_hist) with its trailer and the blank line after it.
 pub struct HistogramReporter<'a>(pub &'a CyclictestOutput);
 
-impl Reporter for HistogramReporter<'_> {
+impl Reporter<Run> for HistogramReporter<'_> {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         let opts = self.0;
         let buckets = opts.histogram.unwrap_or(0);
@@ -234,7 +234,7 @@ pub struct StdoutReporter<'a> {
     pub loadavg: String,
 }
 
-impl Reporter for StdoutReporter<'_> {
+impl Reporter<Run> for StdoutReporter<'_> {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         let opts = self.opts;
         let views = threads(run, opts);
@@ -423,7 +423,7 @@ struct JsonFile {
 /// The rt-tests version whose JSON this writes.
 pub const RT_TESTS_VERSION: &str = "2.40";
 
-impl Reporter for JsonReporter<'_> {
+impl Reporter<Run> for JsonReporter<'_> {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         let opts = self.opts;
         let views = threads(run, opts);

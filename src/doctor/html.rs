@@ -4,7 +4,8 @@
 
 use super::finding::{Finding, GROUPS};
 use super::report::DoctorReport;
-use crate::report::html::{esc, page};
+use crate::render::escape::esc;
+use crate::render::html::page;
 use std::fmt::Write;
 
 fn row(out: &mut String, f: &Finding) {

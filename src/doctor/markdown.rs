@@ -4,14 +4,10 @@
 
 use super::finding::{Finding, Status, GROUPS};
 use super::report::DoctorReport;
+use crate::render::markdown::{md_cell as cell, md_code, md_table_of_cells};
 use std::fmt::Write;
 
-/// A table cell: no pipe or newline may break the row.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
-fn row(out: &mut String, f: &Finding) {
+fn row(f: &Finding) -> Vec<String> {
     let mut text = cell(&f.summary);
     for m in &f.measured {
         let _ = write!(
@@ -26,14 +22,9 @@ fn row(out: &mut String, f: &Finding) {
         );
     }
     if let Some(fix) = f.fix.as_ref().filter(|_| f.status >= Status::Warn) {
-        let _ = write!(text, "<br>**fix:** `{}`", cell(fix).replace('`', "'"));
+        let _ = write!(text, "<br>**fix:** {}", md_code(fix));
     }
-    let _ = writeln!(
-        out,
-        "| {} | `{}` | {text} |",
-        f.status.label(),
-        f.id.as_str()
-    );
+    vec![f.status.label().to_string(), md_code(f.id.as_str()), text]
 }
 
 /// The Markdown text.
@@ -53,7 +44,11 @@ pub fn render(report: &DoctorReport) -> String {
         report.priority
     );
     if let Some(planned) = &report.planned_run {
-        let _ = writeln!(out, "\nplanned run: `latscope {}`", cell(planned));
+        let _ = writeln!(
+            out,
+            "\nplanned run: {}",
+            md_code(&format!("latscope {planned}"))
+        );
     }
     for (group, title) in GROUPS {
         let findings: Vec<&Finding> = report
@@ -64,13 +59,13 @@ pub fn render(report: &DoctorReport) -> String {
         if findings.is_empty() {
             continue;
         }
-        let _ = writeln!(
+        let header = ["status", "check", "finding"].map(String::from);
+        let rows: Vec<Vec<String>> = findings.into_iter().map(row).collect();
+        let _ = write!(
             out,
-            "\n## {title}\n\n| status | check | finding |\n|---|---|---|"
+            "\n## {title}\n\n{}",
+            md_table_of_cells(&header, &rows, 3)
         );
-        for f in findings {
-            row(&mut out, f);
-        }
     }
     if !report.notes.is_empty() {
         out.push('\n');

@@ -7,7 +7,7 @@ use crate::stats::Stat;
 
 pub struct CsvReporter;
 
-impl Reporter for CsvReporter {
+impl Reporter<Run> for CsvReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
         let mut header: Vec<&str> = vec![

@@ -5,11 +5,11 @@
 //! wake sweeps the response percentiles against the number of competitors; and the
 //! system context with every warning. Every string from the system or user is escaped.
 
-use super::escape::figure_with_data;
-use super::histogram::HistogramLine;
 use super::html_trace::trace_section;
-use super::plots;
 use super::Reporter;
+use crate::render::escape::figure_with_data;
+use crate::render::histogram::HistogramLine;
+use crate::render::plots;
 use crate::result::limits::{thread_failures, Limit};
 use crate::result::{metric_label, Metric, ProbeKind, Run, Scenario};
 use crate::stats::Stat;
@@ -21,41 +21,8 @@ pub struct HtmlReporter {
     pub limits: Vec<Limit>,
 }
 
-pub use super::escape::esc;
-
-const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;\
-max-width:1000px;color:#222;padding:0 1em}h1{font-size:1.6em}h2{border-bottom:2px solid #ddd;\
-padding-bottom:.2em;margin-top:2em}table{border-collapse:collapse;margin:.8em 0;font-size:.9em}\
-th,td{border:1px solid #ccc;padding:.25em .55em}th{background:#f3f3f3}td.num{text-align:right;\
-font-variant-numeric:tabular-nums}td.fail{background:#fdd;font-weight:bold}.pass{color:#176317}\
-.failtext{color:#b00020;font-weight:bold}.warn{background:#fff6d6;border-left:4px solid #e0a800;\
-padding:.4em .8em;margin:.3em 0}.note{color:#666;font-size:.9em}figure{margin:1em 0}\
-figure{overflow-x:auto}svg{width:100%;min-width:640px;height:auto}table{display:block;\
-overflow-x:auto;max-width:100%}h1{font-size:1.3em;overflow-wrap:anywhere}.worst{font-size:1.2em;\
-font-weight:bold}dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em}\
-dt{font-weight:bold}dd{margin:0;overflow-wrap:anywhere}code{background:#f3f3f3;padding:0 .2em;\
-overflow-wrap:anywhere}:root{color-scheme:light dark}details{margin:.3em 0}\
-@media (prefers-color-scheme:dark){body{background:#121212;color:#e4e4e4}th{background:#2a2a2a}\
-th,td{border-color:#555}code{background:#2a2a2a}.note{color:#aaa}.warn{background:#3a3000}\
-td.fail{background:#5a1e1e}.pass{color:#7fd67f}.failtext{color:#ff7b7b}a{color:#8ab4f8}\
-h2{border-color:#444}svg{background:#fff;border-radius:4px}}";
-
-/// Wraps a body into the page with its CSS.
-pub fn page(title: &str, body: &str) -> String {
-    format!("{}{body}{PAGE_END}", page_start(title))
-}
-
-/// The page up to its body (a page written piece by piece: `HtmlReporter::write_page`).
-fn page_start(title: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        esc(title)
-    )
-}
-/// The page after its body.
-const PAGE_END: &str = "</body>\n</html>\n";
+pub use crate::render::escape::esc;
+pub use crate::render::html::{html_table, page, page_start, PAGE_END};
 
 /// The statistics of the summary tables.
 const TABLE_STATS: [Stat; 11] = [
@@ -209,7 +176,7 @@ fn scenario_figures(out: &mut String, sc: &Scenario) -> anyhow::Result<()> {
     if lines.is_empty() {
         out.push_str("<p class=\"note\">No histogram was recorded for this scenario.</p>\n");
     } else {
-        let (svg, note) = super::histogram::histogram_svg(
+        let (svg, note) = crate::render::histogram::histogram_svg(
             &format!("{} — latency histogram", sc.name),
             &lines,
             deadline,
@@ -221,7 +188,7 @@ fn scenario_figures(out: &mut String, sc: &Scenario) -> anyhow::Result<()> {
             caption.push_str(&n);
             caption.push('.');
         }
-        let (header, rows) = super::chart_data::histogram(&lines);
+        let (header, rows) = crate::render::chart_data::histogram(&lines);
         out.push_str(&figure_with_data(&svg, &caption, &header, &rows));
     }
     let series: Vec<(String, &[u64])> = sc
@@ -236,7 +203,7 @@ fn scenario_figures(out: &mut String, sc: &Scenario) -> anyhow::Result<()> {
             &series,
             deadline,
         )?;
-        let (header, rows) = super::chart_data::per_second(&series);
+        let (header, rows) = crate::render::chart_data::per_second(&series);
         let caption = "The largest latency of each second of the run.";
         out.push_str(&figure_with_data(&svg, caption, &header, &rows));
     }
@@ -325,29 +292,6 @@ fn worst(sc: &Scenario, stat: Stat) -> Option<f64> {
         .reduce(f64::max)
 }
 
-/// A table with the columns from `first_numeric` on marked numeric.
-pub(crate) fn html_table(header: &[String], rows: &[Vec<String>], first_numeric: usize) -> String {
-    let mut out = String::from("<table>\n<tr>");
-    for h in header {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr>\n");
-    for r in rows {
-        out.push_str("<tr>");
-        for (i, c) in r.iter().enumerate() {
-            let class = if i >= first_numeric {
-                " class=\"num\""
-            } else {
-                ""
-            };
-            let _ = write!(out, "<td{class}>{}</td>", esc(c));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
-    out
-}
-
 /// A suite's study: its tables and, for the study shapes, its charts (per-competitor
 /// lines for wake-competitors, grouped bars for rt-cost and irq-response) and notes.
 fn study_section(run: &Run, info: &crate::result::SuiteInfo) -> anyhow::Result<String> {
@@ -378,7 +322,7 @@ fn study_section(run: &Run, info: &crate::result::SuiteInfo) -> anyhow::Result<S
             &chart.series,
         )?;
         let (header, rows) =
-            super::chart_data::categories(&chart.x_desc, &chart.categories, &chart.series);
+            crate::render::chart_data::categories(&chart.x_desc, &chart.categories, &chart.series);
         out.push_str(&figure_with_data(&svg, &chart.title, &header, &rows));
     }
     out.push_str("</section>\n");
@@ -460,7 +404,7 @@ fn suite_charts(probe: ProbeKind, scenarios: &[&Scenario]) -> anyhow::Result<Str
             &categories,
             &series,
         )?;
-        let (header, rows) = super::chart_data::categories(x_dim, &categories, &series);
+        let (header, rows) = crate::render::chart_data::categories(x_dim, &categories, &series);
         let caption = format!("{stat} of the worst CPU per scenario (µs).");
         out.push_str(&figure_with_data(&svg, &caption, &header, &rows));
     }
@@ -561,7 +505,8 @@ fn wake_section(run: &Run) -> anyhow::Result<String> {
         if out.is_empty() {
             out.push_str("<section id=\"wake\">\n<h2>Response against competitors</h2>\n");
         }
-        let (header, rows) = super::chart_data::categories("competing tasks", &categories, &series);
+        let (header, rows) =
+            crate::render::chart_data::categories("competing tasks", &categories, &series);
         let caption = "Response-time percentiles (worst CPU, µs) per number of competing tasks.";
         out.push_str(&figure_with_data(&svg, caption, &header, &rows));
     }
@@ -706,7 +651,7 @@ impl HtmlReporter {
     }
 }
 
-impl Reporter for HtmlReporter {
+impl Reporter<Run> for HtmlReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         let (mut bytes, scenarios) = (Vec::new(), &run.scenarios);
         let mut each = |f: &mut dyn FnMut(&Scenario) -> _| scenarios.iter().try_for_each(f);

@@ -3,7 +3,7 @@
 //! (`#scenario-N`), with the worst CPU's max, p99.9 and missed periods, so the row to
 //! read next is found before scrolling.
 
-use super::escape::esc;
+use crate::render::escape::esc;
 use crate::result::{Run, Scenario};
 use crate::stats::Stat;
 use std::fmt::Write;

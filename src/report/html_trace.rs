@@ -1,7 +1,7 @@
 //! The HTML report's `--trace` section (split parts per thread, spikes, cause summary, the
 //! worst spike's timeline), in a file of its own to keep html.rs readable.
 
-use super::escape::{esc, figure};
+use crate::render::escape::{esc, figure};
 use crate::result::Scenario;
 use crate::units::human_ns;
 use std::fmt::Write;

@@ -5,7 +5,7 @@ use crate::result::Run;
 
 pub struct JsonReporter;
 
-impl Reporter for JsonReporter {
+impl Reporter<Run> for JsonReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         let mut bytes = serde_json::to_vec_pretty(run)?;
         bytes.push(b'\n');

@@ -13,7 +13,7 @@ pub struct JunitReporter {
     pub limits: Vec<Limit>,
 }
 
-impl Reporter for JunitReporter {
+impl Reporter<Run> for JunitReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         let mut report = Report::new("latscope");
         let mut total = Duration::ZERO;

@@ -39,7 +39,7 @@ pub fn lava_name(text: &str) -> String {
     out.trim_matches('_').to_string()
 }
 
-impl Reporter for LavaReporter {
+impl Reporter<Run> for LavaReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         let mut out = String::from(
             "#!/bin/sh\n# latscope results as LAVA test cases: a test set per scenario, a case per CPU and statistic\n",

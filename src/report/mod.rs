@@ -2,12 +2,9 @@
 //! decides where the bytes go (`write_exports` hands them to output/). `Format`
 //! (output/exports.rs) names them for `--format` and the export flags.
 
-pub mod chart_data;
 pub mod csv;
-pub mod escape;
 pub mod extras;
 pub mod headline;
-pub mod histogram;
 pub mod html;
 pub mod html_contents;
 pub mod html_trace;
@@ -17,13 +14,10 @@ pub mod junit;
 pub mod lava;
 pub mod loads;
 pub mod markdown;
-pub mod plot_marks;
-pub mod plots;
 pub mod raw;
 pub mod spike_timeline;
 pub mod study;
 pub mod table;
-pub mod terminal_table;
 pub mod trace;
 pub mod worst_case;
 pub mod worst_case_plots;
@@ -32,11 +26,9 @@ use crate::output::exports::{Export, Format};
 use crate::result::Run;
 use anyhow::Context;
 
-/// Renders a Run (or what else a format shows, such as a `compare::Comparison`) in one
-/// format.
-pub trait Reporter<Input: ?Sized = Run> {
-    fn render(&self, input: &Input) -> anyhow::Result<Vec<u8>>;
-}
+/// The render kit's trait (a Run, a comparison, a doctor result into bytes), used here
+/// as `Reporter<Run>`.
+pub use crate::render::Reporter;
 
 /// What renderers may need besides the run.
 #[derive(Debug, Clone, Default)]
@@ -48,7 +40,7 @@ pub struct RenderOptions {
 }
 
 /// The renderer of a format.
-pub fn reporter(format: Format, opts: &RenderOptions) -> Box<dyn Reporter> {
+pub fn reporter(format: Format, opts: &RenderOptions) -> Box<dyn Reporter<Run>> {
     match format {
         Format::Table => Box::new(table::TableReporter { in_ns: opts.in_ns }),
         Format::Json => Box::new(json::JsonReporter),

@@ -2,8 +2,10 @@
 //! (task, idle, IRQ handler, softirq) differs by more than colour: its band in the lane
 //! and its fill pattern, the legend alike; the deadline dashed, the switch-in solid.
 
-use super::plot_marks::{pattern_rects, PatternFill};
-use super::plots::{axis_number, chart_builder, color, deadline_style, draw_legend, with_svg};
+use crate::render::plot_marks::{pattern_rects, PatternFill};
+use crate::render::plots::{
+    axis_number, chart_builder, color, deadline_style, draw_legend, with_svg,
+};
 use crate::result::trace::TimelineSpan;
 use plotters::prelude::*;
 
@@ -241,7 +243,7 @@ mod tests {
     fn rect_fills(svg: &str, attr: &str) -> Vec<String> {
         svg.lines()
             .filter(|l| l.starts_with("<rect") && l.contains(attr))
-            .map(|l| crate::report::plot_marks::svg_attr(l, "fill").to_string())
+            .map(|l| crate::render::plot_marks::svg_attr(l, "fill").to_string())
             .collect()
     }
 
@@ -272,7 +274,7 @@ mod tests {
         ];
         let svg = spike_timeline_svg("t", &spans).unwrap();
         // Each kind drawn (its span(s)) and named in the legend with the same fill.
-        let hexed = |c: RGBColor| super::super::plot_marks::hex(c);
+        let hexed = |c: RGBColor| crate::render::plot_marks::hex(c);
         let idle = format!("fill=\"{}\" stroke=\"none\"", hexed(IDLE));
         assert_eq!(
             svg.matches(&idle).count(),

@@ -6,21 +6,18 @@
 //! terminal, Markdown and HTML reports all draw these.
 
 use crate::result::{
-    metric_label, LoadResult, Metric, ProbeKind, Run, Scenario, SuiteInfo, ThreadResult,
+    metric_label, LoadResult, Metric, ProbeKind, Run, Scenario, Study, SuiteInfo, ThreadResult,
 };
 use crate::stats::{Stat, Summary};
 use crate::units::{human_ns, latency_cell};
 use comfy_table::Table;
 
-/// The study shapes a suite's `study` key can name.
-pub const STUDIES: [&str; 3] = ["wake-competitors", "rt-cost", "irq-response"];
-
 pub struct StudyTableReporter {
     pub title: String,
     /// Statistic names as `Stat::parse` knows them.
     pub columns: Vec<String>,
-    /// The study's table shape (see [`STUDIES`]); None: one row per scenario × CPU.
-    pub study: Option<String>,
+    /// The study's table shape; None: one row per scenario × CPU.
+    pub study: Option<Study>,
     pub in_ns: bool,
 }
 
@@ -149,11 +146,11 @@ pub struct StudyView {
 
 /// The study view of a suite run laid out as `info` says.
 pub fn study_view(run: &Run, info: &SuiteInfo, in_ns: bool) -> StudyView {
-    match info.study.as_deref() {
-        Some("wake-competitors") => wake_competitors(run, &info.columns, in_ns),
-        Some("rt-cost") => rt_cost(run, &info.columns, in_ns),
-        Some("irq-response") => irq_response(run, &info.columns, in_ns),
-        _ => {
+    match info.study {
+        Some(Study::WakeCompetitors) => wake_competitors(run, &info.columns, in_ns),
+        Some(Study::RtCost) => rt_cost(run, &info.columns, in_ns),
+        Some(Study::IrqResponse) => irq_response(run, &info.columns, in_ns),
+        None => {
             let (header, rows, first_numeric) = header_and_rows(run, &info.columns, in_ns);
             StudyView {
                 tables: vec![StudyTable {
@@ -574,7 +571,7 @@ fn gpio_row(sc: &Scenario, th: &ThreadResult) -> bool {
 impl StudyTableReporter {
     pub fn table(&self, run: &Run) -> Table {
         let (header, rows, first_numeric) = header_and_rows(run, &self.columns, self.in_ns);
-        super::terminal_table::condensed_table(header, rows, first_numeric)
+        crate::render::table::condensed_table(header, rows, first_numeric)
     }
 }
 
@@ -589,7 +586,7 @@ impl StudyTableReporter {
         let info = SuiteInfo {
             title: self.title.clone(),
             columns: self.columns.clone(),
-            study: self.study.clone(),
+            study: self.study,
         };
         let view = study_view(run, &info, self.in_ns);
         for (i, t) in view.tables.iter().enumerate() {
@@ -601,7 +598,7 @@ impl StudyTableReporter {
                 out.push('\n');
             }
             out.push_str(
-                &super::terminal_table::condensed_table(
+                &crate::render::table::condensed_table(
                     t.header.clone(),
                     t.rows.clone(),
                     t.first_numeric,

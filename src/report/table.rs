@@ -1,8 +1,8 @@
 //! The terminal table: the headline (what ran, the worst value), then one row per
 //! scenario × thread, latencies in µs with two decimals (or ns), fitted to the terminal.
 
-use super::terminal_table::{condensed_table, terminal_width, text_width};
 use super::Reporter;
+use crate::render::table::{condensed_table, terminal_width, text_width};
 use crate::result::{metric_label, Run};
 use crate::stats::Stat;
 use crate::units::latency_cell;
@@ -116,7 +116,7 @@ impl TableReporter {
     }
 }
 
-impl Reporter for TableReporter {
+impl Reporter<Run> for TableReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         // A suite's run is shown as its study table.
         let mut out = match &run.suite {
@@ -124,7 +124,7 @@ impl Reporter for TableReporter {
                 super::study::StudyTableReporter {
                     title: suite.title.clone(),
                     columns: suite.columns.clone(),
-                    study: suite.study.clone(),
+                    study: suite.study,
                     in_ns: self.in_ns,
                 }
                 .table_text(run),

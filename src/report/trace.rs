@@ -137,7 +137,7 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
         if !rows.is_empty() {
             let mut header = vec!["cpu".to_string(), "part".to_string()];
             header.extend(PART_STATS.map(|s| s.header(unit)));
-            out.push_str(&super::terminal_table::condensed_table(header, rows, 2).to_string());
+            out.push_str(&crate::render::table::condensed_table(header, rows, 2).to_string());
             out.push('\n');
         }
         for th in &t.threads {

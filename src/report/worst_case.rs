@@ -14,28 +14,6 @@ fn value(ns: u64, in_ns: bool) -> String {
     }
 }
 
-/// `p` as a power of ten in superscript (`10⁻⁶`).
-pub fn power(p: f64) -> String {
-    let e = -p.log10().round() as i32;
-    let digits: String = e
-        .to_string()
-        .chars()
-        .map(|c| match c {
-            '0' => '⁰',
-            '1' => '¹',
-            '2' => '²',
-            '3' => '³',
-            '4' => '⁴',
-            '5' => '⁵',
-            '6' => '⁶',
-            '7' => '⁷',
-            '8' => '⁸',
-            _ => '⁹',
-        })
-        .collect();
-    format!("10⁻{digits}")
-}
-
 fn cell(wc: &WorstCase, p: f64, per: Per, in_ns: bool) -> String {
     match wc.at(p, per) {
         None => "–".into(),
@@ -103,14 +81,17 @@ fn render_estimates(out: &mut String, wc: &WorstCase, period_ns: Option<u64>, in
     let rows = PROBABILITIES
         .iter()
         .map(|&p| {
-            let mut row = vec![power(p), cell(wc, p, Per::Period, in_ns)];
+            let mut row = vec![
+                crate::units::power_of_ten(p),
+                cell(wc, p, Per::Period, in_ns),
+            ];
             if hour.is_some() {
                 row.push(cell(wc, p, Per::Hour, in_ns));
             }
             row
         })
         .collect();
-    let table = crate::report::terminal_table::condensed_table(header, rows, 1);
+    let table = crate::render::table::condensed_table(header, rows, 1);
     let _ = writeln!(out, "{table}");
     let _ = writeln!(
         out,

@@ -2,8 +2,8 @@
 //! the return-level plot (latency against −log₁₀ of the probability per period, the fitted
 //! curve with its 95 % band and the observed tail) and the QQ plot of the fit.
 
-use super::escape::esc;
-use super::plots::{axis_number, chart_builder, color, draw_legend, with_svg};
+use crate::render::escape::esc;
+use crate::render::plots::{axis_number, chart_builder, color, draw_legend, with_svg};
 use crate::result::Scenario;
 use crate::stats::worst_case::{Plot, WorstCase};
 use plotters::prelude::*;

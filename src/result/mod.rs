@@ -7,6 +7,7 @@ pub mod journal;
 pub mod limits;
 pub mod metric;
 pub mod probe_kind;
+pub mod study;
 pub mod trace;
 pub mod worst_case;
 
@@ -19,6 +20,7 @@ use std::collections::BTreeMap;
 pub use extras::{GpioIrqThread, ParamsExtra, ThreadExtra};
 pub use metric::Metric;
 pub use probe_kind::ProbeKind;
+pub use study::Study;
 
 /// Bumped when a field changes meaning or disappears (adding fields keeps the version).
 /// 2: `params.extra` and `threads[].extra` are typed fields (result/extras.rs), and
@@ -102,7 +104,7 @@ pub struct SuiteInfo {
     /// The study's table shape (`wake-competitors`, `rt-cost`, `irq-response`); absent:
     /// one row per scenario × CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub study: Option<String>,
+    pub study: Option<Study>,
 }
 
 /// One measured configuration: probe × method × period × load × isolation × policy.

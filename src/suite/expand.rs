@@ -351,7 +351,7 @@ pub fn suite_plan(args: &SuiteArgs) -> Result<(Plan, SuiteSpec, SuiteSize), User
             suite: Some(crate::result::SuiteInfo {
                 title: spec.title.clone(),
                 columns: spec.columns.clone(),
-                study: spec.study.clone(),
+                study: spec.study.as_deref().and_then(crate::result::Study::parse),
             }),
         },
         spec,

@@ -607,12 +607,12 @@ pub(super) fn check_suite(
         trace_buffer: None,
     })?;
     if let Some(study) = &spec.study {
-        if !crate::report::study::STUDIES.contains(&study.as_str()) {
+        if crate::result::Study::parse(study).is_none() {
             return Err(UserError::BadInputFile {
                 path: origin,
                 reason: format!(
                     "unknown study '{study}': choose from {} (or leave `study` out for one row per scenario)",
-                    crate::report::study::STUDIES.join(", ")
+                    crate::result::Study::names()
                 ),
             });
         }

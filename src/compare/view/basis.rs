@@ -189,7 +189,7 @@ pub fn paint(v: Option<Verdict>, line: &str) -> String {
 
 /// The context table and the styles of the marked rows, as HTML.
 pub fn context_html(cmp: &Comparison) -> String {
-    use crate::report::html::esc;
+    use crate::render::escape::esc;
     let mut out = String::from(
         "<style>tr.behind td{background:#fff3cd;font-weight:bold}\
 .noisetext{color:#8a6d00;font-weight:bold}</style>\n<h2>Context</h2>\n<table>\n<tr>",
@@ -217,7 +217,7 @@ pub fn context_html(cmp: &Comparison) -> String {
 
 /// The context table in Markdown, each command line a code span.
 pub fn context_markdown(cmp: &Comparison) -> String {
-    use crate::report::markdown::{md_cell, md_code, md_table_of_cells};
+    use crate::render::markdown::{md_cell, md_code, md_table_of_cells};
     let (header, rows) = context_table(cmp);
     let rows: Vec<Vec<String>> = rows
         .iter()

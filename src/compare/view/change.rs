@@ -121,7 +121,7 @@ pub fn rt_cost_text(cmp: &Comparison, in_ns: bool) -> String {
     let _ = writeln!(
         out,
         "{}",
-        crate::report::terminal_table::condensed_table(header, rows, 2)
+        crate::render::table::condensed_table(header, rows, 2)
     );
     for line in finding_lines(&items, &who_is_b(cmp)) {
         let _ = writeln!(out, "{line}");
@@ -162,13 +162,13 @@ pub fn throughput_text(cmp: &Comparison) -> String {
     let header = header.into_iter().map(|h| h.trim().to_string()).collect();
     format!(
         "\nLoad throughput, B against A (lower is worse)\n{}\n",
-        crate::report::terminal_table::condensed_table(header, rows, 2)
+        crate::render::table::condensed_table(header, rows, 2)
     )
 }
 
 /// The RT-cost table as Markdown.
 pub fn rt_cost_markdown(cmp: &Comparison, in_ns: bool) -> String {
-    use crate::report::markdown::{md_cell, md_table};
+    use crate::render::markdown::{md_cell, md_table};
     let items = changes(cmp, 1, &chosen_stats(&cmp.runs[0]));
     let (header, rows) = change_rows(&items, &cmp.labels[0], &cmp.labels[1], in_ns);
     let mut out = format!("\n### RT cost\n\n{}\n\n", md_cell(SIGN_CONVENTION));
@@ -181,7 +181,7 @@ pub fn rt_cost_markdown(cmp: &Comparison, in_ns: bool) -> String {
 
 /// The RT-cost table as an HTML section.
 pub fn rt_cost_html(cmp: &Comparison, in_ns: bool) -> String {
-    use crate::report::html::esc;
+    use crate::render::escape::esc;
     let items = changes(cmp, 1, &chosen_stats(&cmp.runs[0]));
     let (header, rows) = change_rows(&items, &cmp.labels[0], &cmp.labels[1], in_ns);
     let mut out = format!(
@@ -198,5 +198,5 @@ pub fn rt_cost_html(cmp: &Comparison, in_ns: bool) -> String {
 
 /// A plain HTML table, the columns after the second right-aligned.
 pub fn html_table(header: &[String], rows: &[Vec<String>]) -> String {
-    crate::report::html::html_table(header, rows, 2)
+    crate::render::html::html_table(header, rows, 2)
 }

@@ -14,8 +14,9 @@ pub use verdicts::verdict_lines;
 use crate::compare::rules::{ratio_text, signed_change};
 use crate::compare::{Aligned, Comparison, Verdict};
 use crate::output::exports::Format;
-use crate::report::histogram::HistogramLine;
-use crate::report::{stat_unknown, Reporter};
+use crate::render::histogram::HistogramLine;
+use crate::render::Reporter;
+use crate::result::stat_unknown;
 use crate::result::ThreadResult;
 use crate::stats::Stat;
 use std::fmt::Write;
@@ -134,7 +135,7 @@ impl Reporter<Comparison<'_>> for ComparisonTableReporter {
         }
         let (header, rows) = basis::context_table(cmp);
         // Words, left-aligned (no numeric column).
-        let t = crate::report::terminal_table::condensed_table(header, rows, usize::MAX);
+        let t = crate::render::table::condensed_table(header, rows, usize::MAX);
         let _ = writeln!(out, "{t}");
         for line in basis::rule_lines(cmp) {
             let _ = writeln!(out, "{line}");
@@ -144,7 +145,7 @@ impl Reporter<Comparison<'_>> for ComparisonTableReporter {
         } else {
             for (i, a) in cmp.aligned.iter().enumerate() {
                 let (header, rows) = table(cmp, i, self.in_ns);
-                let t = crate::report::terminal_table::condensed_table(header, rows, 1);
+                let t = crate::render::table::condensed_table(header, rows, 1);
                 let _ = writeln!(out, "\n{}\n{t}", a.key.label());
             }
             out.push_str(&crate::compare::view::change::throughput_text(cmp));
@@ -169,7 +170,7 @@ pub struct ComparisonMarkdownReporter {
 
 impl Reporter<Comparison<'_>> for ComparisonMarkdownReporter {
     fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
-        use crate::report::markdown::{md_cell, md_table};
+        use crate::render::markdown::{md_cell, md_table};
         if cmp.is_multi() {
             return Ok(crate::compare::view::multi::markdown_text(cmp, self.in_ns).into_bytes());
         }
@@ -278,7 +279,7 @@ fn verdicts_html(cmp: &Comparison) -> String {
         let _ = writeln!(
             body,
             "<p class=\"{class}\">{}</p>",
-            crate::report::html::esc(&line)
+            crate::render::escape::esc(&line)
         );
     }
     body
@@ -292,7 +293,8 @@ pub struct ComparisonHtmlReporter {
 
 impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
     fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
-        use crate::report::html::{esc, page};
+        use crate::render::escape::esc;
+        use crate::render::html::page;
         let mut body = String::from("<h1>latscope comparison</h1>\n<ul>\n");
         for (i, l) in cmp.labels.iter().enumerate() {
             let role = if i == 0 { "baseline" } else { "compared" };
@@ -332,7 +334,7 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
                     .flatten()
                     .next()
                     .map(|(s, _)| s.params.deadline_ns);
-                let (svg, note) = crate::report::histogram::histogram_svg(
+                let (svg, note) = crate::render::histogram::histogram_svg(
                     &format!("{} — histograms overlaid", a.key.label()),
                     &lines,
                     deadline,

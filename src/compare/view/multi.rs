@@ -91,7 +91,7 @@ pub fn terminal_text(cmp: &Comparison, in_ns: bool) -> String {
     let _ = writeln!(
         out,
         "\n{}\n",
-        crate::report::terminal_table::condensed_table(header, rows, 2)
+        crate::render::table::condensed_table(header, rows, 2)
     );
     for (_, line) in verdict_lines(cmp) {
         let _ = writeln!(out, "{line}");
@@ -101,7 +101,7 @@ pub fn terminal_text(cmp: &Comparison, in_ns: bool) -> String {
 
 /// Markdown: the same.
 pub fn markdown_text(cmp: &Comparison, in_ns: bool) -> String {
-    use crate::report::markdown::{md_cell, md_table};
+    use crate::render::markdown::{md_cell, md_table};
     let mut out = format!("## latscope: {}\n\n", md_cell(&intro(cmp)));
     for line in column_lines(cmp) {
         let _ = writeln!(out, "- {}", md_cell(&line));
@@ -119,7 +119,7 @@ pub fn markdown_text(cmp: &Comparison, in_ns: bool) -> String {
 /// HTML: the columns, the table and one chart per aligned scenario × CPU (a trend over
 /// time for `--by date`, grouped bars otherwise).
 pub fn html_section(cmp: &Comparison, in_ns: bool) -> anyhow::Result<String> {
-    use crate::report::html::esc;
+    use crate::render::escape::esc;
     let axis = axis_of(cmp);
     let mut out = format!("<section>\n<h2>{}</h2>\n<ul>\n", esc(&intro(cmp)));
     for line in column_lines(cmp) {
@@ -145,8 +145,8 @@ pub fn html_section(cmp: &Comparison, in_ns: bool) -> anyhow::Result<String> {
                 "max and p99 over time (one point per run, OSADL style)",
             ),
             _ => (
-                crate::report::plots::category_svg(
-                    crate::report::plots::Style::Bars,
+                crate::render::plots::category_svg(
+                    crate::render::plots::Style::Bars,
                     &a.key.label(),
                     axis.name(),
                     "latency (µs)",

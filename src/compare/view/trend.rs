@@ -123,12 +123,12 @@ pub fn trend_svg(
                 .filter_map(|(&d, v)| v.map(|v| (d, v)))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            crate::report::plots::draw_line_with_dots(&mut chart, &points, label, i)?;
+            crate::render::plots::draw_line_with_dots(&mut chart, &points, label, i)?;
         }
-        crate::report::plots::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        crate::render::plots::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         root.present()?;
     }
-    Ok(crate::report::plots::finish_svg(&svg))
+    Ok(crate::render::plots::finish_svg(&svg))
 }
 
 type Chart<'a> = ChartContext<

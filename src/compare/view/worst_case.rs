@@ -10,7 +10,7 @@ const TITLE: &str = "Worst case beyond the samples";
 
 /// The Markdown part (empty when no run has an estimate).
 pub fn markdown(cmp: &Comparison, in_ns: bool) -> String {
-    use crate::report::markdown::{md_cell, md_table};
+    use crate::render::markdown::{md_cell, md_table};
     let Some((header, rows)) = table(cmp, in_ns) else {
         return String::new();
     };
@@ -25,7 +25,7 @@ pub fn markdown(cmp: &Comparison, in_ns: bool) -> String {
 
 /// The HTML part (empty when no run has an estimate).
 pub fn html(cmp: &Comparison, in_ns: bool) -> String {
-    use crate::report::html::esc;
+    use crate::render::escape::esc;
     let Some((header, rows)) = table(cmp, in_ns) else {
         return String::new();
     };

@@ -106,7 +106,7 @@ pub const PATTERNS: [&str; 7] = [
     r#"><rect width="8" height="8" fill="C"/><rect width="4" height="4" fill="white"/><rect x="4" y="4" width="4" height="4" fill="white"/>"#,
 ];
 
-pub(super) fn hex(c: RGBColor) -> String {
+pub fn hex(c: RGBColor) -> String {
     format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
 }
 
@@ -173,7 +173,7 @@ pub fn pattern_bars(svg: &str, colors: &[RGBColor]) -> String {
 
 /// The value of attribute `name` in an SVG tag's text (tests read the SVG they draw).
 #[cfg(test)]
-pub(crate) fn svg_attr<'a>(tag: &'a str, name: &str) -> &'a str {
+pub fn svg_attr<'a>(tag: &'a str, name: &str) -> &'a str {
     let quoted = format!("{name}=\"");
     let from = tag
         .find(&quoted)
@@ -184,7 +184,7 @@ pub(crate) fn svg_attr<'a>(tag: &'a str, name: &str) -> &'a str {
 
 #[cfg(test)]
 mod tests {
-    use crate::report::plots::{category_svg, color, timeline_svg, Style};
+    use crate::render::plots::{category_svg, color, timeline_svg, Style};
 
     /// The elements (tag names) drawn in `hex`'s colour, fill or stroke, sorted.
     fn tags_of(svg: &str, hex: &str) -> Vec<String> {

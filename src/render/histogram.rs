@@ -3,7 +3,9 @@
 //! panel to the right, each marked and labelled, empty bins never drawn, and each line's
 //! max in the legend (OSADL style).
 
-use super::plots::{axis_number, chart_builder, color, deadline_style, draw_legend, with_svg};
+use crate::render::plots::{
+    axis_number, chart_builder, color, deadline_style, draw_legend, with_svg,
+};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -226,7 +228,13 @@ fn draw_body(
             .collect();
         // Its own marker shape: a lone bin (or an outlier) has no line whose dashes tell
         // it apart; the legend shows the line with the marker on it.
-        super::plot_marks::draw_markers_on_line(&mut chart, i, &points, c, legend_label(l))?;
+        crate::render::plot_marks::draw_markers_on_line(
+            &mut chart,
+            i,
+            &points,
+            c,
+            legend_label(l),
+        )?;
     }
     if let Some(d) = deadline {
         let x = d as f64 / 1e3;
@@ -283,7 +291,7 @@ fn draw_outliers(
         let c = color(i);
         chart.draw_series(LineSeries::new([(x, FLOOR), (x, n)], c.stroke_width(2)))?;
         // The line's own marker shape, as in the body and the legend.
-        super::plot_marks::draw_markers(&mut chart, i, &[(x, n)], c, None)?;
+        crate::render::plot_marks::draw_markers(&mut chart, i, &[(x, n)], c, None)?;
     }
     points.sort_by(|a, b| b.1.total_cmp(&a.1));
     for &(i, x, n) in points.iter().take(MAX_LABELS) {
@@ -307,7 +315,7 @@ fn draw_outliers(
         };
         let font = ("sans-serif", 15)
             .into_font()
-            .color(&super::plots::deadline_color())
+            .color(&crate::render::plots::deadline_color())
             .pos(Pos::new(side, VPos::Center));
         let label = format!("deadline {}", crate::units::human_ns(d));
         let at = (x, (FLOOR * y_max).sqrt());
@@ -398,9 +406,9 @@ mod tests {
         let (svg, _) = histogram_svg("t", &lines, Some(1_000_000)).unwrap();
         let (lo, hi) = polyline_x_extent(&svg, "#E69F00");
         assert!(
-            hi - lo > 0.6 * f64::from(super::super::plots::WIDTH),
+            hi - lo > 0.6 * f64::from(crate::render::plots::WIDTH),
             "CPU 1's body spans {lo:.0}..{hi:.0} of {} px",
-            super::super::plots::WIDTH
+            crate::render::plots::WIDTH
         );
         assert!(svg.contains("CPU 1 — max 8.97 ms"), "max in the legend");
         assert!(svg.contains("CPU 0 — max 120.4 µs"), "max in the legend");
@@ -465,12 +473,12 @@ mod tests {
             .expect("legend label");
         let tag = &svg[svg[..at].rfind("<text").unwrap()..at];
         let attr = |tag: &str, name: &str| -> f64 {
-            crate::report::plot_marks::svg_attr(tag, name)
+            crate::render::plot_marks::svg_attr(tag, name)
                 .parse()
                 .unwrap()
         };
         let size = attr(tag, "font-size");
-        let min = super::super::plots::MIN_FONT;
+        let min = crate::render::plots::MIN_FONT;
         assert!(
             (min..min * 1.1).contains(&size),
             "legend shown at {size}: {tag}"

@@ -3,7 +3,7 @@
 //! the per-second maximum over time, and category charts for suites and wake sweeps.
 //! plotters escapes every text it writes into the SVG.
 
-use super::plot_marks::{draw_markers, draw_markers_on_line};
+use crate::render::plot_marks::{draw_markers, draw_markers_on_line};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -52,7 +52,7 @@ fn dashed(svg: &str) -> String {
 }
 
 /// Axis numbers: no decimals from 100 on.
-pub(super) fn axis_number(v: &f64) -> String {
+pub fn axis_number(v: &f64) -> String {
     if v.abs() >= 100.0 || *v == 0.0 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {
@@ -62,7 +62,7 @@ pub(super) fn axis_number(v: &f64) -> String {
     }
 }
 
-pub(super) fn with_svg(
+pub fn with_svg(
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> anyhow::Result<()>,
 ) -> anyhow::Result<String> {
     let mut svg = String::new();
@@ -110,7 +110,7 @@ pub fn readable_fonts(svg: &str) -> String {
 }
 
 /// A chart on `root` with the title, margin and axis label areas every chart here has.
-pub(super) fn chart_builder<'a, 'b>(
+pub fn chart_builder<'a, 'b>(
     root: &'a DrawingArea<SVGBackend<'b>, Shift>,
     title: &str,
 ) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
@@ -155,12 +155,12 @@ pub fn draw_line_with_dots<'a>(
     draw_markers_on_line(chart, i, points, c, label.to_string())
 }
 
-pub(super) fn deadline_style() -> ShapeStyle {
+pub fn deadline_style() -> ShapeStyle {
     DEADLINE.stroke_width(2)
 }
 
 /// The deadline's colour, for its labels.
-pub(super) fn deadline_color() -> RGBColor {
+pub fn deadline_color() -> RGBColor {
     DEADLINE
 }
 
@@ -294,7 +294,7 @@ pub fn category_svg(
     .map(|svg| match style {
         Style::Bars => {
             let colors: Vec<RGBColor> = (0..series.len()).map(color).collect();
-            super::plot_marks::pattern_bars(&svg, &colors)
+            crate::render::plot_marks::pattern_bars(&svg, &colors)
         }
         Style::Lines => svg,
     })

@@ -1,0 +1,19 @@
+//! The render kit: what every renderer draws with, whatever it renders (a run, a comparison,
+//! a doctor result, the cyclictest drop-in's lines): the `Reporter` trait, terminal tables
+//! that fit the width, Markdown and HTML pieces with their escaping, and SVG charts that hold
+//! real data. It knows no result type: callers hand it strings, numbers and buckets.
+
+pub mod chart_data;
+pub mod escape;
+pub mod histogram;
+pub mod html;
+pub mod markdown;
+pub mod plot_marks;
+pub mod plots;
+pub mod table;
+
+/// Renders a Run (or what else a format shows, such as a `compare::Comparison` or a doctor
+/// report) in one format: bytes out, no files touched.
+pub trait Reporter<Input: ?Sized> {
+    fn render(&self, input: &Input) -> anyhow::Result<Vec<u8>>;
+}
