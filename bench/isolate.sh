@@ -21,7 +21,7 @@ for config in other fifo fifo-dma0; do
         esac
         if [ "$iso" != none ]; then set -- "$@" --isolate "$iso"; fi
         echo "== $config, isolate $iso (CPU hog on all $CPUS CPUs)"
-        "$B" timer --cpus 1 -D "$D" "$@" \
+        "$B" timer --cpus 1 -D "${D}s" "$@" \
             --export-json "bench/out/isolate-$config-$iso.json" 2>/dev/null
     done
 done

@@ -15,7 +15,7 @@ command -v oslat >/dev/null || { echo "oslat not found (apt-get install rt-tests
 # oslat: 1 µs buckets (bucket 32 collects everything from 32 µs up), 1 s pre-heat.
 oslat --cpu-list "$CPU" --duration "$SECS" --rtprio "$PRIO" --json="$OUT/oslat.json" -q >/dev/null
 # latscope: gaps above 1 µs after the loop cost; 1 s warm-up like oslat's pre-heat.
-"$BIN" noise --cpus "$CPU" -D "$SECS" -p "$PRIO" --warmup 1s -q --export-json "$OUT/latscope.json" \
+"$BIN" noise --cpus "$CPU" -D "${SECS}s" -p "$PRIO" --warmup 1s -q --export-json "$OUT/latscope.json" \
   2>"$OUT/latscope.stderr" || { cat "$OUT/latscope.stderr"; exit 1; }
 
 jq -r --arg secs "$SECS" '

@@ -35,7 +35,7 @@ PY
   # latscope refuses to run unpinned: retry while the CPU is unavailable.
   for try in $(seq 1 10); do
     if "$LATSCOPE" wake --mechanism signal --waker-cpu "$CPU" --wakee-cpu "$CPU" \
-      --policy fifo -p "$PRIO" -i "$INTERVAL_US" -l "$LOOPS" --warmup 0 -q \
+      --policy fifo -p "$PRIO" -i "${INTERVAL_US}us" -l "$LOOPS" --warmup 0 -q \
       --export-json "$tmp/wake.json" 2>"$tmp/wake.err"; then
       break
     fi

@@ -523,8 +523,8 @@ pub struct TimerArgs {
     /// Latency above which a sample counts as an overrun. [default: one period]
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub deadline: Option<String>,
-    /// Stop the run at the first sample above this latency (as cyclictest's -b; bare
-    /// numbers are µs). With --trace the trace stops there too and keeps what led to it:
+    /// Stop the run at the first sample above this latency (as cyclictest's -b, with a
+    /// unit: `--break-above 500us`). With --trace the trace stops there too and keeps what led to it:
     /// the spike that broke the run is reported with its causes. Exit code 3.
     #[arg(long, value_name = "DURATION")]
     pub break_above: Option<String>,
@@ -544,7 +544,7 @@ rest of every period: with 950000/1000000 that is a ~50 ms gap each second. It i
 and latscope warns about it; use --policy other to measure without it.")]
 pub struct NoiseArgs {
     /// Gaps at or below this (after subtracting the loop's own cost) are not noise
-    /// (units: ns, us, ms; bare numbers are µs).
+    /// (units: ns, us, ms).
     #[arg(
         long,
         value_name = "DURATION",
@@ -552,7 +552,7 @@ pub struct NoiseArgs {
         allow_hyphen_values = true
     )]
     pub threshold: String,
-    /// Gaps longer than this count as overruns (bare numbers are µs).
+    /// Gaps longer than this count as overruns.
     #[arg(long, value_name = "DURATION", default_value = "100us")]
     pub deadline: String,
     #[command(flatten)]
@@ -577,18 +577,18 @@ pub struct NetArgs {
     /// UDP payload sizes in bytes (24-65507, header included); each size is a scenario.
     #[arg(long, value_name = "LIST", default_value = "64")]
     pub size: String,
-    /// Time between sends (bare numbers are µs). [default: 1ms]
+    /// Time between sends. [default: 1ms]
     #[arg(short = 'i', long, value_name = "DURATION", conflicts_with = "flood")]
     pub interval: Option<String>,
     /// Send the next packet as soon as the reply arrives (like ping -f).
     #[arg(long)]
     pub flood: bool,
-    /// No reply within this counts the packet lost (bare numbers are ms). [default: 100ms
-    /// or ten intervals, whichever is longer]
+    /// No reply within this counts the packet lost. [default: 100ms or ten intervals,
+    /// whichever is longer]
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
-    /// Round trips longer than this count as overruns (bare numbers are µs). [default: the
-    /// interval; 1ms with --flood]
+    /// Round trips longer than this count as overruns. [default: the interval; 1ms with
+    /// --flood]
     #[arg(long, value_name = "DURATION")]
     pub deadline: Option<String>,
     /// Measure through an external reflector (`latscope net --serve` elsewhere) instead of
@@ -633,7 +633,7 @@ pub struct WakeArgs {
         hide_possible_values = true
     )]
     pub mechanism: String,
-    /// Time between wake-ups, on an absolute schedule (bare numbers are µs).
+    /// Time between wake-ups, on an absolute schedule.
     #[arg(short = 'i', long, value_name = "DURATION", default_value = "1ms")]
     pub interval: String,
     /// CPU of the waking thread. [default: the wakee's CPU]
@@ -707,11 +707,12 @@ pub struct TraceArgs {
     /// `latscope restore`.
     #[arg(long)]
     pub trace: bool,
-    /// Samples above this are spikes to attribute (units: ns, us, ms; bare numbers are
-    /// µs). [default: the run's p99.9]
+    /// Samples above this are spikes to attribute (units: ns, us, ms). [default: the run's
+    /// p99.9]
     #[arg(long, value_name = "DURATION")]
     pub trace_threshold: Option<String>,
-    /// Trace ring buffer per traced CPU (K, M, G; bare numbers are bytes). A drain thread on a
+    /// Trace ring buffer per traced CPU, with its unit (K, M, G; B for bytes: a bare number
+    /// is refused, as the kernel's buffer_size_kb counts KiB). A drain thread on a
     /// CPU not measured empties it while the probe runs; lost events are counted per CPU
     /// and reported, never hidden. [default: 8M]
     #[arg(long, value_name = "SIZE")]
@@ -741,7 +742,7 @@ pub struct CommonArgs {
         value_parser = sample_count
     )]
     pub samples: Option<u64>,
-    /// Stop after this long (bare numbers are seconds; as cyclictest's -D). Whichever of
+    /// Stop after this long (`30s`, `5m`; as cyclictest's -D, with a unit). Whichever of
     /// --samples and --duration comes first ends the run. [default: 10s when neither is given]
     #[arg(short = 'D', long, value_name = "DURATION", allow_hyphen_values = true)]
     pub duration: Option<String>,
@@ -753,12 +754,17 @@ pub struct CommonArgs {
         allow_hyphen_values = true
     )]
     pub warmup: String,
-    /// Hold /dev/cpu_dma_latency at this many µs during the run (0 keeps CPUs out of deep
-    /// idle states, as cyclictest does by default). [default: leave the system as it is]
-    #[arg(long = "dma-latency", value_name = "US", allow_negative_numbers = true)]
-    pub dma_latency: Option<i32>,
+    /// Hold /dev/cpu_dma_latency at this latency during the run, in whole µs (`0` or
+    /// `0us` keeps CPUs out of deep idle states, as cyclictest does by default; `20us`
+    /// allows the states that wake within 20 µs). [default: leave the system as it is]
+    #[arg(
+        long = "dma-latency",
+        value_name = "DURATION",
+        allow_hyphen_values = true
+    )]
+    pub dma_latency: Option<String>,
     /// The timer slack (PR_SET_TIMERSLACK) of every thread latscope starts for a
-    /// scenario (units: ns, us, ms; bare numbers are ns). The kernel delays a SCHED_OTHER
+    /// scenario (units: ns, us, ms). The kernel delays a SCHED_OTHER
     /// thread's timer wake-ups by up to its slack to batch them (50us unless the process
     /// changed it); RT threads ignore it. The default of 1ns measures the scheduler and
     /// timer alone; `--timer-slack 50us` shows what an application that never sets its
@@ -856,7 +862,7 @@ pub struct LoadArgs {
     /// Load specs, KIND[:FIELD,...] (see --list).
     #[arg(value_name = "SPEC", required_unless_present = "list")]
     pub specs: Vec<String>,
-    /// How long the loads run (bare numbers are seconds).
+    /// How long the loads run (`10s`, `5m`).
     #[arg(short = 'D', long, value_name = "DURATION", default_value = "10s")]
     pub duration: String,
     /// Document every load kind, its fields and its unit, and exit.
@@ -984,7 +990,7 @@ pub struct GpioArgs {
     /// The input's bias.
     #[arg(long, value_enum, default_value = "as-is")]
     pub bias: crate::probe::gpio::Bias,
-    /// Debounce on the input (none unless asked; bare numbers are µs).
+    /// Debounce on the input, in whole µs (none unless asked).
     #[arg(long, value_name = "DURATION")]
     pub debounce: Option<String>,
     /// The kernel's event buffer for the input, in events (1-4096). [default: the kernel's, 16]
@@ -997,7 +1003,7 @@ pub struct GpioArgs {
     /// hardware timestamp engine, where the kernel has one).
     #[arg(long, value_enum, default_value = "monotonic")]
     pub event_clock: crate::probe::gpio::EventClock,
-    /// Samples above this count as overruns (bare numbers are µs).
+    /// Samples above this count as overruns.
     #[arg(long, value_name = "DURATION", default_value = "1ms")]
     pub deadline: String,
     #[command(flatten)]

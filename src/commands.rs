@@ -530,11 +530,11 @@ fn worst_case_options(
     let duration = |option: &str, text: &Option<String>| -> anyhow::Result<Option<u64>> {
         text.as_deref()
             .map(|t| {
-                crate::units::parse_duration_ns(t).map_err(|reason| {
+                crate::units::parse_duration_ns(t, "us").map_err(|reason| {
                     crate::error::UserError::InvalidValue {
                         option: option.into(),
                         value: t.into(),
-                        reason: format!("{reason}; give a duration such as 120us"),
+                        reason,
                     }
                     .into()
                 })

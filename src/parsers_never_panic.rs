@@ -27,13 +27,14 @@ proptest! {
 
     #[test]
     fn durations(text in hostile()) {
-        let _ = parse_duration_ns(&text);
+        let _ = parse_duration_ns(&text, "us");
         let _ = crate::units::parse_duration_ns_with_default(&text, 1_000);
     }
 
     #[test]
     fn sizes(text in hostile()) {
         let _ = parse_size_bytes(&text);
+        let _ = crate::units::parse_size_with_unit(&text);
     }
 
     #[test]

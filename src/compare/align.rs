@@ -62,7 +62,7 @@ impl AlignKey {
         }
         if self.period_ns > 0 {
             s.push(' ');
-            s.push_str(&crate::units::compact_ns(self.period_ns));
+            s.push_str(&crate::units::name_ns(self.period_ns));
         }
         if !self.loads.is_empty() {
             s.push_str(&format!(" load={}", self.loads.join("+")));

@@ -62,7 +62,7 @@ pub fn parse_rule(text: &str) -> Result<Rule, String> {
                 ));
             }
         }
-        Some(a) => crate::units::parse_duration_ns(a)? as f64,
+        Some(a) => crate::units::parse_duration_ns(a, "us")? as f64,
     };
     Ok(Rule {
         stats,

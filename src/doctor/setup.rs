@@ -65,7 +65,11 @@ pub fn parse(words: &[String]) -> Result<Option<PlannedRun>, UserError> {
         policy: common.policy,
         priority: common.priority,
         cpus: common.cpus.clone(),
-        dma_latency_us: common.dma_latency,
+        dma_latency_us: common
+            .dma_latency
+            .as_deref()
+            .map(crate::plan::common::dma_latency_us)
+            .transpose()?,
         cyclictest: false,
     }))
 }

@@ -468,7 +468,7 @@ fn scenarios_by_interval(
             cpus.sort_unstable();
             cpus.dedup();
             let warnings = warnings.take().unwrap_or_else(|| imported.clone());
-            let name = format!("timer {METHOD} {}", crate::units::compact_ns(period_ns));
+            let name = format!("timer {METHOD} {}", crate::units::name_ns(period_ns));
             let params = ScenarioParams {
                 method: METHOD.into(),
                 period_ns,

@@ -150,7 +150,7 @@ fn params_of(name: &str) -> (ProbeKind, ScenarioParams) {
     let method = words.get(1).unwrap_or(&"").to_string();
     let period_ns = words
         .get(2)
-        .and_then(|w| crate::units::parse_duration_ns(w).ok())
+        .and_then(|w| crate::units::parse_duration_ns(w, "us").ok())
         .unwrap_or(0);
     let params = ScenarioParams {
         method,

@@ -91,6 +91,21 @@ impl CommonRequest {
     }
 }
 
+/// `--dma-latency` as typed: a duration in whole µs (the kernel's PM QoS value is an
+/// i32 of µs), `0` or `0us` included.
+pub fn dma_latency_us(text: &str) -> Result<i32, UserError> {
+    const MAX_US: u64 = 2_000_000_000;
+    let ns = duration_in_range("--dma-latency", text, 1_000, 0, MAX_US * 1_000)?;
+    if ns % 1_000 != 0 {
+        return Err(invalid(
+            "--dma-latency",
+            text,
+            "/dev/cpu_dma_latency holds whole µs; write e.g. 0us, 10us or 1ms",
+        ));
+    }
+    Ok((ns / 1_000) as i32)
+}
+
 /// Checks the shared options as typed: CPU lists, ranges, load specs. Reads nothing.
 pub fn check_common(args: &CommonArgs) -> Result<CommonRequest, UserError> {
     let isolate = match &args.isolate {
@@ -125,15 +140,10 @@ pub fn check_common(args: &CommonArgs) -> Result<CommonRequest, UserError> {
         0,
         3_600_000_000_000,
     )?;
-    if let Some(us) = args.dma_latency {
-        if us < 0 {
-            return Err(out_of_range(
-                "--dma-latency",
-                &us.to_string(),
-                "0 to 2000000000 µs",
-            ));
-        }
-    }
+    let dma_latency_us = match &args.dma_latency {
+        Some(text) => Some(dma_latency_us(text)?),
+        None => None,
+    };
     let loads = crate::load::parse_specs(&args.loads)?;
     Ok(CommonRequest {
         cpus,
@@ -142,7 +152,7 @@ pub fn check_common(args: &CommonArgs) -> Result<CommonRequest, UserError> {
         samples,
         duration_ns,
         warmup_ns,
-        dma_latency_us: args.dma_latency,
+        dma_latency_us,
         timer_slack_ns: Some(super::timer_slack::check(args.timer_slack.as_deref())?),
         raw: args.raw.clone(),
         worst_case: args.worst_case,

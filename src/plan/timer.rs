@@ -7,6 +7,7 @@ use super::common::{
     busy_checked_scenarios, check_common, check_output, check_raw_capacity, check_trace,
     command_plan, duration_in_range, invalid, CommonRequest, Machine, MAX_PERIOD_NS, MIN_PERIOD_NS,
 };
+use super::range::duration_in_range_bare;
 use super::{OutputSettings, Plan, TraceSettings};
 use crate::cli::TimerArgs;
 use crate::error::UserError;
@@ -47,7 +48,9 @@ pub fn check_timer(args: &TimerArgs) -> Result<TimerRequest, UserError> {
     }
     let period_ns = match (&args.period, &args.interval_us) {
         (Some(p), _) => duration_in_range("--period", p, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)?,
-        (None, Some(i)) => duration_in_range("--interval", i, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)?,
+        (None, Some(i)) => {
+            duration_in_range_bare("--interval", i, 1_000, MIN_PERIOD_NS, MAX_PERIOD_NS)?
+        }
         (None, None) => 1_000_000,
     };
     let deadline_ns = match &args.deadline {

@@ -12,7 +12,7 @@ pub const DEFAULT_TIMER_SLACK_NS: u64 = 1;
 /// measures the slack itself).
 pub const MAX_TIMER_SLACK_NS: u64 = 1_000_000_000;
 
-/// `--timer-slack` as typed (bare numbers are ns), or the default.
+/// `--timer-slack` as typed (with its unit), or the default.
 pub fn check(text: Option<&str>) -> Result<u64, UserError> {
     match text {
         Some(text) => duration_in_range("--timer-slack", text, 1, 1, MAX_TIMER_SLACK_NS),
@@ -41,12 +41,12 @@ mod tests {
             })
         };
         assert_eq!(with("50us").unwrap().timer_slack_ns, Some(50_000));
-        assert_eq!(
-            with("200").unwrap().timer_slack_ns,
-            Some(200),
-            "bare numbers are ns"
-        );
-        for bad in ["0", "2s", "soon"] {
+        assert_eq!(with("200ns").unwrap().timer_slack_ns, Some(200));
+        let bare = with("200")
+            .expect_err("a bare number has no unit")
+            .to_string();
+        assert!(bare.contains("write 200ns"), "{bare}");
+        for bad in ["0", "0us", "2s", "soon", "200"] {
             let error = with(bad).expect_err(bad).to_string();
             assert!(
                 error.contains("--timer-slack") && error.contains(bad),

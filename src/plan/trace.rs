@@ -36,7 +36,7 @@ pub fn check_trace(args: &TraceArgs) -> Result<Option<TraceSettings>, UserError>
     };
     let buffer_bytes = match &args.trace_buffer {
         Some(t) => {
-            let b = units::parse_size_bytes(t).map_err(|r| invalid("--trace-buffer", t, r))?;
+            let b = units::parse_size_with_unit(t).map_err(|r| invalid("--trace-buffer", t, r))?;
             if !(64 << 10..=1 << 30).contains(&b) {
                 return Err(out_of_range("--trace-buffer", t, "64K to 1G per CPU"));
             }

@@ -140,7 +140,7 @@ impl Probe for NoiseProbe {
     /// names and `latscope noise`'s stay as they were.
     fn name_suffix(&self) -> Option<String> {
         (self.threshold_ns != 1_000)
-            .then(|| format!("threshold={}", crate::units::compact_ns(self.threshold_ns)))
+            .then(|| format!("threshold={}", crate::units::name_ns(self.threshold_ns)))
     }
     fn extra_params(&self) -> ParamsExtra {
         ParamsExtra {

@@ -26,10 +26,12 @@ const DEFAULT_STATS: [Stat; 6] = [
     Stat::Overruns,
 ];
 
-/// A LAVA test case name: letters, digits, `.`, `_` and `-` only.
+/// A LAVA test case name: letters, digits, `.`, `_` and `-` only (durations glued to
+/// ASCII units: `timer clock-nanosleep 1 ms` is `timer_clock-nanosleep_1ms`, as before
+/// names were spaced, so logs of both read back alike).
 pub fn lava_name(text: &str) -> String {
     let mut out = String::new();
-    for c in text.chars() {
+    for c in crate::units::glued_durations(text).chars() {
         if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
             out.push(c);
         } else if !out.ends_with('_') {

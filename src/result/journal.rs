@@ -143,6 +143,7 @@ pub fn parse(path: &std::path::Path, text: &str) -> Result<Run, UserError> {
         run.scenarios.push(p.scenario);
         run.checkpoint = Some(p.checkpoint);
     }
+    run.respell_old_names();
     Ok(run)
 }
 

@@ -45,7 +45,7 @@ pub fn parse_limits(text: &str) -> Result<Vec<Limit>, String> {
                     "'{value}' for {stat} has no unit; write e.g. {stat}={value}us"
                 ));
             }
-            crate::units::parse_duration_ns(value)? as f64
+            crate::units::parse_duration_ns(value, "us")? as f64
         };
         limits.push(Limit { stat, limit });
     }

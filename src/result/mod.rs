@@ -110,7 +110,7 @@ pub struct SuiteInfo {
 /// One measured configuration: probe × method × period × load × isolation × policy.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Scenario {
-    /// A readable label, unique within the run (e.g. `timer clock-nanosleep 1ms`).
+    /// A readable label, unique within the run (e.g. `timer clock-nanosleep 1 ms`).
     pub name: String,
     /// `timer`, `wake`, `net` or `noise`.
     pub probe: ProbeKind,
@@ -380,7 +380,19 @@ impl Run {
         })?;
         // Read into this version's types, it is this version's run.
         run.schema_version = SCHEMA_VERSION;
+        run.respell_old_names();
         Ok(run)
+    }
+
+    /// Scenario names written before durations were spaced (`timer clock-nanosleep
+    /// 300us`) in today's style (`300 µs`), so an old file's tables read as a new one's.
+    pub fn respell_old_names(&mut self) {
+        for sc in &mut self.scenarios {
+            sc.name = crate::units::spaced_durations(&sc.name);
+        }
+        if let Some(c) = &mut self.checkpoint {
+            c.scenario = crate::units::spaced_durations(&c.scenario);
+        }
     }
 }
 

@@ -9,7 +9,7 @@ pub fn scenario_name(sp: &ScenarioPlan) -> String {
     let mut name = format!("{} {}", sp.probe.kind(), sp.probe.method());
     if sp.probe.period_ns() > 0 {
         name.push(' ');
-        name.push_str(&crate::units::compact_ns(sp.probe.period_ns()));
+        name.push_str(&crate::units::name_ns(sp.probe.period_ns()));
     }
     if let Some(suffix) = sp.probe.name_suffix() {
         name.push(' ');
@@ -29,7 +29,7 @@ pub fn scenario_name(sp: &ScenarioPlan) -> String {
         .timer_slack_ns
         .filter(|&ns| ns != crate::plan::DEFAULT_TIMER_SLACK_NS)
     {
-        name.push_str(&format!(" slack={}", crate::units::compact_ns(ns)));
+        name.push_str(&format!(" slack={}", crate::units::name_ns(ns)));
     }
     if sp.settings.policy != crate::sys::sched::Policy::Fifo
         || sp.settings.priority != crate::plan::DEFAULT_RT_PRIORITY
@@ -65,13 +65,16 @@ pub fn params_of(sp: &ScenarioPlan) -> ScenarioParams {
     }
 }
 
-/// A stable hash (FNV-1a, hex) of the plan's scenarios: names and parameters, in order.
+/// A stable hash (FNV-1a, hex) of the plan's scenarios: names (durations glued, as they
+/// were first written) and parameters, in order.
 pub fn plan_hash(plan: &Plan) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for sp in &plan.scenarios {
+        // The name as latscope wrote it before durations were spaced (`300us`), so a
+        // run started by that version still resumes.
         let text = format!(
             "{}\n{}\n",
-            scenario_name(sp),
+            crate::units::glued_durations(&scenario_name(sp)),
             serde_json::to_string(&params_of(sp)).unwrap_or_default()
         );
         for b in text.bytes() {

@@ -39,6 +39,68 @@ fn zero_negative_and_huge_periods() {
     fails_with(&["timer", "--period", "1 parsec"], 2, &["unknown unit"]);
 }
 
+/// Issue 33's one unit rule: every duration option of every command refuses a bare number
+/// with the fix (the unit its users mean), instead of reading it in a unit of its own
+/// (`--deadline 5` was 5 µs, `-D 5` 5 s, `--timer-slack 5` 5 ns); sizes read two ways too.
+fn every_duration_option_needs_its_unit() {
+    let cases: [(&[&str], &str, &str); 13] = [
+        (&["timer", "--deadline", "5"], "--deadline", "write 5us"),
+        (&["timer", "-D", "10"], "--duration", "write 10s"),
+        (&["timer", "--warmup", "2"], "--warmup", "write 2s"),
+        (&["timer", "--checkpoint", "5"], "--checkpoint", "write 5s"),
+        (
+            &["timer", "--break-above", "500"],
+            "--break-above",
+            "write 500us",
+        ),
+        (
+            &["timer", "--timer-slack", "50"],
+            "--timer-slack",
+            "write 50ns",
+        ),
+        (
+            &["timer", "--dma-latency", "10"],
+            "--dma-latency",
+            "write 10us",
+        ),
+        (
+            &["timer", "--trace", "--trace-buffer", "4096"],
+            "--trace-buffer",
+            "write 4096K",
+        ),
+        (
+            &["timer", "--trace", "--trace-threshold", "50"],
+            "--trace-threshold",
+            "write 50us",
+        ),
+        (&["wake", "-i", "1000"], "--interval", "write 1000us"),
+        (&["net", "--timeout", "100"], "--timeout", "write 100ms"),
+        (&["noise", "--threshold", "5"], "--threshold", "write 5us"),
+        (&["load", "cpu:50%", "-D", "5"], "--duration", "write 5s"),
+    ];
+    for (args, option, fix) in cases {
+        let value = args.last().unwrap();
+        fails_with(args, 2, &[option, &format!("'{value}'"), "no unit", fix]);
+    }
+    fails_with(
+        &["timer", "--dma-latency", "1500ns"],
+        2,
+        &["--dma-latency", "whole µs"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("bare.toml");
+    std::fs::write(
+        &plan,
+        "[[matrix]]\nprobe = \"timer\"\nperiods = [\"300\"]\n",
+    )
+    .unwrap();
+    fails_with(
+        &["suite", "--plan", plan.to_str().unwrap()],
+        2,
+        &["periods", "'300'", "no unit", "write 300us"],
+    );
+}
+
 fn unknown_method() {
     fails_with(
         &["timer", "--method", "sleepy"],
@@ -113,7 +175,7 @@ fn rt_policy_without_permission_suggests_other() {
             "--inh-caps=-all",
         ])
         .arg(&bin)
-        .args(["timer", "--policy", "fifo", "-D", "1"])
+        .args(["timer", "--policy", "fifo", "-D", "1s"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -139,7 +201,7 @@ fn busy_at_rt_with_throttling_off_is_refused_unless_forced() {
     let _restore = Restore(original);
     std::fs::write(path, "-1").expect("checked before: root may change it");
     fails_with(
-        &["timer", "--method", "busy", "--cpus", "0", "-D", "1"],
+        &["timer", "--method", "busy", "--cpus", "0", "-D", "1s"],
         2,
         &[
             "refusing busy-waiting",
@@ -322,6 +384,10 @@ pub fn cases() -> Vec<common::Case> {
         common::case(
             "zero_negative_and_huge_periods",
             zero_negative_and_huge_periods,
+        ),
+        common::case(
+            "every_duration_option_needs_its_unit",
+            every_duration_option_needs_its_unit,
         ),
         common::case("unknown_method", unknown_method),
         common::case("cpus_that_are_not_online", cpus_that_are_not_online),

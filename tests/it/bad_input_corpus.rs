@@ -78,7 +78,7 @@ fn item_10_cpu_ranges_beyond_what_can_exist_are_refused_before_expanding() {
         "8192",
     ] {
         refused(
-            &["timer", "-D", "1", "--cpus", list],
+            &["timer", "-D", "1s", "--cpus", list],
             2,
             &["--cpus", "cannot exist", "0 to 8191"],
             QUICK,
@@ -87,7 +87,7 @@ fn item_10_cpu_ranges_beyond_what_can_exist_are_refused_before_expanding() {
     // Many overlapping ranges stay within one bounded set.
     let many = vec!["0-8191"; 10_000].join(",");
     refused(
-        &["timer", "-D", "1", "--cpus", &many],
+        &["timer", "-D", "1s", "--cpus", &many],
         2,
         &["--cpus"],
         QUICK,
@@ -146,7 +146,7 @@ fn item_11_cyclictest_json_with_min_above_max_or_garbage_is_refused() {
 fn item_11_interval_that_overflows_a_period_is_refused() {
     for cmd in ["timer", "wake", "net"] {
         refused(
-            &[cmd, "-i", "18446744073709551615", "-D", "1"],
+            &[cmd, "-i", "18446744073709551615", "-D", "1s"],
             2,
             &["--interval", "too large"],
             QUICK,
@@ -179,7 +179,7 @@ fn item_12_a_huge_input_file_is_refused_from_its_size_before_reading() {
 
 fn item_15_negative_values_name_the_option() {
     refused(
-        &["timer", "-p", "-1", "-D", "1"],
+        &["timer", "-p", "-1", "-D", "1s"],
         2,
         &["--priority", "1-99"],
         QUICK,
@@ -187,13 +187,13 @@ fn item_15_negative_values_name_the_option() {
     refused(&["timer", "-l", "-5"], 2, &["--samples", "-5"], QUICK);
     refused(&["timer", "--samples", "-5"], 2, &["--samples"], QUICK);
     refused(
-        &["wake", "--competitors", "-1", "-D", "1"],
+        &["wake", "--competitors", "-1", "-D", "1s"],
         2,
         &["--competitors", "-1"],
         QUICK,
     );
     refused(
-        &["noise", "--threshold", "-1", "-D", "1"],
+        &["noise", "--threshold", "-1", "-D", "1s"],
         2,
         &["--threshold", "negative"],
         QUICK,
@@ -234,11 +234,11 @@ fn serial_loads_on_what_is_no_terminal_or_at_odd_rates_are_refused_before_runnin
         };
         let key = format!("dev={device}");
         for command in [
-            vec!["load", spec.as_str(), "-D", "1"],
-            vec!["timer", "--load", spec.as_str(), "-D", "1"],
-            vec!["wake", "--load", spec.as_str(), "-D", "1"],
-            vec!["net", "--load", spec.as_str(), "-D", "1"],
-            vec!["noise", "--load", spec.as_str(), "-D", "1"],
+            vec!["load", spec.as_str(), "-D", "1s"],
+            vec!["timer", "--load", spec.as_str(), "-D", "1s"],
+            vec!["wake", "--load", spec.as_str(), "-D", "1s"],
+            vec!["net", "--load", spec.as_str(), "-D", "1s"],
+            vec!["noise", "--load", spec.as_str(), "-D", "1s"],
         ] {
             refused(&command, 2, &["--load", &key, why], QUICK);
         }
@@ -257,7 +257,7 @@ fn serial_loads_on_what_is_no_terminal_or_at_odd_rates_are_refused_before_runnin
     ] {
         let mut needles = needles.to_vec();
         needles.push(spec);
-        refused(&["load", spec, "-D", "1"], 2, &needles, QUICK);
+        refused(&["load", spec, "-D", "1s"], 2, &needles, QUICK);
     }
 }
 

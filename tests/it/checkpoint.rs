@@ -77,7 +77,7 @@ fn killed_timer_reports_its_checkpoint_and_resumes() {
     // The user's table: the samples so far, the percentiles and the max, marked partial.
     assert!(table.contains("(partial)"), "{table}");
     assert!(
-        table.contains("partial: 'timer clock-nanosleep 1ms'"),
+        table.contains("partial: 'timer clock-nanosleep 1 ms'"),
         "{table}"
     );
     assert!(table.contains(&samples.to_string()), "{table}");
@@ -104,7 +104,7 @@ fn killed_timer_reports_its_checkpoint_and_resumes() {
     assert_eq!(s.len(), 2, "{s:?}");
     assert_eq!(
         s[0]["name"],
-        "timer clock-nanosleep 1ms (interrupted part 1)"
+        "timer clock-nanosleep 1 ms (interrupted part 1)"
     );
     assert_eq!(s[0]["partial"], true);
     assert_eq!(s[0]["threads"][0]["samples"], samples);
@@ -151,7 +151,7 @@ fn summaries_of_the_killed_run_mark_it_partial(json: &Path, samples: u64) {
         "{md}"
     );
     assert!(
-        md.contains("*partial: 'timer clock-nanosleep 1ms' was still measuring"),
+        md.contains("*partial: 'timer clock-nanosleep 1 ms' was still measuring"),
         "{md}"
     );
     assert!(

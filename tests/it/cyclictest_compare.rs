@@ -91,7 +91,7 @@ fn compare_reads_real_cyclictest_output_beside_latscope_on_the_same_cpu() {
     );
     // One aligned scenario with all three runs in it (one table, a column per file), and
     // a verdict for each.
-    let label = format!("timer clock-nanosleep 1ms cpu{cpu}");
+    let label = format!("timer clock-nanosleep 1 ms cpu{cpu}");
     assert!(text.contains(&format!("│ {label} ")), "{text}");
     assert!(!text.contains("missing:"), "all three align: {text}");
     assert_eq!(
@@ -157,8 +157,8 @@ fn import_labels_each_thread_with_its_own_interval() {
     );
     let text = String::from_utf8_lossy(&compare.stdout);
     for label in [
-        "timer clock-nanosleep 1ms cpu1",
-        "timer clock-nanosleep 1.5ms cpu1",
+        "timer clock-nanosleep 1 ms cpu1",
+        "timer clock-nanosleep 1.5 ms cpu1",
     ] {
         assert!(text.contains(label), "{label}: {text}");
     }

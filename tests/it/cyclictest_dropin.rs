@@ -378,7 +378,7 @@ fn compare_reads_latscope_cyclictest_json() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("missing:"), "both align: {text}");
     assert!(
-        text.contains(&format!("timer clock-nanosleep 1ms cpu{cpu}")),
+        text.contains(&format!("timer clock-nanosleep 1 ms cpu{cpu}")),
         "{text}"
     );
 }

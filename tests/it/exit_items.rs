@@ -99,7 +99,7 @@ fn item5_sigkill_keeps_the_last_checkpoint() {
     let v: Value = common::read_result(&json).unwrap();
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["checkpoint"]["partial"], true);
-    assert_eq!(v["checkpoint"]["scenario"], "timer clock-nanosleep 1ms");
+    assert_eq!(v["checkpoint"]["scenario"], "timer clock-nanosleep 1 ms");
     let samples = v["checkpoint"]["threads"][0]["samples"].as_u64().unwrap();
     // At 1 ms, ~0.9 s measured before the kill; the last checkpoint is ≤ 200 ms older.
     assert!(samples >= 300, "{samples} samples in the last checkpoint");

@@ -206,7 +206,7 @@ fn shield_confines_an_unpinned_process_and_restores_exactly() {
     assert_eq!(status_field(spinner_pid, "Cpus_allowed_list:"), all);
     let json = tempfile::NamedTempFile::new().unwrap();
     let run = latscope()
-        .args(["timer", "--isolate", "1", "-D", "4", "-q", "--export-json"])
+        .args(["timer", "--isolate", "1", "-D", "4s", "-q", "--export-json"])
         .arg(json.path())
         .stderr(Stdio::null())
         .spawn()
@@ -244,7 +244,7 @@ fn json_reports_what_the_isolation_did() {
     let json = tempfile::NamedTempFile::new().unwrap();
     common::assert_success(
         latscope()
-            .args(["timer", "--isolate", "1", "-D", "2", "-q", "--export-json"])
+            .args(["timer", "--isolate", "1", "-D", "2s", "-q", "--export-json"])
             .arg(json.path())
             .output()
             .unwrap(),
@@ -289,7 +289,7 @@ fn restore_undoes_a_run_killed_with_sigkill() {
     let (mount, mut cleanup) = setup();
     let before = snapshot(&mount);
     let run = latscope()
-        .args(["timer", "--isolate", "1", "-D", "30", "-q"])
+        .args(["timer", "--isolate", "1", "-D", "30s", "-q"])
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -323,14 +323,14 @@ fn refuses_all_cpus_and_offline_cpus() {
     let online = latscope::sys::affinity::online_cpus();
     let all = latscope::units::format_cpu_list(&online);
     let out = latscope()
-        .args(["timer", "--isolate", &all, "-D", "1"])
+        .args(["timer", "--isolate", &all, "-D", "1s"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing would be left"));
     let offline = (online.iter().max().unwrap() + 1).to_string();
     let out = latscope()
-        .args(["timer", "--isolate", &offline, "-D", "1"])
+        .args(["timer", "--isolate", &offline, "-D", "1s"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -378,7 +378,7 @@ fn narrows_an_existing_cpuset_and_restores_it() {
 
     let json = tempfile::NamedTempFile::new().unwrap();
     let run = latscope()
-        .args(["timer", "--isolate", "1", "-D", "2", "-q", "--export-json"])
+        .args(["timer", "--isolate", "1", "-D", "2s", "-q", "--export-json"])
         .arg(json.path())
         .stderr(Stdio::null())
         .spawn()
@@ -421,7 +421,7 @@ fn every_probe_runs_shielded_with_a_load_beside_it() {
                 "--load",
                 "cpu:50%",
                 "-D",
-                "1",
+                "1s",
                 "--warmup",
                 "0",
                 "-q",

@@ -300,7 +300,7 @@ fn timer_with_a_load_records_it_and_leaves_nothing_behind() {
             "--cpus",
             "1",
             "-D",
-            "2",
+            "2s",
             "--warmup",
             "0",
             "-q",
@@ -336,7 +336,7 @@ fn ctrl_c_stops_latscope_load_and_its_child() {
     // `$$` is the shell's pid inside the load's PID namespace: find it by its arguments.
     let script = format!("echo $$ > {} && exec sleep 100.25", marker.display());
     let mut latscope = std::process::Command::new(bin)
-        .args(["load", "-D", "30", "--json"])
+        .args(["load", "-D", "30s", "--json"])
         .arg(format!("exec:\"sh -c '{script}'\""))
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -372,7 +372,7 @@ fn load_command_lists_kinds_and_rejects_bad_specs() {
         assert!(text.contains(kind.name), "--list misses {}", kind.name);
     }
     let out = common::latscope()
-        .args(["timer", "--load", "mem-churn:size=lots", "-D", "1"])
+        .args(["timer", "--load", "mem-churn:size=lots", "-D", "1s"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -67,9 +67,9 @@ fn loopback_with_in_process_reflector() {
     let run = run_json(&[
         "net",
         "-D",
-        "2",
+        "2s",
         "--warmup",
-        "0.2",
+        "200ms",
         "--size",
         "64,8192",
         "--timeout",
@@ -111,7 +111,7 @@ fn start_server(prefix: &[&str], addr: &str) -> Server {
         None => common::latscope_command(),
     };
     let mut child = cmd
-        .args(["net", "--serve", addr, "-D", "60"])
+        .args(["net", "--serve", addr, "-D", "60s"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -190,9 +190,9 @@ fn separate_server_process_ignores_malformed_datagrams() {
         &addr,
         "--flood",
         "-D",
-        "1",
+        "1s",
         "--warmup",
-        "0.1",
+        "100ms",
         "--timeout",
         "2s",
     ]);
@@ -295,9 +295,9 @@ fn veth_pair_between_two_namespaces() {
             "--target",
             &addr,
             "-D",
-            "2",
+            "2s",
             "--warmup",
-            "0.2",
+            "200ms",
             "--timeout",
             "2s",
         ])

@@ -141,7 +141,7 @@ fn assert_noise_extras(t: &serde_json::Value) {
 
 fn noise_rejects_a_bad_threshold() {
     let out = common::latscope()
-        .args(["noise", "--threshold", "2s", "-D", "1"])
+        .args(["noise", "--threshold", "2s", "-D", "1s"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

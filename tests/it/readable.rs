@@ -333,11 +333,11 @@ fn no_chromium() -> Option<String> {
     })
 }
 
-/// `latscope timer -a 0 -D 1 --warmup 0 --policy other ARGS`: (stdout, stderr).
+/// `latscope timer -a 0 -D 1s --warmup 0 --policy other ARGS`: (stdout, stderr).
 fn short_other_run(args: &[&str]) -> (String, String) {
     let out = common::latscope()
         .args([
-            "timer", "-a", "0", "-D", "1", "--warmup", "0", "--policy", "other",
+            "timer", "-a", "0", "-D", "1s", "--warmup", "0", "--policy", "other",
         ])
         .args(args)
         .output()

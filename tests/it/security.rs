@@ -234,7 +234,7 @@ impl Drop for Reflector {
 fn start_reflector(addr: &str) -> Reflector {
     use std::io::BufRead;
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("latscope"))
-        .args(["net", "--serve", addr, "-D", "60"])
+        .args(["net", "--serve", addr, "-D", "60s"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -489,7 +489,7 @@ fn item22_02_a_fifo_at_a_lock_name_is_refused_at_once() {
         let lock = dir.path().join(format!(".{name}.lock"));
         mkfifo(&lock);
         let child = latscope_command()
-            .args(["timer", "-D", "1", "-q", flag])
+            .args(["timer", "-D", "1s", "-q", flag])
             .arg(dir.path().join(name))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -672,12 +672,12 @@ fn item22_07_resume_refuses_a_forged_scenario() {
     let honest = std::fs::read_to_string(&json).unwrap();
     let mut forged_name: serde_json::Value = serde_json::from_str(&honest).unwrap();
     let mut copy = forged_name["scenarios"][0].clone();
-    copy["name"] = "timer forged 1ms".into();
+    copy["name"] = "timer forged 1 ms".into();
     forged_name["scenarios"].as_array_mut().unwrap().push(copy);
     let mut forged_params: serde_json::Value = serde_json::from_str(&honest).unwrap();
     forged_params["scenarios"][0]["params"]["period_ns"] = 2_000_000.into();
     for (forged, needle) in [
-        (forged_name, "'timer forged 1ms' is not in this plan"),
+        (forged_name, "'timer forged 1 ms' is not in this plan"),
         (forged_params, "has parameters other than this plan's"),
     ] {
         std::fs::write(&json, forged.to_string()).unwrap();

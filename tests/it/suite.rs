@@ -271,11 +271,11 @@ fn resume_continues_an_interrupted_scenario_from_what_it_measured() {
     assert_eq!(s.len(), 2, "{s:?}");
     assert_eq!(
         s[0]["name"],
-        "timer clock-nanosleep 1ms (interrupted part 1)"
+        "timer clock-nanosleep 1 ms (interrupted part 1)"
     );
     assert_eq!(s[0]["interrupted"], true);
     assert_eq!(s[0]["threads"][0]["samples"], measured);
-    assert_eq!(s[1]["name"], "timer clock-nanosleep 1ms");
+    assert_eq!(s[1]["name"], "timer clock-nanosleep 1 ms");
     assert_eq!(s[1]["params"]["extra"]["resumed_after_samples"], measured);
     assert_eq!(s[1]["threads"][0]["samples"], 3000 - measured);
     assert_eq!(s[1]["params"]["samples"], 3000 - measured);
@@ -304,7 +304,7 @@ fn resume_continues_a_killed_scenario_from_its_checkpoint() {
     assert_eq!(s.len(), 2, "{s:?}");
     assert_eq!(
         s[0]["name"],
-        "timer clock-nanosleep 1ms (interrupted part 1)"
+        "timer clock-nanosleep 1 ms (interrupted part 1)"
     );
     assert_eq!(s[0]["partial"], true);
     assert_eq!(s[0]["threads"][0]["samples"], checkpointed);

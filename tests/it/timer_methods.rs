@@ -93,7 +93,7 @@ fn json_file_is_written_and_other_policy_warns() {
     let path = dir.path().join("run.json");
     latscope()
         .args([
-            "timer", "-a", "0", "-D", "1", "--warmup", "0", "--policy", "other", "-q",
+            "timer", "-a", "0", "-D", "1s", "--warmup", "0", "--policy", "other", "-q",
         ])
         .arg("--export-json")
         .arg(&path)

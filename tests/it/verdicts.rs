@@ -20,7 +20,7 @@ fn fail_above_fails_a_real_run_with_exit_3_and_a_verdict_line() {
         .args([
             "timer",
             "-D",
-            "1",
+            "1s",
             "--warmup",
             "0",
             "--cpus",
@@ -56,7 +56,7 @@ fn fail_above_passes_a_real_run_with_a_generous_limit() {
         .args([
             "timer",
             "-D",
-            "1",
+            "1s",
             "--warmup",
             "0",
             "--cpus",
@@ -79,7 +79,7 @@ fn fail_above_rejects_bad_limits_before_measuring() {
         ("max", "STAT=VALUE"),
     ] {
         let out = latscope()
-            .args(["timer", "-D", "1", "--fail-above", limits])
+            .args(["timer", "-D", "1s", "--fail-above", limits])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
@@ -93,7 +93,7 @@ fn exports_are_checked_for_writability_before_measuring() {
         .args([
             "timer",
             "-D",
-            "5",
+            "5s",
             "--export-html",
             "/nonexistent/dir/r.html",
         ])
@@ -124,8 +124,8 @@ fn report_judges_a_saved_run() {
     assert_eq!(
         fails,
         [
-            "FAIL: timer clock-nanosleep 500us cpu0 max 800 µs > 750 µs",
-            "FAIL: timer clock-nanosleep 500us load=memory:cpus=0 cpu0 max 800 µs > 750 µs"
+            "FAIL: timer clock-nanosleep 500 µs cpu0 max 800 µs > 750 µs",
+            "FAIL: timer clock-nanosleep 500 µs load=memory:cpus=0 cpu0 max 800 µs > 750 µs"
         ]
     );
 }
@@ -162,7 +162,7 @@ fn compare_finds_regressions_improvements_and_no_change() {
     let v = verdicts(&out);
     assert_eq!(v.len(), 11, "{out}");
     assert!(v.iter().all(|l| l.starts_with("REGRESSED:")), "{out}");
-    assert!(out.contains("REGRESSED: timer clock-nanosleep 1ms cpu0 in run_regressed.json (p99.9 +16 µs (×1.50), within noise: max +350 µs (×1.50))"), "{out}");
+    assert!(out.contains("REGRESSED: timer clock-nanosleep 1 ms cpu0 in run_regressed.json (p99.9 +16 µs (×1.50), within noise: max +350 µs (×1.50))"), "{out}");
 
     let (_, out, _) = compare(&["run.json", "run_improved.json"], &[]);
     assert!(
@@ -248,7 +248,7 @@ fn compare_applies_fail_above_to_the_compared_runs() {
     assert_eq!(code, 3, "{err}");
     assert!(
         err.contains(
-            "FAIL: run_improved.json: timer clock-nanosleep 500us cpu0 max 480 µs > 450 µs"
+            "FAIL: run_improved.json: timer clock-nanosleep 500 µs cpu0 max 480 µs > 450 µs"
         ),
         "{err}"
     );
