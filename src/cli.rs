@@ -113,8 +113,9 @@ pub struct DoctorArgs {
     /// Read only: no measurement (under a second).
     #[arg(long)]
     pub quick: bool,
-    /// Alternating pairs of runs per A/B (each run 2.5 s).
-    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
+    /// At most this many alternating pairs of runs per A/B (a pair: 5 s). Each A/B stops
+    /// as soon as its sign test decides, or can no longer (6 pairs at least to decide).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub pairs: u32,
     /// Also measure what a suggested runtime fix buys: applied for each "with" run only,
     /// restored after it (and by `latscope restore` after a kill), in alternating pairs

@@ -48,12 +48,15 @@ pub struct Counts {
     pub warn: usize,
     pub fail: usize,
     pub skip: usize,
+    /// Reported, not judged (schema 2).
+    #[serde(default)]
+    pub info: usize,
 }
 
 /// Everything `doctor` found, as printed and as written by `--export-json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DoctorReport {
-    /// `latscope-doctor/1`: the layout of this file (docs/doctor.md).
+    /// `latscope-doctor/2`: the layout of this file (docs/doctor.md).
     pub schema: String,
     pub verdict: Verdict,
     pub counts: Counts,
@@ -73,7 +76,25 @@ pub struct DoctorReport {
     pub findings: Vec<Finding>,
 }
 
-pub const SCHEMA: &str = "latscope-doctor/1";
+/// The layout written: 2 added `info` (status and count), `basis`, and each A/B's
+/// `test` and `bearing`; a version-1 file reads as one without them.
+pub const SCHEMA: &str = "latscope-doctor/2";
+/// The layouts `latscope report` reads back.
+pub const SCHEMAS_READ: [&str; 2] = ["latscope-doctor/1", SCHEMA];
+
+impl Counts {
+    /// `1 FAIL, 7 WARN, 17 PASS, 2 SKIP, 1 INFO` (INFO only when there is one).
+    pub fn text(&self) -> String {
+        let info = match self.info {
+            0 => String::new(),
+            n => format!(", {n} INFO"),
+        };
+        format!(
+            "{} FAIL, {} WARN, {} PASS, {} SKIP{info}",
+            self.fail, self.warn, self.pass, self.skip
+        )
+    }
+}
 
 impl DoctorReport {
     pub fn counts_of(findings: &[Finding]) -> Counts {
@@ -83,7 +104,40 @@ impl DoctorReport {
             warn: n(Status::Warn),
             fail: n(Status::Fail),
             skip: n(Status::Skip),
+            info: n(Status::Info),
         }
+    }
+
+    /// Which findings rest on a measurement here and which WARN/FAIL only on the
+    /// settings read (`None` when nothing was measured: every finding is a reading).
+    pub fn basis_line(&self) -> Option<String> {
+        if !self.measured {
+            return None;
+        }
+        let (measured, read) = super::judge::bases(&self.findings);
+        let names = |ids: &[super::finding::CheckId]| {
+            ids.iter()
+                .map(|i| i.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let on_measured = match measured.len() {
+            0 => "no finding rests on a measurement here".to_string(),
+            n => format!(
+                "{n} finding{} rest{} on a measurement here ({})",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "s" } else { "" },
+                names(&measured)
+            ),
+        };
+        let on_read = match read.len() {
+            0 => String::new(),
+            n => format!(
+                "; {n} WARN/FAIL only on the settings read ({})",
+                names(&read)
+            ),
+        };
+        Some(format!("{on_measured}{on_read}"))
     }
 
     pub fn json(&self) -> anyhow::Result<Vec<u8>> {
@@ -94,14 +148,10 @@ impl DoctorReport {
 
     /// The terminal checklist; `verbose` adds each finding's evidence.
     pub fn terminal(&self, verbose: bool) -> String {
-        let c = &self.counts;
         let mut out = format!(
-            "latscope doctor: {} ({} FAIL, {} WARN, {} PASS, {} SKIP)\n",
+            "latscope doctor: {} ({})\n",
             self.verdict.text(),
-            c.fail,
-            c.warn,
-            c.pass,
-            c.skip
+            self.counts.text()
         );
         out.push_str(&format!(
             "{} {}; CPU {} ({}); priority {}\n",
@@ -111,6 +161,9 @@ impl DoctorReport {
             self.cpus_why,
             self.priority
         ));
+        if let Some(basis) = self.basis_line() {
+            out.push_str(&format!("{basis}\n"));
+        }
         if let Some(planned) = &self.planned_run {
             out.push_str(&format!("planned run: latscope {planned}\n"));
         }
