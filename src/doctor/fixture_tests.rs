@@ -645,3 +645,64 @@ fn the_timer_watchdog_workqueue_and_power_checks() {
     assert_eq!(tsc.status, Status::Warn, "{tsc:?}");
     assert_eq!(get(&no_flag, KernelSkewTick).status, Status::Warn);
 }
+
+/// Issue 33's rule for doctor's checklist: every line fits the width (80, 200; 0 means
+/// 80, as on a serial console), prose wraps with a hanging indent, nothing is lost.
+#[test]
+fn the_checklist_fits_80_200_and_0_columns() {
+    let mut findings = checks("bare-metal-cgroup-v2", Some("3"));
+    let long = "cpu_dma_latency 0: p99 62 → 31 µs (−50 %): better (sign test: lower in 8 of 8 pairs, p = 0.008, decides at ≤ 0.031; median difference −30.5 µs, 99 % interval −31.0 … −29.9 µs)";
+    findings[0]
+        .measured
+        .push(super::finding::Measured::observed(long));
+    findings[0]
+        .evidence
+        .push(format!("/sys/devices/system/cpu/cpu3/{}", "x".repeat(150)));
+    let report = super::report::DoctorReport {
+        schema: super::report::SCHEMA.into(),
+        verdict: super::report::Verdict::of(&findings),
+        counts: super::report::DoctorReport::counts_of(&findings),
+        hostname: "box".into(),
+        kernel_release: "6.8.0-debug".into(),
+        cpus: vec![3],
+        cpus_why: "--cpus".into(),
+        priority: 95,
+        measured: true,
+        planned_run: None,
+        notes: vec!["measured in 1 min 12 s (1 A/B of up to 20 pairs (5 s a pair; each stops once its sign test decides or can no longer) and two 3 s observation windows: at most 2 min, said up front)".into()],
+        findings,
+    };
+    let words = |text: &str| -> String { text.split_whitespace().collect::<Vec<_>>().join(" ") };
+    for (asked, fits) in [(80, 80), (200, 200), (0, 80), (30, 30)] {
+        let text = report.terminal(true, asked);
+        for line in text.lines() {
+            let w = textwrap::core::display_width(line);
+            assert!(w <= fits, "{asked} columns: {w}: {line}");
+        }
+        // Every word is still there, in order (the long path broken only by the width).
+        let flat = words(&text);
+        assert!(flat.contains(&words(long)), "{asked}: {text}");
+        assert!(flat.contains("measured in 1 min 12 s"), "{asked}");
+    }
+    // At 80 a summary's second line hangs under its first, in the summary's column.
+    let text = report.terminal(false, 80);
+    let lines: Vec<&str> = text.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.starts_with("  WARN kernel.preempt_rt"))
+        .unwrap();
+    let column = lines[i].find("not a PREEMPT_RT").unwrap();
+    assert_eq!(
+        lines[i + 1].len() - lines[i + 1].trim_start().len(),
+        column,
+        "{text}"
+    );
+    // At 200 the same summary is one line.
+    let wide = report.terminal(false, 200);
+    assert!(
+        wide.lines()
+            .any(|l| l.starts_with("  WARN kernel.preempt_rt")
+                && l.ends_with("worst cases reach milliseconds")),
+        "{wide}"
+    );
+}

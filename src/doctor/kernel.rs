@@ -245,10 +245,10 @@ fn tracefs(inputs: &Inputs) -> Option<&'static str> {
 pub fn tracers(inputs: &Inputs) -> Finding {
     let id = CheckId::KernelTracers;
     let Some(dir) = tracefs(inputs) else {
-        let why = if inputs.files.exists("/sys/kernel/tracing") {
+        let why = if !inputs.files.list("/sys/kernel/tracing").is_empty() {
             "tracefs not readable (run as root)"
         } else {
-            "tracefs not mounted (/sys/kernel/tracing/current_tracer missing): no tracer can run"
+            "tracefs not mounted at /sys/kernel/tracing: nothing to read (as root: mount -t tracefs nodev /sys/kernel/tracing, then look again)"
         };
         return Finding::skip(id, why);
     };

@@ -161,7 +161,11 @@ fn output(args: &DoctorArgs, report: &DoctorReport) -> anyhow::Result<()> {
         crate::output::exports::write_bytes(path, &bytes)?;
     }
     std::io::stdout()
-        .write_all(report.terminal(args.verbose).as_bytes())
+        .write_all(
+            report
+                .terminal(args.verbose, report::checklist_width())
+                .as_bytes(),
+        )
         .context("writing to stdout")
 }
 

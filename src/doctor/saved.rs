@@ -95,7 +95,9 @@ fn render(report: &DoctorReport, format: Format) -> anyhow::Result<Vec<u8>> {
         Format::Html => super::html::render(report),
         Format::Markdown => super::markdown::render(report).into_bytes(),
         Format::Json => report.json()?,
-        _ => report.terminal(true).into_bytes(),
+        _ => report
+            .terminal(true, super::report::checklist_width())
+            .into_bytes(),
     })
 }
 

@@ -118,6 +118,22 @@ fn fixture_tree_exit_code_and_json() {
     );
 }
 
+/// The checklist on a pipe fits `COLUMNS` (80 when 0 or unset, as a serial console).
+fn checklist_fits_columns() {
+    for (columns, fits) in [("80", 80), ("200", 200), ("0", 80)] {
+        let out = latscope()
+            .env("COLUMNS", columns)
+            .args(["doctor", "-v", "--root", &format!("{FIXTURES}/this-vm")])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with("latscope doctor: NOT READY"), "{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= fits, "COLUMNS={columns}: {line}");
+        }
+    }
+}
+
 fn planned_sched_other_run_is_warned_about() {
     let out = latscope()
         .args([
@@ -460,6 +476,7 @@ pub fn cases() -> Vec<common::Case> {
         quick_checklist_on_this_machine,
         fixture_tree_exit_code_and_json,
         report_renders_a_saved_doctor_file,
+        checklist_fits_columns,
         planned_sched_other_run_is_warned_about,
         bad_input_names_value_and_range,
     ];
