@@ -96,7 +96,10 @@ impl Command {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Exit codes: 0 ready, 1 warnings, 7 not ready (a FAIL), 2 bad input.\n\n\
-Examples:\n  sudo latscope doctor                     # checks, then about a minute of A/Bs\n  \
+As root and without --quick, doctor measures for one to two minutes: it says the most it \
+will take before it starts (2 min, and 1 min 50 s more for each --try). Each A/B ends in \
+a verdict, better, worse or within noise, from a sign test on its pairs.\n\n\
+Examples:\n  sudo latscope doctor                     # checks, then one to two minutes of A/Bs\n  \
 latscope doctor --quick                  # read only, under a second\n  \
 sudo latscope doctor --cpus 3 --try isolate\n  \
 latscope doctor -- timer --cpus 3 --policy other   # judge a planned run\n\n\
