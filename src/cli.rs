@@ -96,7 +96,10 @@ impl Command {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Exit codes: 0 ready, 1 warnings, 7 not ready (a FAIL), 2 bad input.\n\n\
-Examples:\n  sudo latscope doctor                     # checks, then about a minute of A/Bs\n  \
+As root and without --quick, doctor measures for one to two minutes: it says the most it \
+will take before it starts (2 min, and 1 min 50 s more for each --try). Each A/B ends in \
+a verdict, better, worse or within noise, from a sign test on its pairs.\n\n\
+Examples:\n  sudo latscope doctor                     # checks, then one to two minutes of A/Bs\n  \
 latscope doctor --quick                  # read only, under a second\n  \
 sudo latscope doctor --cpus 3 --try isolate\n  \
 latscope doctor -- timer --cpus 3 --policy other   # judge a planned run\n\n\
@@ -113,8 +116,9 @@ pub struct DoctorArgs {
     /// Read only: no measurement (under a second).
     #[arg(long)]
     pub quick: bool,
-    /// Alternating pairs of runs per A/B (each run 2.5 s).
-    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
+    /// At most this many alternating pairs of runs per A/B (a pair: 5 s). Each A/B stops
+    /// as soon as its sign test decides, or can no longer (6 pairs at least to decide).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub pairs: u32,
     /// Also measure what a suggested runtime fix buys: applied for each "with" run only,
     /// restored after it (and by `latscope restore` after a kill), in alternating pairs

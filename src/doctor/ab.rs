@@ -1,25 +1,31 @@
 //! The measured half of `doctor`: short A/Bs on this machine through the existing
-//! probes and knobs, each in alternating runs (A B, B A, ...) with the knob restored
-//! afterwards on every exit path (the runner's guards), and an observation window:
-//! interrupts and ticks on the measured CPU and RT throttling's stops of a spinning
-//! FIFO thread (the noise probe).
+//! probes and knobs, each in alternating runs (A B, B A, ...) until the sign test on the
+//! pairs decides (paired.rs) or the cap, with the knob restored afterwards on every exit
+//! path (the runner's guards); and the noise probe's plan the observation windows share.
 
-use super::finding::{CheckId, Finding, Measured};
+use super::finding::{Bearing, CheckId, Finding, Measured};
+use super::paired::{measure_pairs, AbVerdict, Sequential, SignTest, Stopped, FIRST_LOOK};
 use crate::cli::{Cli, Command};
 use crate::isolate::tunable::{read_setting, Change, TunableGuard};
 use anyhow::Context;
 use clap::Parser;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// One timer run: a 500 ms warm-up and 2 s measured.
+pub const RUN: &str = "2s";
+/// The time a pair (two runs, with the runner's start and stop: 5.0 s here) may take on
+/// average before the A/B stops for time: what the time said up front is made of.
+pub const PAIR_BUDGET: Duration = Duration::from_millis(5_500);
 
 /// How the measured part runs.
 pub struct AbSettings {
     pub cpu: usize,
     /// `fifo` at the priority when SCHED_FIFO was granted, else `other`.
     pub policy_args: Vec<String>,
-    pub pairs: u32,
-    /// Length of one timer run (after a 500 ms warm-up).
-    pub run: &'static str,
+    /// At most this many pairs per A/B (`--pairs`); fewer when the test decides sooner.
+    pub max_pairs: u32,
     pub stop: Arc<AtomicBool>,
 }
 
@@ -34,6 +40,39 @@ pub struct Ab {
     /// Files set for each "with" run only (`--try rt-throttling`, ...), through a
     /// `TunableGuard` restored right after it; empty for the others.
     pub changes: Vec<Change>,
+    /// What A is: the fix tried (`true`), or the problem provoked (`false`: the SMT
+    /// sibling loaded), which turns what "worse" says about the finding around.
+    pub a_is_fix: bool,
+    /// The fix to recommend when A measured better (a finding that passed on its
+    /// reading gets it).
+    pub fix: String,
+    /// Why A may measure worse here, where known (the measured line says it).
+    pub why_worse: Option<String>,
+}
+
+impl Ab {
+    /// An A/B of a fix applied through timer options (`a`) or files (`changes`).
+    pub fn of_fix(finding: CheckId, label: String, fix: String) -> Self {
+        Self {
+            finding,
+            label,
+            a: Vec::new(),
+            b: Vec::new(),
+            knob: no_knob,
+            changes: Vec::new(),
+            a_is_fix: true,
+            fix,
+            why_worse: None,
+        }
+    }
+
+    /// What the test's verdict says about the finding.
+    pub fn bearing(&self, verdict: AbVerdict) -> Bearing {
+        match (verdict, self.a_is_fix) {
+            (AbVerdict::Better, true) | (AbVerdict::Worse, false) => Bearing::Confirms,
+            _ => Bearing::Refutes,
+        }
+    }
 }
 
 /// A knob as read before and after an A/B: its value, and the other processes that
@@ -50,7 +89,7 @@ pub struct Knob {
 /// Runs one timer scenario with `extra` options; its p99 in ns.
 fn timer_p99(s: &AbSettings, extra: &[String]) -> anyhow::Result<u64> {
     let mut argv: Vec<String> = [
-        "latscope", "timer", "--quiet", "--warmup", "500ms", "-D", s.run, "--cpus",
+        "latscope", "timer", "--quiet", "--warmup", "500ms", "-D", RUN, "--cpus",
     ]
     .iter()
     .map(|w| w.to_string())
@@ -112,10 +151,32 @@ fn median(mut v: Vec<u64>) -> u64 {
     }
 }
 
-/// "cpu_dma_latency 0: p99 62 → 31 µs (−50 %) in 6 pairs, lower in 5": B's median p99
-/// first (the machine as it is), then A's (with the change), and in how many pairs A's
-/// p99 was the lower one (a noisy machine shows as a split).
-pub fn summary(label: &str, pairs: &[[u64; 2]]) -> String {
+/// Microseconds with one decimal, signed (`+1.2`, `−3.0`).
+fn signed_us(ns: i64) -> String {
+    let sign = if ns < 0 { "−" } else { "+" };
+    format!("{sign}{:.1}", ns.unsigned_abs() as f64 / 1000.0)
+}
+
+/// Why the pairs stopped, as the line ends (nothing when the test decided).
+fn stop_text(t: &SignTest) -> String {
+    match t.stopped {
+        Stopped::Decided => String::new(),
+        Stopped::CannotDecide => "; stopped: no later look could decide".into(),
+        Stopped::Cap if t.pairs < FIRST_LOOK => format!(
+            "; {} pair{} cannot decide: {FIRST_LOOK} at least",
+            t.pairs,
+            if t.pairs == 1 { "" } else { "s" }
+        ),
+        Stopped::Cap => "; stopped at the cap (--pairs, or the time said up front)".into(),
+        Stopped::Interrupted => "; interrupted".into(),
+    }
+}
+
+/// "cpu_dma_latency 0: p99 62 → 31 µs (−50 %): better (sign test: lower in 8 of 8
+/// pairs, p = 0.008, decides at ≤ 0.031; median difference −30.1 µs, 96 % interval
+/// −33.0 … −28.2 µs)": B's median p99 first (the machine as it is), then A's (with the
+/// change), the verdict, the test behind it, and why the pairs stopped if undecided.
+pub fn summary(label: &str, pairs: &[[u64; 2]], t: &SignTest) -> String {
     let a = median(pairs.iter().map(|p| p[0]).collect());
     let b = median(pairs.iter().map(|p| p[1]).collect());
     let pct = if b > 0 {
@@ -125,61 +186,92 @@ pub fn summary(label: &str, pairs: &[[u64; 2]]) -> String {
     };
     let us = |ns: u64| format!("{:.0}", ns as f64 / 1000.0);
     let sign = if pct < 0.0 { "−" } else { "+" };
-    let lower = pairs.iter().filter(|p| p[0] < p[1]).count();
+    let ties = match t.ties {
+        0 => String::new(),
+        k => format!(", {k} tied"),
+    };
     format!(
-        "{label}: p99 {} → {} µs ({sign}{:.0} %) in {} pair{}, lower in {lower}",
+        "{label}: p99 {} → {} µs ({sign}{:.0} %): {} (sign test: lower in {} of {} pair{}{ties}, p = {:.3}, decides at ≤ {:.3}; median difference {} µs, {:.0} % interval {} … {} µs{})",
         us(b),
         us(a),
         pct.abs(),
-        pairs.len(),
-        if pairs.len() == 1 { "" } else { "s" }
+        t.verdict.text(),
+        t.lower,
+        t.pairs,
+        if t.pairs == 1 { "" } else { "s" },
+        t.p_value,
+        t.level,
+        signed_us(t.median_diff_ns),
+        t.interval_confidence * 100.0,
+        signed_us(t.interval_ns[0]),
+        signed_us(t.interval_ns[1]),
+        stop_text(t),
     )
 }
 
-/// Runs `ab` in alternating pairs; `tick` after each run (the progress bar).
+/// Runs `ab` in alternating pairs until the sign test decides, the cap or the time said
+/// up front (`PAIR_BUDGET` a pair); `tick` before each run (the progress bar).
 pub fn run_ab(ab: &Ab, s: &AbSettings, tick: &dyn Fn(&str)) -> anyhow::Result<Measured> {
     let before = read_knob(ab);
-    let mut pairs = Vec::new();
-    for i in 0..s.pairs {
-        if s.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        // A B, then B A: a drift over the runs favours neither side.
-        let a_first = i % 2 == 0;
-        let mut pair = [0u64; 2];
-        for a_turn in [a_first, !a_first] {
-            tick(&format!(
-                "{} ({})",
-                ab.label,
-                if a_turn { "with" } else { "without" }
-            ));
-            let p99 = if a_turn && !ab.changes.is_empty() {
-                with_changes(ab, s)?
-            } else {
-                timer_p99(s, if a_turn { &ab.a } else { &ab.b })?
-            };
-            pair[if a_turn { 0 } else { 1 }] = p99;
-        }
-        if !s.stop.load(Ordering::Relaxed) {
-            pairs.push(pair);
-        }
-    }
-    let after = read_knob(ab);
-    let mut text = summary(&ab.label, &pairs);
-    // Another process' request changes the aggregate: what latscope restores is its own.
-    let restored = !after.held_here
-        && (before.value == after.value || !before.others.is_empty() || !after.others.is_empty());
-    if before.value != after.value && restored {
-        text.push_str(&format!(
-            " (the value moved from {} to {}: requests of pid {:?}, not latscope's)",
-            before.value, after.value, after.others
+    let seq = Sequential::new(s.max_pairs);
+    let budget = PAIR_BUDGET * s.max_pairs;
+    let (pairs, test) = measure_pairs(&seq, &s.stop, Some(budget), |a_turn| {
+        tick(&format!(
+            "{} ({})",
+            ab.label,
+            if a_turn { "with" } else { "without" }
         ));
+        if a_turn && !ab.changes.is_empty() {
+            with_changes(ab, s)
+        } else {
+            timer_p99(s, if a_turn { &ab.a } else { &ab.b })
+        }
+    })?;
+    let after = read_knob(ab);
+    let mut text = summary(&ab.label, &pairs, &test);
+    if test.verdict == AbVerdict::Worse {
+        if let Some(why) = &ab.why_worse {
+            text.push_str(&format!(": {why}"));
+        }
     }
+    let restored = restored_line(&before, &after, &mut text);
+    let bearing = could_decide(&test).then(|| ab.bearing(test.verdict));
     Ok(Measured {
         summary: text,
         pairs_ns: pairs,
         restored,
+        test: Some(test),
+        bearing,
     })
+}
+
+/// Whether the test had its chance: it decided, no later look could have, or it reached
+/// a cap at which a look can decide. Too few pairs (`--pairs 1`) or Ctrl-C: no verdict
+/// bears on the finding.
+fn could_decide(t: &SignTest) -> bool {
+    match t.stopped {
+        Stopped::Decided | Stopped::CannotDecide => true,
+        Stopped::Cap => t.level > 0.0 && t.pairs >= FIRST_LOOK,
+        Stopped::Interrupted => false,
+    }
+}
+
+/// Whether the knob is as before (another process' request changes an aggregate such as
+/// cpu_dma_latency: what latscope restores is its own), saying who moved it if it moved.
+pub fn restored_line(before: &Knob, after: &Knob, text: &mut String) -> bool {
+    let mut others = before.others.clone();
+    others.extend(after.others.iter().filter(|p| !before.others.contains(p)));
+    let restored = !after.held_here && (before.value == after.value || !others.is_empty());
+    if before.value != after.value && restored {
+        let pids: Vec<String> = others.iter().map(u32::to_string).collect();
+        text.push_str(&format!(
+            " (the value moved from {} to {} while pid {} held requests of their own, not latscope's)",
+            before.value,
+            after.value,
+            pids.join(", ")
+        ));
+    }
+    restored
 }
 
 /// One "with" run of a tunable fix: the files set, the timer run, the files restored

@@ -16,6 +16,13 @@ fn dma_text(us: i32) -> String {
     }
 }
 
+/// Exit latencies up to this are not worth a WARN (a C1 halt's 1-2 µs).
+const DEEP_US: u64 = 10;
+
+/// The fix for deep C-states, and what the cpu_dma_latency A/B recommends when it
+/// measured better.
+pub const HOLD_DMA_LATENCY: &str = "hold /dev/cpu_dma_latency at 0 while the RT work runs (latscope: --dma-latency 0; cyclictest does by default)";
+
 /// An idle state of one CPU: name, exit latency, whether disabled.
 struct IdleState {
     name: String,
@@ -57,6 +64,7 @@ pub fn cstates(inputs: &Inputs) -> Finding {
     };
     let limit = dma.as_ref().copied().unwrap_or(DMA_NO_LIMIT_US).max(0) as u64;
     let mut deep = Vec::new();
+    let mut excluded = Vec::new();
     let mut seen = Vec::new();
     for &cpu in &inputs.cpus {
         for s in idle_states(inputs, cpu) {
@@ -66,7 +74,13 @@ pub fn cstates(inputs: &Inputs) -> Finding {
                 s.latency_us,
                 if s.disabled { " (disabled)" } else { "" }
             ));
-            if !s.disabled && s.latency_us > limit.min(10) {
+            if s.disabled || s.latency_us <= DEEP_US {
+                continue;
+            }
+            // The governor never picks a state whose exit latency is above the limit.
+            if s.latency_us > limit {
+                excluded.push(format!("cpu{cpu} {} ({} µs)", s.name, s.latency_us));
+            } else {
                 deep.push(format!("cpu{cpu} {} ({} µs)", s.name, s.latency_us));
             }
         }
@@ -83,18 +97,27 @@ pub fn cstates(inputs: &Inputs) -> Finding {
         .with(driver_line)
         .with(dma_line);
     }
-    let mut f = if deep.is_empty() {
-        Finding::pass(
-            id,
-            "no idle state with an exit latency above 10 µs is allowed",
-        )
-    } else if dma.is_err() {
-        Finding::warn(id, format!("idle states with exit latencies above 10 µs: {}; cpu_dma_latency unreadable", deep.join(", ")), "run as root to read /dev/cpu_dma_latency; hold it at 0 during RT work (latscope: --dma-latency 0)")
-    } else {
+    let mut f = if !deep.is_empty() && dma.is_err() {
+        Finding::warn(id, format!("idle states with exit latencies above {DEEP_US} µs: {}; cpu_dma_latency unreadable", deep.join(", ")), "run as root to read /dev/cpu_dma_latency; hold it at 0 during RT work (latscope: --dma-latency 0)")
+    } else if !deep.is_empty() {
         Finding::warn(
             id,
             format!("{} allowed while cpu_dma_latency is {}: waking from them adds their exit latency", deep.join(", "), dma_text(limit as i32)),
-            "hold /dev/cpu_dma_latency at 0 while the RT work runs (latscope: --dma-latency 0; --try dma-latency measures it), or `cpupower idle-set -D 10`, or processor.max_cstate=1 intel_idle.max_cstate=1 at boot",
+            format!("{HOLD_DMA_LATENCY}; or `cpupower idle-set -D {DEEP_US}`, or processor.max_cstate=1 intel_idle.max_cstate=1 at boot"),
+        )
+    } else if !excluded.is_empty() {
+        Finding::pass(
+            id,
+            format!(
+                "{} excluded: cpu_dma_latency is {} (a request holds it)",
+                excluded.join(", "),
+                dma_text(limit as i32)
+            ),
+        )
+    } else {
+        Finding::pass(
+            id,
+            format!("no idle state with an exit latency above {DEEP_US} µs is allowed"),
         )
     };
     f.evidence = vec![driver_line, dma_line];
@@ -188,4 +211,64 @@ pub fn smt(inputs: &Inputs) -> Finding {
         Finding::warn(id, summary, "echo off > /sys/devices/system/cpu/smt/control (nosmt at boot), or isolate the siblings too and keep them idle")
     };
     f.with(line)
+}
+
+/// The energy/performance hints of one CPU: EPB (0 performance .. 15 power saving) and
+/// the cpufreq driver's EPP (intel_pstate, amd-pstate).
+fn energy_hints(inputs: &Inputs, cpu: usize) -> (Option<i64>, Option<String>) {
+    let base = format!("/sys/devices/system/cpu/cpu{cpu}");
+    let epb = inputs
+        .files
+        .read_trim(&format!("{base}/power/energy_perf_bias"))
+        .and_then(|v| v.parse().ok());
+    let epp = inputs
+        .files
+        .read_trim(&format!("{base}/cpufreq/energy_performance_preference"));
+    (epb, epp)
+}
+
+pub fn energy_bias(inputs: &Inputs) -> Finding {
+    let id = CheckId::CpusEnergyBias;
+    let pstate = inputs
+        .files
+        .read_trim("/sys/devices/system/cpu/intel_pstate/status");
+    let mut evidence: Vec<String> = pstate
+        .iter()
+        .map(|s| format!("/sys/devices/system/cpu/intel_pstate/status: {s}"))
+        .collect();
+    let mut slow = Vec::new();
+    for &cpu in &inputs.cpus {
+        let (epb, epp) = energy_hints(inputs, cpu);
+        if let Some(v) = epb {
+            evidence.push(format!("cpu{cpu} power/energy_perf_bias: {v}"));
+            if v > 0 {
+                slow.push(format!("cpu{cpu} EPB {v}"));
+            }
+        }
+        if let Some(p) = &epp {
+            evidence.push(format!(
+                "cpu{cpu} cpufreq/energy_performance_preference: {p}"
+            ));
+            if p != "performance" {
+                slow.push(format!("cpu{cpu} EPP {p}"));
+            }
+        }
+    }
+    if evidence.is_empty() {
+        return Finding::skip(id, format!("no energy-performance bias (EPB) or preference (EPP) on CPU {}: not an Intel or AMD CPU that has them, or a VM", format_cpu_list(&inputs.cpus)));
+    }
+    let mut f = if slow.is_empty() {
+        Finding::pass(
+            id,
+            "the measured CPUs favour performance (EPB 0, EPP performance where present)",
+        )
+    } else {
+        Finding::warn(
+            id,
+            format!("{}: the CPU trades wake-up speed and frequency for energy", slow.join(", ")),
+            "x86_energy_perf_policy performance (EPB 0), echo performance > /sys/devices/system/cpu/cpuN/cpufreq/energy_performance_preference; or the `performance` governor",
+        )
+    };
+    f.evidence = evidence;
+    f
 }

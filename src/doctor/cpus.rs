@@ -3,6 +3,7 @@
 //! irqbalance, C-states against cpu_dma_latency, the governor, SMT siblings.
 
 use super::finding::{CheckId, Finding};
+use super::kernel::KernelConfig;
 use super::Inputs;
 use crate::units::format_cpu_list;
 
@@ -24,7 +25,7 @@ fn missing_from(wanted: &[usize], have: &[usize]) -> Vec<usize> {
 
 /// CPUs of cgroup v2 partitions that are `isolated` (cpuset.cpus.partition), two
 /// levels deep at most: systemd slices and their children.
-fn isolated_partitions(inputs: &Inputs) -> Vec<usize> {
+pub(super) fn isolated_partitions(inputs: &Inputs) -> Vec<usize> {
     let files = &inputs.files;
     let mut dirs = vec!["/sys/fs/cgroup".to_string()];
     for name in files.list("/sys/fs/cgroup") {
@@ -46,7 +47,18 @@ fn isolated_partitions(inputs: &Inputs) -> Vec<usize> {
     cpus
 }
 
-pub fn isolation(inputs: &Inputs) -> Finding {
+/// The boot parameters that isolate `cpus`: nohz_full= only where the kernel has
+/// NO_HZ_FULL (unknown config: named, with the condition).
+fn isolation_fix(cpus: &str, config: Option<&KernelConfig>) -> String {
+    let nohz = match config {
+        Some(c) if !c.is_set("NO_HZ_FULL") => format!(" (this kernel is built without NO_HZ_FULL: nohz_full= would be ignored, the tick stays; {} says so)", c.source),
+        Some(_) => format!(" nohz_full={cpus}"),
+        None => format!(" nohz_full={cpus} (if the kernel has NO_HZ_FULL)"),
+    };
+    format!("isolcpus=managed_irq,domain,{cpus} rcu_nocbs={cpus}{nohz} on the kernel command line; or `latscope timer --isolate {cpus}` for one run")
+}
+
+pub fn isolation(inputs: &Inputs, config: Option<&KernelConfig>) -> Finding {
     let id = CheckId::CpusIsolation;
     let isolcpus = inputs.cpu_list("/sys/devices/system/cpu/isolated");
     let nohz = inputs.cpu_list("/sys/devices/system/cpu/nohz_full");
@@ -68,7 +80,7 @@ pub fn isolation(inputs: &Inputs) -> Finding {
         ),
     ];
     let cpus = list(&inputs.cpus);
-    let fix_boot = format!("isolcpus=managed_irq,domain,{cpus} nohz_full={cpus} rcu_nocbs={cpus} on the kernel command line; or `latscope timer --isolate {cpus}` for one run");
+    let fix_boot = isolation_fix(&cpus, config);
     let mut problems = Vec::new();
     if isolated.is_empty() && nohz.is_empty() {
         let mut f = Finding::warn(id, "no CPU is isolated: the scheduler, timers, RCU callbacks and unbound work share every CPU with the RT task", fix_boot);
@@ -117,6 +129,15 @@ pub(super) struct DeviceIrq {
     pub(super) irq: u32,
     pub(super) name: String,
     pub(super) cpus: Vec<usize>,
+    /// The kernel refuses it a new affinity (kernel-managed: only `isolcpus=managed_irq`
+    /// at boot keeps it off a CPU); `None`: unknown (not root).
+    pub(super) managed: Option<bool>,
+}
+
+impl DeviceIrq {
+    pub(super) fn movable(&self) -> bool {
+        self.managed != Some(true)
+    }
 }
 
 pub(super) fn device_irqs(inputs: &Inputs) -> Vec<DeviceIrq> {
@@ -144,9 +165,41 @@ pub(super) fn device_irqs(inputs: &Inputs) -> Vec<DeviceIrq> {
             irq,
             name: handlers.join(","),
             cpus,
+            managed: None,
         });
     }
     irqs
+}
+
+/// The device IRQs delivered on a measured CPU, each asked whether the kernel lets user
+/// space move it.
+pub(super) fn irqs_on_measured(inputs: &Inputs) -> Vec<DeviceIrq> {
+    device_irqs(inputs)
+        .into_iter()
+        .filter(|i| i.cpus.iter().any(|c| inputs.cpus.contains(c)))
+        .map(|mut i| {
+            i.managed = inputs.files.irq_refuses_affinity(i.irq);
+            i
+        })
+        .collect()
+}
+
+/// The fix for device IRQs on the measured CPUs: the movable ones moved by hand, the
+/// kernel-managed ones kept off by `isolcpus=managed_irq` at boot.
+fn irq_fix(inputs: &Inputs, movable: usize, managed: usize) -> String {
+    let cpus = list(&inputs.cpus);
+    let others: Vec<usize> = missing_from(&inputs.online, &inputs.cpus);
+    let target = if others.is_empty() {
+        "another CPU".to_string()
+    } else {
+        list(&others)
+    };
+    let managed_fix = format!("isolcpus=managed_irq,{cpus} at boot (the kernel places kernel-managed IRQs: user space cannot move them)");
+    match (movable, managed) {
+        (_, 0) => format!("echo {target} > /proc/irq/N/smp_affinity_list for each (as root), isolcpus=managed_irq,… at boot, or `latscope timer --isolate {cpus}` for one run"),
+        (0, _) => managed_fix,
+        _ => format!("echo {target} > /proc/irq/N/smp_affinity_list for the {movable} movable one(s) (as root, or `latscope timer --isolate {cpus}` for one run); {managed_fix}"),
+    }
 }
 
 pub fn irq_affinity(inputs: &Inputs) -> Finding {
@@ -154,38 +207,39 @@ pub fn irq_affinity(inputs: &Inputs) -> Finding {
     if !inputs.files.exists("/proc/irq") {
         return Finding::skip(id, "/proc/irq missing");
     }
-    let irqs = device_irqs(inputs);
-    let on_measured: Vec<&DeviceIrq> = irqs
-        .iter()
-        .filter(|i| i.cpus.iter().any(|c| inputs.cpus.contains(c)))
-        .collect();
+    let on_measured = irqs_on_measured(inputs);
     let cpus = list(&inputs.cpus);
     if on_measured.is_empty() {
         return Finding::pass(
             id,
             format!(
                 "no device IRQ is delivered on CPU {cpus} ({} device IRQs seen)",
-                irqs.len()
+                device_irqs(inputs).len()
             ),
         );
     }
-    let others: Vec<usize> = missing_from(&inputs.online, &inputs.cpus);
-    let target = if others.is_empty() {
-        "another CPU".to_string()
-    } else {
-        list(&others)
+    let managed = on_measured.iter().filter(|i| !i.movable()).count();
+    let movable = on_measured.len() - managed;
+    let kinds = match managed {
+        0 => String::new(),
+        n => format!(" ({n} kernel-managed, {movable} movable)"),
     };
     let mut f = Finding::warn(
         id,
-        format!("{} device IRQ(s) delivered on measured CPU {cpus}: their handlers interrupt the RT task", on_measured.len()),
-        format!("echo {target} > /proc/irq/N/smp_affinity_list for each (as root), isolcpus=managed_irq,… at boot, or `latscope timer --isolate {cpus}` for one run"),
+        format!("{} device IRQ(s) delivered on measured CPU {cpus}{kinds}: their handlers interrupt the RT task", on_measured.len()),
+        irq_fix(inputs, movable, managed),
     );
     for i in on_measured.iter().take(12) {
         f = f.with(format!(
-            "/proc/irq/{}/ ({}): CPU {}",
+            "/proc/irq/{}/ ({}): CPU {}{}",
             i.irq,
             i.name,
-            list(&i.cpus)
+            list(&i.cpus),
+            match i.managed {
+                Some(true) => ", kernel-managed (a new affinity is refused)",
+                Some(false) => "",
+                None => ", movable unknown (not root)",
+            }
         ));
     }
     if on_measured.len() > 12 {
@@ -218,4 +272,75 @@ pub fn irqbalance(inputs: &Inputs) -> Finding {
         )
         .with(format!("/proc/{pid}/comm: irqbalance")),
     }
+}
+
+/// The unbound workqueues' CPU mask (where unbound kworkers run) and the writeback
+/// workqueue's own (intersected with it).
+const WORKQUEUE_MASK: &str = "/sys/devices/virtual/workqueue/cpumask";
+const WRITEBACK_MASK: &str = "/sys/bus/workqueue/devices/writeback/cpumask";
+
+pub fn workqueues(inputs: &Inputs) -> Finding {
+    let id = CheckId::CpusWorkqueues;
+    let read = |path: &str| {
+        let text = inputs.files.read_trim(path)?;
+        Some((crate::sys::irq::parse_mask_hex(&text)?, text))
+    };
+    let Some((unbound, text)) = read(WORKQUEUE_MASK) else {
+        return Finding::skip(id, format!("{WORKQUEUE_MASK} missing or unreadable (a kernel before 4.2 has no unbound workqueue mask)"));
+    };
+    let writeback = read(WRITEBACK_MASK);
+    let mut evidence = vec![format!("{WORKQUEUE_MASK}: {text} (CPU {})", list(&unbound))];
+    if let Some((cpus, text)) = &writeback {
+        evidence.push(format!("{WRITEBACK_MASK}: {text} (CPU {})", list(cpus)));
+    }
+    // Writeback runs where both masks allow.
+    let writeback_cpus: Vec<usize> = match &writeback {
+        Some((cpus, _)) => unbound
+            .iter()
+            .copied()
+            .filter(|c| cpus.contains(c))
+            .collect(),
+        None => unbound.clone(),
+    };
+    let others = missing_from(&inputs.online, &inputs.cpus);
+    let on = |mask: &[usize]| -> Vec<usize> {
+        inputs
+            .cpus
+            .iter()
+            .copied()
+            .filter(|c| mask.contains(c))
+            .collect()
+    };
+    let (unbound_on, writeback_on) = (on(&unbound), on(&writeback_cpus));
+    let mut reached = unbound_on.clone();
+    reached.extend(&writeback_on);
+    reached.sort_unstable();
+    reached.dedup();
+    let mut f = if others.is_empty() {
+        Finding::pass(
+            id,
+            "every online CPU is measured: unbound work has nowhere else to go",
+        )
+    } else if unbound_on.is_empty() && writeback_on.is_empty() {
+        Finding::pass(
+            id,
+            format!(
+                "unbound workqueues and writeback kept off CPU {}",
+                list(&inputs.cpus)
+            ),
+        )
+    } else {
+        let hex = crate::sys::irq::cpu_mask_hex(&others);
+        Finding::warn(
+            id,
+            format!(
+                "unbound workqueue workers{} may run on measured CPU {}: a kworker running there when the RT task wakes must reach a preemption point first",
+                if writeback_on.is_empty() { "" } else { " and writeback" },
+                list(&reached)
+            ),
+            format!("echo {hex} > {WORKQUEUE_MASK} (writeback follows it; its own mask: {WRITEBACK_MASK}); isolcpus=domain,… at boot takes the isolated CPUs out; `latscope timer --isolate` sets it for one run"),
+        )
+    };
+    f.evidence = evidence;
+    f
 }

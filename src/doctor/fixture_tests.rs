@@ -19,6 +19,42 @@ fn checks(name: &str, cpus: Option<&str>) -> Vec<Finding> {
     read_checks(&Inputs::new(tree(name), cpus, 95).unwrap())
 }
 
+/// A writable copy of a fixture tree (tests never change tests/fixtures).
+pub(super) fn copy_tree(name: &str) -> tempfile::TempDir {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap().map(Result::unwrap) {
+            let target = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy(&e.path(), &target);
+            } else {
+                std::fs::copy(e.path(), target).unwrap();
+            }
+        }
+    }
+    let d = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor");
+    copy(&src.join(name), d.path());
+    d
+}
+
+/// The checks on a copy of tree `name` with `edits` (a path and its new text, or `None`:
+/// removed), judging `cpus`.
+fn variant(name: &str, cpus: Option<&str>, edits: &[(&str, Option<&[u8]>)]) -> Vec<Finding> {
+    let dir = copy_tree(name);
+    for (path, text) in edits {
+        let target = dir.path().join(path.trim_start_matches('/'));
+        match text {
+            Some(bytes) => {
+                std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+                std::fs::write(&target, bytes).unwrap();
+            }
+            None => std::fs::remove_file(&target).unwrap(),
+        }
+    }
+    read_checks(&Inputs::new(HostFiles::under(dir.path()), cpus, 95).unwrap())
+}
+
 fn get(findings: &[Finding], id: CheckId) -> &Finding {
     findings
         .iter()
@@ -74,6 +110,16 @@ fn this_vm_names_what_is_true_here() {
             (PlatformClocksource, Status::Pass),
             (PermSchedFifo, Status::Skip),
             (PrioIrqThreads, Status::Pass),
+            (KernelHrtimers, Status::Pass),
+            (KernelNohz, Status::Pass),
+            (KernelSkewTick, Status::Warn),
+            (KernelWatchdog, Status::Warn),
+            (CpusIrqAffinity, Status::Warn),
+            (CpusWorkqueues, Status::Warn),
+            (CpusEnergyBias, Status::Skip),
+            (MemoryStatInterval, Status::Warn),
+            (PlatformTscReliable, Status::Warn),
+            (PlatformMitigations, Status::Info),
         ],
     );
     // PREEMPT_DYNAMIC without debugfs: the mode is the config's default.
@@ -240,11 +286,32 @@ fn a_planned_sched_other_run_is_judged() {
 }
 
 #[test]
-fn ab_summary_reads_like_the_issue() {
-    let pairs = [[31_000, 62_000], [30_000, 60_000], [33_000, 64_000]];
+fn ab_summary_gives_the_verdict_and_its_test() {
+    use super::paired::{Sequential, Stopped};
+    let pairs: Vec<[u64; 2]> = (0..8)
+        .map(|i| [31_000 + i * 100, 62_000 - i * 50])
+        .collect();
+    let seq = Sequential::new(20);
+    let t = seq.look(&pairs).expect("8 of 8 decides");
     assert_eq!(
-        super::ab::summary("cpu_dma_latency 0", &pairs),
-        "cpu_dma_latency 0: p99 62 → 31 µs (−50 %) in 3 pairs, lower in 3"
+        super::ab::summary("cpu_dma_latency 0", &pairs, &t),
+        // Medians 61.8 and 31.4 µs; differences −31.00 to −29.95 µs: with 8 pairs the
+        // interval is the smallest to the largest (1 − 2/256 = 99 %).
+        "cpu_dma_latency 0: p99 62 → 31 µs (−49 %): better (sign test: lower in 8 of 8 pairs, p = 0.008, decides at ≤ 0.031; median difference −30.5 µs, 99 % interval −31.0 … −29.9 µs)"
+    );
+    // A split like the issue's ("+59 %, lower in 4" of 6) reads as within noise.
+    let noisy =
+        [[80, 50], [40, 60], [90, 50], [45, 70], [30, 55], [95, 60]].map(|p| p.map(|v| v * 1000));
+    let t = Sequential::new(6).test(&noisy, Stopped::Cap);
+    let line = super::ab::summary("cpu_dma_latency 0", &noisy, &t);
+    assert!(
+        line.starts_with("cpu_dma_latency 0: p99 58 → 62 µs (+9 %): within noise (sign test: lower in 3 of 6 pairs, p = 1.000"),
+        "{line}"
+    );
+    let one = Sequential::new(1).test(&noisy[..1], Stopped::Cap);
+    assert!(
+        super::ab::summary("x", &noisy[..1], &one).ends_with("; 1 pair cannot decide: 6 at least)"),
+        "{one:?}"
     );
 }
 
@@ -301,7 +368,7 @@ fn the_smt_ab_loads_the_sibling_on_a_tree_with_smt() {
         panic!("not doctor");
     };
     let inputs = Inputs::new(tree("bare-metal-cgroup-v2"), Some("3"), 95).unwrap();
-    let abs = super::planned_abs(&args, &inputs, &mut Vec::new());
+    let abs = super::planned_abs(&args, &inputs, &[], &mut Vec::new());
     let smt = abs
         .iter()
         .find(|ab| ab.finding == CheckId::CpusSmt)
@@ -314,7 +381,7 @@ fn the_smt_ab_loads_the_sibling_on_a_tree_with_smt() {
     assert!(crate::cli::Cli::try_parse_from(argv).is_ok());
     // No sibling on this VM's recorded tree: no SMT A/B.
     let vm = Inputs::new(tree("this-vm"), Some("1"), 95).unwrap();
-    assert!(super::planned_abs(&args, &vm, &mut Vec::new())
+    assert!(super::planned_abs(&args, &vm, &[], &mut Vec::new())
         .iter()
         .all(|ab| ab.finding != CheckId::CpusSmt));
 }
@@ -362,4 +429,280 @@ fn the_tick_check_knows_nohz_full() {
         "{plain}"
     );
     assert!(plain.contains(": 0 device IRQs"), "{plain}");
+}
+
+/// The wrong verdicts of issue 36 on this VM's recorded tree: the hypervisor named (CPUID
+/// `KVMKVMKVM`, the kernel's "Hypervisor detected: KVM"), the console's printk level read,
+/// the kernel-managed IRQ told apart, no nohz_full= advised on a kernel without it.
+#[test]
+fn this_vm_names_kvm_the_printk_level_and_managed_irqs() {
+    let f = checks("this-vm", None);
+    let hv = get(&f, CheckId::PlatformHypervisor);
+    assert!(hv.summary.contains("(KVM)"), "{hv:?}");
+    assert!(hv
+        .evidence
+        .iter()
+        .any(|e| e == "CPUID 0x40000000 signature: KVMKVMKVM"));
+    assert!(hv
+        .evidence
+        .iter()
+        .any(|e| e == "kernel log: Hypervisor detected: KVM"));
+    let console = get(&f, CheckId::KernelSerialConsole);
+    assert!(
+        console
+            .summary
+            .contains("errors and worse (console_loglevel 4)"),
+        "{console:?}"
+    );
+    let irq = get(&f, CheckId::CpusIrqAffinity);
+    assert!(
+        irq.summary.contains("(1 kernel-managed, 9 movable)"),
+        "{irq:?}"
+    );
+    assert!(irq
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("isolcpus=managed_irq,1 at boot"));
+    assert!(irq
+        .evidence
+        .iter()
+        .any(|e| e.starts_with("/proc/irq/36/ (virtio1-req.0): CPU 1, kernel-managed")));
+    let iso = get(&f, CheckId::CpusIsolation);
+    let fix = iso.fix.as_deref().unwrap();
+    assert!(
+        !fix.contains("nohz_full=1") && fix.contains("built without NO_HZ_FULL"),
+        "{fix}"
+    );
+    // A kernel with NO_HZ_FULL (4.19-rt's config) is advised nohz_full=.
+    let rt = checks("rt-4.19-renamed-config", None);
+    assert!(get(&rt, CheckId::CpusIsolation)
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains(" nohz_full=1 "));
+}
+
+/// Without the CPUID signature the kernel log names it; with neither, the CPU flag
+/// alone says "unidentified".
+#[test]
+fn the_hypervisor_is_named_from_each_source() {
+    let f = variant("this-vm", None, &[("/.recorded/cpuid-0x40000000", None)]);
+    let hv = get(&f, CheckId::PlatformHypervisor);
+    assert!(
+        hv.summary.contains("(KVM)") && hv.evidence.len() == 2,
+        "{hv:?}"
+    );
+    let f = variant(
+        "this-vm",
+        None,
+        &[
+            ("/.recorded/cpuid-0x40000000", None),
+            ("/dev/kmsg", Some(b"")),
+        ],
+    );
+    assert!(get(&f, CheckId::PlatformHypervisor)
+        .summary
+        .contains("(unidentified)"));
+    let f = variant(
+        "this-vm",
+        None,
+        &[("/.recorded/cpuid-0x40000000", Some(b"Microsoft Hv\n"))],
+    );
+    assert!(get(&f, CheckId::PlatformHypervisor)
+        .summary
+        .contains("(Hyper-V)"));
+}
+
+/// The issue: after `dmesg -n 1` (its own fix) the console check still warned.
+#[test]
+fn the_console_check_reads_the_printk_level() {
+    let after_fix = variant(
+        "this-vm",
+        None,
+        &[("/proc/sys/kernel/printk", Some(b"1\t4\t1\t7\n"))],
+    );
+    let c = get(&after_fix, CheckId::KernelSerialConsole);
+    assert_eq!(c.status, Status::Pass, "{c:?}");
+    assert!(c.summary.contains("only emergencies reach it"), "{c:?}");
+    // Unreadable printk: the boot's `quiet` (level 4: errors and worse, not warnings).
+    let boot = variant("this-vm", None, &[("/proc/sys/kernel/printk", None)]);
+    let c = get(&boot, CheckId::KernelSerialConsole);
+    assert_eq!(c.status, Status::Warn);
+    assert!(
+        c.summary.contains("errors and worse (console_loglevel 4)"),
+        "{c:?}"
+    );
+    assert!(
+        c.evidence.iter().any(|e| e == "/proc/cmdline: quiet"),
+        "{c:?}"
+    );
+}
+
+/// The issue: with /dev/cpu_dma_latency held at 0 the check warned that a 1 µs state
+/// was "allowed while cpu_dma_latency is 0 µs". The kernel excludes every state whose
+/// exit latency is above the limit.
+#[test]
+fn a_held_cpu_dma_latency_excludes_the_deep_states() {
+    let dma = |us: i32| us.to_ne_bytes();
+    let zero = dma(0);
+    let f = variant(
+        "bare-metal-cgroup-v2",
+        Some("3"),
+        &[("/dev/cpu_dma_latency", Some(&zero))],
+    );
+    let c = get(&f, CheckId::CpusCstates);
+    assert_eq!(c.status, Status::Pass, "{c:?}");
+    assert_eq!(
+        c.summary,
+        "cpu3 C6 (133 µs) excluded: cpu_dma_latency is 0 µs (a request holds it)"
+    );
+    let limit = dma(200);
+    let f = variant(
+        "bare-metal-cgroup-v2",
+        Some("3"),
+        &[("/dev/cpu_dma_latency", Some(&limit))],
+    );
+    let c = get(&f, CheckId::CpusCstates);
+    assert_eq!(c.status, Status::Warn, "{c:?}");
+    assert!(
+        c.summary
+            .starts_with("cpu3 C6 (133 µs) allowed while cpu_dma_latency is 200 µs"),
+        "{c:?}"
+    );
+    // This VM's haltpoll state (1 µs) held at 0: nothing to warn about.
+    let f = variant("this-vm", None, &[("/dev/cpu_dma_latency", Some(&zero))]);
+    assert_eq!(get(&f, CheckId::CpusCstates).status, Status::Pass);
+}
+
+/// The checks the anchors make: a tuned RT box passes them, a desktop at its defaults
+/// warns, high-resolution timers off fail, the mitigations are reported only.
+#[test]
+fn the_timer_watchdog_workqueue_and_power_checks() {
+    use CheckId::*;
+    let rt = checks("rt-6.12-no-realtime-file", None);
+    assert_status(
+        &rt,
+        &[
+            (KernelHrtimers, Status::Pass),
+            (KernelNohz, Status::Pass),
+            (KernelSkewTick, Status::Pass),
+            (KernelWatchdog, Status::Pass),
+            (CpusWorkqueues, Status::Pass),
+            (CpusEnergyBias, Status::Pass),
+            (MemoryStatInterval, Status::Pass),
+            (PlatformTscReliable, Status::Pass),
+            (PlatformMitigations, Status::Info),
+        ],
+    );
+    let desk = checks("bare-metal-cgroup-v2", Some("3"));
+    assert_status(
+        &desk,
+        &[
+            (KernelHrtimers, Status::Pass),
+            (KernelNohz, Status::Warn),
+            (KernelSkewTick, Status::Warn),
+            (KernelWatchdog, Status::Warn),
+            (CpusWorkqueues, Status::Warn),
+            (CpusEnergyBias, Status::Warn),
+            (MemoryStatInterval, Status::Warn),
+            (PlatformTscReliable, Status::Pass),
+            (PlatformMitigations, Status::Info),
+        ],
+    );
+    assert!(get(&desk, KernelNohz)
+        .summary
+        .starts_with("CPU 3 isolated, but the kernel has no NO_HZ_FULL"));
+    assert_eq!(
+        get(&desk, KernelWatchdog).fix.as_deref().unwrap(),
+        "sysctl kernel.watchdog_cpumask=0-2 (or nowatchdog / nosoftlockup at boot; the lockup detector is then gone for them)"
+    );
+    assert!(get(&desk, CpusWorkqueues)
+        .fix
+        .as_deref()
+        .unwrap()
+        .starts_with("echo 7 > /sys/devices/virtual/workqueue/cpumask"));
+    assert!(get(&desk, CpusEnergyBias)
+        .summary
+        .starts_with("cpu3 EPB 6, cpu3 EPP balance_performance"));
+    let m = get(&desk, PlatformMitigations);
+    assert!(
+        m.summary.contains("1 vulnerable (gather_data_sampling)") && m.fix.is_none(),
+        "{m:?}"
+    );
+    let off = variant(
+        "bare-metal-cgroup-v2",
+        Some("3"),
+        &[("/proc/timer_list", Some(b"cpu: 3\n  .hres_active    : 0\n"))],
+    );
+    assert_eq!(get(&off, KernelHrtimers).status, Status::Fail);
+    let no_flag = variant(
+        "rt-6.12-no-realtime-file",
+        None,
+        &[("/proc/cmdline", Some(b"root=/dev/sda1 ro isolcpus=2-3\n"))],
+    );
+    let tsc = get(&no_flag, PlatformTscReliable);
+    assert_eq!(tsc.status, Status::Warn, "{tsc:?}");
+    assert_eq!(get(&no_flag, KernelSkewTick).status, Status::Warn);
+}
+
+/// Issue 33's rule for doctor's checklist: every line fits the width (80, 200; 0 means
+/// 80, as on a serial console), prose wraps with a hanging indent, nothing is lost.
+#[test]
+fn the_checklist_fits_80_200_and_0_columns() {
+    let mut findings = checks("bare-metal-cgroup-v2", Some("3"));
+    let long = "cpu_dma_latency 0: p99 62 → 31 µs (−50 %): better (sign test: lower in 8 of 8 pairs, p = 0.008, decides at ≤ 0.031; median difference −30.5 µs, 99 % interval −31.0 … −29.9 µs)";
+    findings[0]
+        .measured
+        .push(super::finding::Measured::observed(long));
+    findings[0]
+        .evidence
+        .push(format!("/sys/devices/system/cpu/cpu3/{}", "x".repeat(150)));
+    let report = super::report::DoctorReport {
+        schema: super::report::SCHEMA.into(),
+        verdict: super::report::Verdict::of(&findings),
+        counts: super::report::DoctorReport::counts_of(&findings),
+        hostname: "box".into(),
+        kernel_release: "6.8.0-debug".into(),
+        cpus: vec![3],
+        cpus_why: "--cpus".into(),
+        priority: 95,
+        measured: true,
+        planned_run: None,
+        notes: vec!["measured in 1 min 12 s (1 A/B of up to 20 pairs (5 s a pair; each stops once its sign test decides or can no longer) and two 3 s observation windows: at most 2 min, said up front)".into()],
+        findings,
+    };
+    let words = |text: &str| -> String { text.split_whitespace().collect::<Vec<_>>().join(" ") };
+    for (asked, fits) in [(80, 80), (200, 200), (0, 80), (30, 30)] {
+        let text = report.terminal(true, asked);
+        for line in text.lines() {
+            let w = textwrap::core::display_width(line);
+            assert!(w <= fits, "{asked} columns: {w}: {line}");
+        }
+        // Every word is still there, in order (the long path broken only by the width).
+        let flat = words(&text);
+        assert!(flat.contains(&words(long)), "{asked}: {text}");
+        assert!(flat.contains("measured in 1 min 12 s"), "{asked}");
+    }
+    // At 80 a summary's second line hangs under its first, in the summary's column.
+    let text = report.terminal(false, 80);
+    let lines: Vec<&str> = text.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.starts_with("  WARN kernel.preempt_rt"))
+        .unwrap();
+    let column = lines[i].find("not a PREEMPT_RT").unwrap();
+    assert_eq!(
+        lines[i + 1].len() - lines[i + 1].trim_start().len(),
+        column,
+        "{text}"
+    );
+    // At 200 the same summary is one line.
+    let wide = report.terminal(false, 200);
+    assert!(
+        wide.lines()
+            .any(|l| l.starts_with("  WARN kernel.preempt_rt")
+                && l.ends_with("worst cases reach milliseconds")),
+        "{wide}"
+    );
 }

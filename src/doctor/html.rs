@@ -11,6 +11,7 @@ use std::fmt::Write;
 fn row(out: &mut String, f: &Finding) {
     let colour = match f.status {
         super::finding::Status::Pass => "#2e7d32",
+        super::finding::Status::Info => "#1565c0",
         super::finding::Status::Skip => "#757575",
         super::finding::Status::Warn => "#ef6c00",
         super::finding::Status::Fail => "#c62828",
@@ -57,20 +58,19 @@ fn row(out: &mut String, f: &Finding) {
 
 /// The page's bytes.
 pub fn render(report: &DoctorReport) -> Vec<u8> {
-    let c = &report.counts;
     let mut body = format!(
-        "<h1>latscope doctor: {}</h1>\n<p>{} FAIL, {} WARN, {} PASS, {} SKIP — {} {}; CPU {} ({}); priority {}</p>\n",
+        "<h1>latscope doctor: {}</h1>\n<p>{} — {} {}; CPU {} ({}); priority {}</p>\n",
         esc(report.verdict.text()),
-        c.fail,
-        c.warn,
-        c.pass,
-        c.skip,
+        esc(&report.counts.text()),
         esc(&report.hostname),
         esc(&report.kernel_release),
         esc(&crate::units::format_cpu_list(&report.cpus)),
         esc(&report.cpus_why),
         report.priority
     );
+    if let Some(basis) = report.basis_line() {
+        let _ = writeln!(body, "<p>{}</p>", esc(&basis));
+    }
     for (group, title) in GROUPS {
         let findings: Vec<&Finding> = report
             .findings

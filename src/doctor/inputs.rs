@@ -141,6 +141,8 @@ pub struct ProcStat {
     /// 0 OTHER, 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE.
     pub policy: i32,
     pub kernel_thread: bool,
+    /// The CPU it last ran on (field 39).
+    pub processor: Option<usize>,
 }
 
 impl ProcStat {
@@ -150,7 +152,7 @@ impl ProcStat {
         let close = text.rfind(')')?;
         let comm = text.get(open + 1..close)?.to_string();
         // Fields after the name start at field 3 (state); flags is field 9,
-        // rt_priority 40, policy 41.
+        // processor 39, rt_priority 40, policy 41.
         let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
         let field = |n: usize| rest.get(n - 3).and_then(|v| v.parse::<i64>().ok());
         const PF_KTHREAD: i64 = 0x0020_0000;
@@ -159,6 +161,7 @@ impl ProcStat {
             rt_priority: field(40)? as i32,
             policy: field(41)? as i32,
             kernel_thread: field(9)? & PF_KTHREAD != 0,
+            processor: field(39).and_then(|c| usize::try_from(c).ok()),
         })
     }
 
@@ -189,6 +192,7 @@ mod tests {
         let s = ProcStat::parse(line).unwrap();
         assert_eq!(s.comm, "irq/24-ACPI:Ged");
         assert_eq!((s.rt_priority, s.policy, s.kernel_thread), (50, 1, true));
+        assert_eq!(s.processor, Some(0));
         let odd = line.replace("(irq/24-ACPI:Ged)", "(a) b (c)");
         assert_eq!(ProcStat::parse(&odd).unwrap().comm, "a) b (c");
     }

@@ -27,6 +27,13 @@ impl KernelConfig {
         }
     }
 
+    /// The value of `CONFIG_<name>` (`250` for HZ), `None` when not set.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.options
+            .get(&format!("CONFIG_{name}"))
+            .map(|v| v.trim_matches('"'))
+    }
+
     /// Whether `CONFIG_<name>` is built in or a module.
     pub fn is_set(&self, name: &str) -> bool {
         matches!(
@@ -238,10 +245,10 @@ fn tracefs(inputs: &Inputs) -> Option<&'static str> {
 pub fn tracers(inputs: &Inputs) -> Finding {
     let id = CheckId::KernelTracers;
     let Some(dir) = tracefs(inputs) else {
-        let why = if inputs.files.exists("/sys/kernel/tracing") {
+        let why = if !inputs.files.list("/sys/kernel/tracing").is_empty() {
             "tracefs not readable (run as root)"
         } else {
-            "tracefs not mounted (/sys/kernel/tracing/current_tracer missing): no tracer can run"
+            "tracefs not mounted at /sys/kernel/tracing: nothing to read (as root: mount -t tracefs nodev /sys/kernel/tracing, then look again)"
         };
         return Finding::skip(id, why);
     };
@@ -282,6 +289,61 @@ pub fn tracers(inputs: &Inputs) -> Finding {
     f
 }
 
+/// What reaches the console at a console_loglevel: messages of a level below it.
+fn console_reach(level: i64) -> &'static str {
+    match level {
+        i64::MIN..=0 => "nothing",
+        1 => "only emergencies",
+        2 => "alerts and worse",
+        3 => "critical messages and worse",
+        4 => "errors and worse",
+        5 => "warnings and worse",
+        6 => "notices and worse",
+        7 => "informational messages and worse",
+        _ => "every message, debug too",
+    }
+}
+
+/// The console log level in effect and where it was read: /proc/sys/kernel/printk's
+/// first field (what `dmesg -n` sets), else the boot's (`loglevel=`, `quiet` = 4,
+/// `debug` = 10, else the kernel's default 7).
+fn console_loglevel(inputs: &Inputs) -> (i64, String) {
+    let printk = inputs.files.read_trim("/proc/sys/kernel/printk");
+    if let Some(level) = printk
+        .as_deref()
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+    {
+        return (
+            level,
+            format!(
+                "/proc/sys/kernel/printk: {}",
+                printk
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        );
+    }
+    if let Some(level) = inputs
+        .cmdline_value("loglevel")
+        .and_then(|v| v.parse().ok())
+    {
+        return (level, format!("/proc/cmdline loglevel={level}"));
+    }
+    if inputs.cmdline_has("debug") {
+        return (10, "/proc/cmdline: debug".into());
+    }
+    if inputs.cmdline_has("quiet") {
+        return (4, "/proc/cmdline: quiet".into());
+    }
+    (
+        7,
+        "the kernel's default (CONSOLE_LOGLEVEL_DEFAULT 7)".into(),
+    )
+}
+
 pub fn serial_console(inputs: &Inputs) -> Finding {
     let id = CheckId::KernelSerialConsole;
     let serial = |name: &str| {
@@ -300,20 +362,31 @@ pub fn serial_console(inputs: &Inputs) -> Finding {
         ),
         Err(_) => (inputs.cmdline_values("console"), "/proc/cmdline console="),
     };
-    let on_serial: Vec<&String> = consoles.iter().filter(|c| serial(c)).collect();
+    let consoles_line = format!("{source}: {}", consoles.join(" "));
+    let on_serial: Vec<&str> = consoles
+        .iter()
+        .map(String::as_str)
+        .filter(|c| serial(c))
+        .collect();
     if on_serial.is_empty() {
-        return Finding::pass(id, "no kernel console on a serial port")
-            .with(format!("{source}: {}", consoles.join(" ")));
+        return Finding::pass(id, "no kernel console on a serial port").with(consoles_line);
     }
-    let quiet = inputs.cmdline_has("quiet");
+    let (level, level_source) = console_loglevel(inputs);
+    let ports = on_serial.join(", ");
+    let reach = console_reach(level);
+    if level <= 1 {
+        return Finding::pass(
+            id,
+            format!("kernel console on {ports}, but {reach} reach it (console_loglevel {level})"),
+        )
+        .with(consoles_line)
+        .with(level_source);
+    }
     Finding::warn(
         id,
-        format!(
-            "kernel console on {}: each kernel message waits for the UART at its baud rate{}",
-            on_serial.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
-            if quiet { " (`quiet`: only warnings and worse are printed)" } else { "" }
-        ),
-        "drop console=ttyS… from the kernel command line, or print less: `dmesg -n 1` now, loglevel=1 at boot",
+        format!("kernel console on {ports}: {reach} (console_loglevel {level}) wait for the UART at its baud rate as they print"),
+        "print less: `dmesg -n 1` now (only emergencies reach the console), loglevel=1 at boot; or drop console=ttyS… from the kernel command line",
     )
-    .with(format!("{source}: {}", consoles.join(" ")))
+    .with(consoles_line)
+    .with(level_source)
 }

@@ -29,20 +29,19 @@ fn row(f: &Finding) -> Vec<String> {
 
 /// The Markdown text.
 pub fn render(report: &DoctorReport) -> String {
-    let c = &report.counts;
     let mut out = format!(
-        "# latscope doctor: {}\n\n{} FAIL, {} WARN, {} PASS, {} SKIP — {} {}; CPU {} ({}); priority {}\n",
+        "# latscope doctor: {}\n\n{} — {} {}; CPU {} ({}); priority {}\n",
         report.verdict.text(),
-        c.fail,
-        c.warn,
-        c.pass,
-        c.skip,
+        report.counts.text(),
         cell(&report.hostname),
         cell(&report.kernel_release),
         crate::units::format_cpu_list(&report.cpus),
         cell(&report.cpus_why),
         report.priority
     );
+    if let Some(basis) = report.basis_line() {
+        let _ = writeln!(out, "\n{}", cell(&basis));
+    }
     if let Some(planned) = &report.planned_run {
         let _ = writeln!(
             out,

@@ -130,3 +130,28 @@ pub fn swappiness(inputs: &Inputs) -> Finding {
             .with(swap_line)
     }
 }
+
+pub fn stat_interval(inputs: &Inputs) -> Finding {
+    let id = CheckId::MemoryStatInterval;
+    let path = "/proc/sys/vm/stat_interval";
+    let v = match numeric_knob(
+        inputs,
+        id,
+        path,
+        "no vm.stat_interval (/proc/sys/vm/stat_interval missing)",
+    ) {
+        Ok(v) => v,
+        Err(f) => return f,
+    };
+    let line = format!("{path}: {v}");
+    if v < 10 {
+        Finding::warn(
+            id,
+            format!("vm.stat_interval {v} s: the vmstat update wakes a kworker on every CPU that has counters to fold, every {v} s"),
+            "sysctl vm.stat_interval=10",
+        )
+        .with(line)
+    } else {
+        Finding::pass(id, format!("vm.stat_interval {v} s")).with(line)
+    }
+}

@@ -11,10 +11,13 @@ pub mod finding;
 pub mod host_stops;
 pub mod html;
 pub mod inputs;
+pub mod judge;
 pub mod kernel;
+pub mod kthreads;
 pub mod markdown;
 pub mod memory;
 pub mod observe;
+pub mod paired;
 pub mod permissions;
 pub mod platform;
 pub mod priorities;
@@ -22,6 +25,7 @@ pub mod report;
 pub mod saved;
 pub mod scheduling;
 pub mod setup;
+pub mod timers;
 pub mod try_fix;
 
 use crate::cli::{DoctorArgs, TryFix};
@@ -42,21 +46,30 @@ pub fn read_checks(inputs: &Inputs) -> Vec<Finding> {
         kernel::debug_options(config.as_ref()),
         kernel::tracers(inputs),
         kernel::serial_console(inputs),
-        cpus::isolation(inputs),
+        timers::hrtimers(inputs, config.as_ref()),
+        timers::nohz(inputs, config.as_ref()),
+        timers::skew_tick(inputs),
+        timers::watchdog(inputs),
+        cpus::isolation(inputs, config.as_ref()),
         cpus::irq_affinity(inputs),
         cpus::irqbalance(inputs),
+        cpus::workqueues(inputs),
         cpu_power::cstates(inputs),
         cpu_power::governor(inputs),
+        cpu_power::energy_bias(inputs),
         cpu_power::smt(inputs),
         memory::thp(inputs),
         memory::numa_balancing(inputs),
         memory::ksm(inputs),
         memory::swappiness(inputs),
+        memory::stat_interval(inputs),
         scheduling::timer_migration(inputs),
         scheduling::rt_throttling(inputs),
         scheduling::nmi_watchdog(inputs),
         platform::clocksource(inputs),
+        platform::tsc_reliable(inputs, config.as_ref()),
         platform::hypervisor_check(inputs),
+        platform::mitigations(inputs),
         permissions::rtprio(inputs),
         permissions::memlock(inputs),
         permissions::sched_fifo(inputs),
@@ -148,7 +161,11 @@ fn output(args: &DoctorArgs, report: &DoctorReport) -> anyhow::Result<()> {
         crate::output::exports::write_bytes(path, &bytes)?;
     }
     std::io::stdout()
-        .write_all(report.terminal(args.verbose).as_bytes())
+        .write_all(
+            report
+                .terminal(args.verbose, report::checklist_width())
+                .as_bytes(),
+        )
         .context("writing to stdout")
 }
 
@@ -166,20 +183,42 @@ fn not_measuring(args: &DoctorArgs, inputs: &Inputs) -> Option<String> {
     None
 }
 
-/// The A/Bs and the observation window. `None`: nothing measured (the reason in
-/// `notes`); `Some(interrupted)` otherwise.
-fn measure(
-    args: &DoctorArgs,
-    inputs: &Inputs,
-    findings: &mut [Finding],
-    notes: &mut Vec<String>,
-) -> anyhow::Result<Option<bool>> {
-    if let Some(why) = not_measuring(args, inputs) {
-        notes.push(why);
-        return Ok(None);
+/// The time the two observation windows take (3.2 s and 3 s spinning, the trace's
+/// start and analysis), in the time said up front.
+const WINDOWS_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `1 min 56 s`, `48 s`.
+fn duration_text(d: std::time::Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    match (s / 60, s % 60) {
+        (0, s) => format!("{s} s"),
+        (m, 0) => format!("{m} min"),
+        (m, s) => format!("{m} min {s} s"),
     }
-    let fifo = status_of(findings, CheckId::PermSchedFifo) == Some(Status::Pass);
-    let settings = ab::AbSettings {
+}
+
+/// What the measurement will take at most, said before it starts (stderr) and kept in
+/// the notes beside what it took.
+fn time_said_up_front(abs: usize, max_pairs: u32) -> (std::time::Duration, String) {
+    let most = ab::PAIR_BUDGET * (abs as u32 * max_pairs) + WINDOWS_BUDGET;
+    let stops = if max_pairs < paired::FIRST_LOOK {
+        format!("fewer than {} cannot decide", paired::FIRST_LOOK)
+    } else {
+        "each stops once its sign test decides or can no longer".into()
+    };
+    let text = format!(
+        "{abs} A/B{} of up to {max_pairs} pair{} (5 s a pair; {stops}) and two 3 s observation windows: at most {}",
+        if abs == 1 { "" } else { "s" },
+        if max_pairs == 1 { "" } else { "s" },
+        duration_text(most)
+    );
+    (most, text)
+}
+
+/// The settings every measurement shares: the first judged CPU, FIFO at the priority
+/// when granted, the pairs' cap, the Ctrl-C flag.
+fn ab_settings(args: &DoctorArgs, inputs: &Inputs, fifo: bool) -> anyhow::Result<ab::AbSettings> {
+    Ok(ab::AbSettings {
         cpu: inputs.cpus[0],
         policy_args: if fifo {
             vec![
@@ -191,39 +230,82 @@ fn measure(
         } else {
             vec!["--policy".into(), "other".into()]
         },
-        pairs: args.pairs,
-        run: "2s",
+        max_pairs: args.pairs,
         stop: crate::interrupt::install().context("installing the Ctrl-C handler")?,
-    };
-    let abs = planned_abs(args, inputs, notes);
-    let throttled = status_of(findings, CheckId::SchedRtThrottling) == Some(Status::Warn);
-    let total = abs.len() as u64 * args.pairs as u64 * 2 + 2;
-    let bar = progress_bar(total);
+    })
+}
+
+/// The A/Bs and the observation windows, then what they measured applied to the
+/// findings (judge.rs). `None`: nothing measured (the reason in `notes`);
+/// `Some(interrupted)` otherwise.
+fn measure(
+    args: &DoctorArgs,
+    inputs: &Inputs,
+    findings: &mut [Finding],
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Option<bool>> {
+    if let Some(why) = not_measuring(args, inputs) {
+        notes.push(why);
+        return Ok(None);
+    }
+    let fifo = status_of(findings, CheckId::PermSchedFifo) == Some(Status::Pass);
+    let settings = ab_settings(args, inputs, fifo)?;
+    let abs = planned_abs(args, inputs, findings, notes);
+    let (_, said) = time_said_up_front(abs.len(), args.pairs);
+    eprintln!("latscope doctor: measuring {said}; Ctrl-C stops, restores and reports");
+    let started = std::time::Instant::now();
+    let runs_per_ab = u64::from(args.pairs) * 2;
+    let bar = progress_bar(abs.len() as u64 * runs_per_ab + 2);
     let tick = |what: &str| {
         bar.set_message(what.to_string());
         bar.inc(1);
     };
-    for one in &abs {
+    for (i, one) in abs.iter().enumerate() {
         match ab::run_ab(one, &settings, &tick) {
             Ok(m) => ab::attach(findings, one.finding, m),
             Err(e) => notes.push(format!("A/B '{}' failed: {e:#}", one.label)),
         }
+        bar.set_position((i as u64 + 1) * runs_per_ab);
     }
-    if !settings.stop.load(std::sync::atomic::Ordering::Relaxed) {
-        tick(if throttled && fifo {
+    windows(inputs, findings, notes, &settings, fifo, &tick);
+    bar.finish_and_clear();
+    let tried: Vec<(CheckId, String)> = abs.iter().map(|a| (a.finding, a.fix.clone())).collect();
+    judge::apply(findings, &tried);
+    notes.push(format!(
+        "measured in {} ({said}, said up front)",
+        duration_text(started.elapsed())
+    ));
+    let interrupted = settings.stop.load(std::sync::atomic::Ordering::Relaxed);
+    if interrupted {
+        notes.push("interrupted: the measurements stopped early (every knob restored)".into());
+    }
+    Ok(Some(interrupted))
+}
+
+/// The observation window (interrupts, ticks, kernel threads, the throttle's stops) and
+/// the traced window (the host's stops), unless Ctrl-C came first.
+fn windows(
+    inputs: &Inputs,
+    findings: &mut [Finding],
+    notes: &mut Vec<String>,
+    settings: &ab::AbSettings,
+    fifo: bool,
+    tick: &dyn Fn(&str),
+) {
+    let stopped = || settings.stop.load(std::sync::atomic::Ordering::Relaxed);
+    let throttled = status_of(findings, CheckId::SchedRtThrottling) == Some(Status::Warn);
+    let throttle_ns = scheduling::throttle_stop_ns(inputs).filter(|_| throttled && fifo);
+    if !stopped() {
+        tick(if throttle_ns.is_some() {
             "RT throttling and interrupts (FIFO spin)"
         } else {
             "interrupts on the CPU (spin)"
         });
         let nohz = inputs.cpu_list("/sys/devices/system/cpu/nohz_full");
-        match observe::window(
-            &settings,
-            3,
-            throttled && fifo,
-            nohz.contains(&settings.cpu),
-        ) {
+        match observe::window(settings, 3, throttle_ns, nohz.contains(&settings.cpu)) {
             Ok(o) => {
                 ab::attach(findings, CheckId::CpusIsolation, o.isolation);
+                ab::attach(findings, CheckId::CpusIsolation, o.kthreads);
                 if let Some(t) = o.throttling {
                     ab::attach(findings, CheckId::SchedRtThrottling, t);
                 }
@@ -231,21 +313,15 @@ fn measure(
             Err(e) => notes.push(format!("observation window failed: {e:#}")),
         }
     }
-    if !settings.stop.load(std::sync::atomic::Ordering::Relaxed) {
+    if !stopped() {
         tick("stops the guest cannot explain (noise with --trace)");
         // SCHED_OTHER: a throttled FIFO spin leaves the CPU idle, and a kernel that records
         // no switch to idle (6.18) makes the throttle's stop a silent stretch: the host's.
-        match host_stops::window(&settings, 3, false) {
+        match host_stops::window(settings, 3, false) {
             Ok((m, evidence)) => attach_with_evidence(findings, m, evidence),
             Err(e) => notes.push(format!("traced noise window failed: {e:#}")),
         }
     }
-    bar.finish_and_clear();
-    let interrupted = settings.stop.load(std::sync::atomic::Ordering::Relaxed);
-    if interrupted {
-        notes.push("interrupted: the measurements stopped early (every knob restored)".into());
-    }
-    Ok(Some(interrupted))
 }
 
 /// The host's stops on `platform.hypervisor`, their worst gaps in its evidence.
@@ -259,51 +335,73 @@ fn attach_with_evidence(findings: &mut [Finding], m: finding::Measured, evidence
     ab::attach(findings, CheckId::PlatformHypervisor, m);
 }
 
+/// Why an isolated CPU measures worse on a VM, said on the `--try isolate` line.
+const ISOLATED_VCPU_HALTS: &str = "on a VM an isolated vCPU sits idle between wake-ups and halts to the host, so each wake-up first waits for the host to run the vCPU again";
+
+/// The fix a finding names (the A/B's `fix` when it measured better).
+fn fix_of(findings: &[Finding], id: CheckId, otherwise: &str) -> String {
+    findings
+        .iter()
+        .find(|f| f.id == id)
+        .and_then(|f| f.fix.clone())
+        .unwrap_or_else(|| otherwise.to_string())
+}
+
 /// The A/Bs to run: cpu_dma_latency always (when the device exists), the SMT sibling
 /// loaded vs idle when a measured CPU has one, and each `--try`.
-fn planned_abs(args: &DoctorArgs, inputs: &Inputs, notes: &mut Vec<String>) -> Vec<ab::Ab> {
+fn planned_abs(
+    args: &DoctorArgs,
+    inputs: &Inputs,
+    findings: &[Finding],
+    notes: &mut Vec<String>,
+) -> Vec<ab::Ab> {
     let mut abs = Vec::new();
     if inputs.files.exists("/dev/cpu_dma_latency") {
-        abs.push(ab::Ab {
-            finding: CheckId::CpusCstates,
-            label: "cpu_dma_latency 0".into(),
-            a: vec!["--dma-latency".into(), "0".into()],
-            b: Vec::new(),
-            knob: ab::dma_knob,
-            changes: Vec::new(),
-        });
+        let mut dma = ab::Ab::of_fix(
+            CheckId::CpusCstates,
+            "cpu_dma_latency 0".into(),
+            cpu_power::HOLD_DMA_LATENCY.into(),
+        );
+        dma.a = vec!["--dma-latency".into(), "0".into()];
+        dma.knob = ab::dma_knob;
+        abs.push(dma);
     }
     if let Some((_, siblings)) = cpu_power::foreign_siblings(inputs).first() {
         let sibling = siblings[0];
-        abs.push(ab::Ab {
-            finding: CheckId::CpusSmt,
-            label: format!("SMT sibling {sibling} loaded"),
-            a: vec!["--load".into(), format!("cpu:100%,cpus={sibling}")],
-            b: Vec::new(),
-            knob: ab::no_knob,
-            changes: Vec::new(),
-        });
+        let mut smt = ab::Ab::of_fix(
+            CheckId::CpusSmt,
+            format!("SMT sibling {sibling} loaded"),
+            fix_of(
+                findings,
+                CheckId::CpusSmt,
+                "keep the SMT siblings of the RT CPUs idle (nosmt at boot)",
+            ),
+        );
+        smt.a = vec!["--load".into(), format!("cpu:100%,cpus={sibling}")];
+        smt.a_is_fix = false;
+        abs.push(smt);
     }
+    let hypervisor = status_of(findings, CheckId::PlatformHypervisor) == Some(Status::Warn);
     for fix in &args.try_fix {
         match fix {
             TryFix::DmaLatency => {} // measured anyway
-            TryFix::Isolate => abs.push(ab::Ab {
-                finding: CheckId::CpusIsolation,
-                label: format!("--isolate {}", inputs.cpus[0]),
-                a: vec!["--isolate".into(), inputs.cpus[0].to_string()],
-                b: Vec::new(),
-                knob: ab::irq_knob,
-                changes: Vec::new(),
-            }),
+            TryFix::Isolate => {
+                let cpu = inputs.cpus[0];
+                let fix = fix_of(findings, CheckId::CpusIsolation, "");
+                let mut iso =
+                    ab::Ab::of_fix(CheckId::CpusIsolation, format!("--isolate {cpu}"), fix);
+                iso.a = vec!["--isolate".into(), cpu.to_string()];
+                iso.knob = ab::irq_knob;
+                iso.why_worse = hypervisor.then(|| ISOLATED_VCPU_HALTS.to_string());
+                abs.push(iso);
+            }
             _ => match try_fix::tunable(*fix, inputs) {
-                Some(Ok(t)) => abs.push(ab::Ab {
-                    finding: t.finding,
-                    label: t.label,
-                    a: Vec::new(),
-                    b: Vec::new(),
-                    knob: ab::no_knob,
-                    changes: t.changes,
-                }),
+                Some(Ok(t)) => {
+                    let fix = fix_of(findings, t.finding, "");
+                    let mut one = ab::Ab::of_fix(t.finding, t.label, fix);
+                    one.changes = t.changes;
+                    abs.push(one);
+                }
                 Some(Err(why)) => notes.push(format!("--try {}: {why}", fix_name(*fix))),
                 None => {}
             },

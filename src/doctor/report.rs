@@ -48,12 +48,15 @@ pub struct Counts {
     pub warn: usize,
     pub fail: usize,
     pub skip: usize,
+    /// Reported, not judged (schema 2).
+    #[serde(default)]
+    pub info: usize,
 }
 
 /// Everything `doctor` found, as printed and as written by `--export-json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DoctorReport {
-    /// `latscope-doctor/1`: the layout of this file (docs/doctor.md).
+    /// `latscope-doctor/2`: the layout of this file (docs/doctor.md).
     pub schema: String,
     pub verdict: Verdict,
     pub counts: Counts,
@@ -73,7 +76,25 @@ pub struct DoctorReport {
     pub findings: Vec<Finding>,
 }
 
-pub const SCHEMA: &str = "latscope-doctor/1";
+/// The layout written: 2 added `info` (status and count), `basis`, and each A/B's
+/// `test` and `bearing`; a version-1 file reads as one without them.
+pub const SCHEMA: &str = "latscope-doctor/2";
+/// The layouts `latscope report` reads back.
+pub const SCHEMAS_READ: [&str; 2] = ["latscope-doctor/1", SCHEMA];
+
+impl Counts {
+    /// `1 FAIL, 7 WARN, 17 PASS, 2 SKIP, 1 INFO` (INFO only when there is one).
+    pub fn text(&self) -> String {
+        let info = match self.info {
+            0 => String::new(),
+            n => format!(", {n} INFO"),
+        };
+        format!(
+            "{} FAIL, {} WARN, {} PASS, {} SKIP{info}",
+            self.fail, self.warn, self.pass, self.skip
+        )
+    }
+}
 
 impl DoctorReport {
     pub fn counts_of(findings: &[Finding]) -> Counts {
@@ -83,7 +104,40 @@ impl DoctorReport {
             warn: n(Status::Warn),
             fail: n(Status::Fail),
             skip: n(Status::Skip),
+            info: n(Status::Info),
         }
+    }
+
+    /// Which findings rest on a measurement here and which WARN/FAIL only on the
+    /// settings read (`None` when nothing was measured: every finding is a reading).
+    pub fn basis_line(&self) -> Option<String> {
+        if !self.measured {
+            return None;
+        }
+        let (measured, read) = super::judge::bases(&self.findings);
+        let names = |ids: &[super::finding::CheckId]| {
+            ids.iter()
+                .map(|i| i.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let on_measured = match measured.len() {
+            0 => "no finding rests on a measurement here".to_string(),
+            n => format!(
+                "{n} finding{} rest{} on a measurement here ({})",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "s" } else { "" },
+                names(&measured)
+            ),
+        };
+        let on_read = match read.len() {
+            0 => String::new(),
+            n => format!(
+                "; {n} WARN/FAIL only on the settings read ({})",
+                names(&read)
+            ),
+        };
+        Some(format!("{on_measured}{on_read}"))
     }
 
     pub fn json(&self) -> anyhow::Result<Vec<u8>> {
@@ -92,29 +146,39 @@ impl DoctorReport {
         Ok(bytes)
     }
 
-    /// The terminal checklist; `verbose` adds each finding's evidence.
-    pub fn terminal(&self, verbose: bool) -> String {
-        let c = &self.counts;
-        let mut out = format!(
-            "latscope doctor: {} ({} FAIL, {} WARN, {} PASS, {} SKIP)\n",
+    /// The terminal checklist at `width` columns (no line longer; 0 means 80); `verbose`
+    /// adds each finding's evidence.
+    pub fn terminal(&self, verbose: bool, width: usize) -> String {
+        let width = if width == 0 { 80 } else { width };
+        let mut out = String::new();
+        let head = format!(
+            "latscope doctor: {} ({})",
             self.verdict.text(),
-            c.fail,
-            c.warn,
-            c.pass,
-            c.skip
+            self.counts.text()
         );
-        out.push_str(&format!(
-            "{} {}; CPU {} ({}); priority {}\n",
+        wrap_into(&mut out, "", "  ", &head, width);
+        let machine = format!(
+            "{} {}; CPU {} ({}); priority {}",
             self.hostname,
             self.kernel_release,
             crate::units::format_cpu_list(&self.cpus),
             self.cpus_why,
             self.priority
-        ));
-        if let Some(planned) = &self.planned_run {
-            out.push_str(&format!("planned run: latscope {planned}\n"));
+        );
+        wrap_into(&mut out, "", "  ", &machine, width);
+        if let Some(basis) = self.basis_line() {
+            wrap_into(&mut out, "", "  ", &basis, width);
         }
-        let width = self
+        if let Some(planned) = &self.planned_run {
+            wrap_into(
+                &mut out,
+                "",
+                "  ",
+                &format!("planned run: latscope {planned}"),
+                width,
+            );
+        }
+        let ids = self
             .findings
             .iter()
             .map(|f| f.id.as_str().len())
@@ -129,46 +193,83 @@ impl DoctorReport {
             if in_group.is_empty() {
                 continue;
             }
-            out.push_str(&format!("\n{title}\n"));
+            out.push('\n');
+            wrap_into(&mut out, "", "", title, width);
             for f in in_group {
-                render_finding(&mut out, f, width, verbose);
+                render_finding(&mut out, f, ids, verbose, width);
             }
-        }
-        for note in &self.notes {
-            out.push_str(&format!("\nnote: {note}"));
         }
         if !self.notes.is_empty() {
             out.push('\n');
+        }
+        for note in &self.notes {
+            wrap_into(&mut out, "note: ", "      ", note, width);
         }
         out
     }
 }
 
-fn render_finding(out: &mut String, f: &Finding, width: usize, verbose: bool) {
-    let pad = " ".repeat(width + 8);
-    out.push_str(&format!(
-        "  {} {:<width$}  {}\n",
-        f.status.label(),
-        f.id.as_str(),
-        f.summary
-    ));
+/// The width the checklist fits: the terminal's, else `COLUMNS`; 80 when neither says
+/// (a pipe, a serial console) or says 0.
+pub fn checklist_width() -> usize {
+    crate::report::terminal_table::terminal_width()
+        .filter(|w| *w > 0)
+        .unwrap_or(80)
+}
+
+/// Appends `text` wrapped at `width`: its first line after `first`, the others after
+/// `rest` (a hanging indent), words longer than a line broken, so no line is longer.
+fn wrap_into(out: &mut String, first: &str, rest: &str, text: &str, width: usize) {
+    let text = text.replace('\t', " ");
+    let options = textwrap::Options::new(width)
+        .initial_indent(first)
+        .subsequent_indent(rest)
+        .break_words(true)
+        // Commands and paths keep their hyphens: a line breaks between words only.
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    for line in textwrap::wrap(&text, options) {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+}
+
+/// One finding: `  WARN id  summary` with the summary in its own column, then its
+/// measured, fix and (verbose) evidence lines indented under it; on a terminal too
+/// narrow for that column, the summary and the rest go under the ID.
+fn render_finding(out: &mut String, f: &Finding, ids: usize, verbose: bool, width: usize) {
+    let head = format!("  {} {:<ids$}  ", f.status.label(), f.id.as_str());
+    let narrow = head.len() + 24 > width;
+    let (first, text_col) = if narrow {
+        wrap_into(out, "", "    ", head.trim_end(), width);
+        ("      ".to_string(), "      ".to_string())
+    } else {
+        (head.clone(), " ".repeat(head.len()))
+    };
+    wrap_into(out, &first, &text_col, &f.summary, width);
+    let pad = if narrow {
+        "      ".to_string()
+    } else {
+        " ".repeat(head.len() - 1)
+    };
+    let more = format!("{pad}  ");
     for m in &f.measured {
-        out.push_str(&format!(
-            "{pad}measured: {}{}\n",
+        let text = format!(
+            "{}{}",
             m.summary,
             if m.restored {
                 ""
             } else {
                 " (NOT RESTORED: run `latscope restore`)"
             }
-        ));
+        );
+        wrap_into(out, &format!("{pad}measured: "), &more, &text, width);
     }
     if let Some(fix) = f.fix.as_ref().filter(|_| f.status >= Status::Warn) {
-        out.push_str(&format!("{pad}fix: {fix}\n"));
+        wrap_into(out, &format!("{pad}fix: "), &more, fix, width);
     }
     if verbose {
         for e in &f.evidence {
-            out.push_str(&format!("{pad}· {e}\n"));
+            wrap_into(out, &format!("{pad}· "), &more, e, width);
         }
     }
 }

@@ -3,7 +3,7 @@
 //! or a CI artifact. Nothing is checked again: the file says what was true when it was
 //! written.
 
-use super::report::{DoctorReport, SCHEMA};
+use super::report::{DoctorReport, SCHEMA, SCHEMAS_READ};
 use crate::cli::ReportArgs;
 use crate::error::{UserError, EXIT_OK};
 use crate::output::exports::Format;
@@ -26,7 +26,7 @@ pub fn load(path: &Path) -> anyhow::Result<DoctorReport> {
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let report: DoctorReport = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a doctor file latscope can read", path.display()))?;
-    if report.schema != SCHEMA {
+    if !SCHEMAS_READ.contains(&report.schema.as_str()) {
         return Err(UserError::InvalidValue {
             option: "RUN.json".into(),
             value: path.display().to_string(),
@@ -95,7 +95,9 @@ fn render(report: &DoctorReport, format: Format) -> anyhow::Result<Vec<u8>> {
         Format::Html => super::html::render(report),
         Format::Markdown => super::markdown::render(report).into_bytes(),
         Format::Json => report.json()?,
-        _ => report.terminal(true).into_bytes(),
+        _ => report
+            .terminal(true, super::report::checklist_width())
+            .into_bytes(),
     })
 }
 

@@ -29,6 +29,22 @@ pub fn timer_migration(inputs: &Inputs) -> Finding {
     }
 }
 
+/// The stop RT throttling gives a thread that never sleeps (period − runtime, ns), or
+/// `None` when throttling is off or unreadable.
+pub fn throttle_stop_ns(inputs: &Inputs) -> Option<u64> {
+    let read = |f: &str| {
+        inputs
+            .files
+            .read_trim(&format!("/proc/sys/kernel/{f}"))
+            .and_then(|s| s.parse::<i64>().ok())
+    };
+    let runtime = read("sched_rt_runtime_us").filter(|r| *r >= 0)?;
+    let period = read("sched_rt_period_us").unwrap_or(1_000_000);
+    u64::try_from((period - runtime) * 1000)
+        .ok()
+        .filter(|ns| *ns > 0)
+}
+
 pub fn rt_throttling(inputs: &Inputs) -> Finding {
     let id = CheckId::SchedRtThrottling;
     let path = "/proc/sys/kernel/sched_rt_runtime_us";

@@ -83,9 +83,15 @@ fn irq_affinity(inputs: &Inputs) -> Result<Tried, String> {
         return Err("every online CPU is measured: no CPU to move IRQs to".into());
     }
     let target = format_cpu_list(&others);
-    let changes: Vec<Change> = super::cpus::device_irqs(inputs)
+    let on_measured = super::cpus::irqs_on_measured(inputs);
+    let managed: Vec<String> = on_measured
         .iter()
-        .filter(|i| i.cpus.iter().any(|c| inputs.cpus.contains(c)))
+        .filter(|i| !i.movable())
+        .map(|i| format!("{} ({})", i.irq, i.name))
+        .collect();
+    let changes: Vec<Change> = on_measured
+        .iter()
+        .filter(|i| i.movable())
         .map(|i| Change {
             path: inputs
                 .files
@@ -93,12 +99,22 @@ fn irq_affinity(inputs: &Inputs) -> Result<Tried, String> {
             value: target.clone(),
         })
         .collect();
+    if changes.is_empty() && !managed.is_empty() {
+        return Err(format!(
+            "the device IRQs on the measured CPUs are kernel-managed ({}): user space cannot move them (isolcpus=managed_irq at boot does): nothing to try",
+            managed.join(", ")
+        ));
+    }
     if changes.is_empty() {
         return Err("no device IRQ is delivered on a measured CPU: nothing to try".into());
     }
+    let left = match managed.len() {
+        0 => String::new(),
+        n => format!(" ({n} kernel-managed left)"),
+    };
     Ok(Tried {
         finding: CheckId::CpusIrqAffinity,
-        label: format!("{} device IRQs moved to CPU {target}", changes.len()),
+        label: format!("{} device IRQs moved to CPU {target}{left}", changes.len()),
         changes,
     })
 }
@@ -140,8 +156,17 @@ pub fn tunable(fix: TryFix, inputs: &Inputs) -> Option<Result<Tried, String>> {
         TryFix::Ksm => one(inputs, CheckId::MemoryKsm, "/sys/kernel/mm/ksm/run", "0"),
         TryFix::Swappiness => {
             let path = "/proc/sys/vm/swappiness";
-            match inputs.files.read_i32(path) {
-                Ok(v) if v <= 10 => Err(format!("{path} is {v} already: nothing to try")),
+            let swaps = inputs.files.read("/proc/swaps").unwrap_or_default();
+            let areas = swaps.lines().skip(1).filter(|l| !l.trim().is_empty());
+            let now = inputs
+                .files
+                .read_trim(path)
+                .and_then(|v| v.parse::<i64>().ok());
+            match now {
+                _ if areas.count() == 0 => Err(
+                    "no swap in use (/proc/swaps lists no area): swappiness has nothing to act on, nothing to try".into(),
+                ),
+                Some(v) if v <= 10 => Err(format!("{path} is {v} already: nothing to try")),
                 _ => one(inputs, CheckId::MemorySwappiness, path, "10"),
             }
         }
@@ -160,26 +185,8 @@ mod tests {
     use crate::isolate::tunable::{restore_tunables, TunableGuard};
     use crate::sys::host_files::HostFiles;
     use clap::ValueEnum;
-    use std::path::Path;
 
-    /// A writable copy of a fixture tree (tests never change tests/fixtures).
-    fn copy_tree(name: &str) -> tempfile::TempDir {
-        fn copy(from: &Path, to: &Path) {
-            std::fs::create_dir_all(to).unwrap();
-            for e in std::fs::read_dir(from).unwrap().map(Result::unwrap) {
-                let target = to.join(e.file_name());
-                if e.file_type().unwrap().is_dir() {
-                    copy(&e.path(), &target);
-                } else {
-                    std::fs::copy(e.path(), target).unwrap();
-                }
-            }
-        }
-        let d = tempfile::tempdir().unwrap();
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor");
-        copy(&src.join(name), d.path());
-        d
-    }
+    use crate::doctor::fixture_tests::copy_tree;
 
     fn values(t: &Tried) -> Vec<String> {
         t.changes
@@ -233,7 +240,8 @@ mod tests {
     }
 
     /// This VM: what is already as the fix would set it says so instead of measuring
-    /// the same thing twice; no cpufreq says why.
+    /// the same thing twice; no cpufreq and no swap say why (the issue: `--try
+    /// swappiness` ran an A/B on a machine with no swap).
     #[test]
     fn nothing_to_try_says_why() {
         let tree = copy_tree("this-vm");
@@ -246,13 +254,40 @@ mod tests {
         );
         assert!(why(TryFix::Thp).contains("`madvise` already"));
         assert!(why(TryFix::Governor).contains("no cpufreq on CPU 1"));
+        assert!(
+            why(TryFix::Swappiness).starts_with("no swap in use"),
+            "{}",
+            why(TryFix::Swappiness)
+        );
         assert!(tunable(TryFix::RtThrottling, &inputs).unwrap().is_ok());
         assert!(tunable(TryFix::TimerMigration, &inputs).unwrap().is_ok());
+    }
+
+    /// The issue: `--try irq-affinity` always failed here, moving virtio1-req.0, a
+    /// kernel-managed IRQ the kernel refuses (EPERM, recorded in this VM's tree). The
+    /// movable ones are moved, the managed one named; with only managed ones on the CPU
+    /// there is nothing to try, and the note says what does move them.
+    #[test]
+    fn kernel_managed_irqs_are_left_out_of_the_try() {
+        let tree = copy_tree("this-vm");
+        let inputs = Inputs::new(HostFiles::under(tree.path()), Some("1"), 95).unwrap();
         let t = tunable(TryFix::IrqAffinity, &inputs).unwrap().unwrap();
+        assert_eq!(
+            t.label,
+            "9 device IRQs moved to CPU 0 (1 kernel-managed left)"
+        );
+        let irq36 = tree.path().join("proc/irq/36/smp_affinity_list");
+        assert!(t.changes.iter().all(|c| c.path != irq36), "{t:?}");
+        // Every IRQ on CPU 1 but 36 moved off it already: only the managed one is left.
+        for irq in [25, 26, 29, 31, 33, 35, 38, 40, 42] {
+            let dir = tree.path().join(format!("proc/irq/{irq}"));
+            std::fs::write(dir.join("effective_affinity_list"), "0\n").unwrap();
+        }
+        let why = tunable(TryFix::IrqAffinity, &inputs).unwrap().unwrap_err();
         assert!(
-            t.label.ends_with("device IRQs moved to CPU 0"),
-            "{}",
-            t.label
+            why.contains("kernel-managed (36 (virtio1-req.0))")
+                && why.contains("isolcpus=managed_irq"),
+            "{why}"
         );
     }
 }

@@ -1,6 +1,8 @@
 //! Reading the machine's own files (/proc, /sys, /boot, /dev) below a root that is `/`
 //! on a real run and a fixture tree in tests (`latscope doctor --root DIR`), so every
 //! readiness check reads through one place and can be tested on other machines' trees.
+//! What is not a file (the CPUID signature, whether an IRQ refuses a new affinity) a
+//! fixture tree holds as recorded under `/.recorded/`.
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -61,6 +63,39 @@ impl HostFiles {
         let mut buf = [0u8; 4];
         std::fs::File::open(self.path(path))?.read_exact(&mut buf)?;
         Ok(i32::from_ne_bytes(buf))
+    }
+
+    /// The kernel log's messages, one a line: /dev/kmsg read without blocking here, a
+    /// text file /dev/kmsg in a fixture tree.
+    pub fn kernel_log(&self) -> io::Result<String> {
+        if self.is_real() {
+            return super::kmsg::messages();
+        }
+        Ok(self
+            .read("/dev/kmsg")?
+            .lines()
+            .map(super::kmsg::message_of)
+            .collect())
+    }
+
+    /// The hypervisor's CPUID signature (`KVMKVMKVM`): the CPU's here, a tree's
+    /// `/.recorded/cpuid-0x40000000`; `None` on bare metal or when not recorded.
+    pub fn hypervisor_signature(&self) -> Option<String> {
+        if self.is_real() {
+            return super::cpuid::hypervisor_signature();
+        }
+        self.read_trim("/.recorded/cpuid-0x40000000")
+            .filter(|s| !s.is_empty())
+    }
+
+    /// Whether the kernel refuses user space a new affinity for `irq` (a kernel-managed
+    /// IRQ): asked here (`irq::refuses_new_affinity`, root only), a tree's
+    /// `/.recorded/irq-N-affinity-refused` (present: refused). `None`: unknown.
+    pub fn irq_refuses_affinity(&self, irq: u32) -> Option<bool> {
+        if self.is_real() {
+            return super::irq::refuses_new_affinity(irq);
+        }
+        Some(self.exists(&format!("/.recorded/irq-{irq}-affinity-refused")))
     }
 
     pub fn exists(&self, path: &str) -> bool {

@@ -34,6 +34,28 @@ pub fn set_affinity_list(irq: u32, list: &str) -> io::Result<()> {
     super::cpuset::write_value(&affinity_path(irq), list)
 }
 
+/// Whether the kernel refuses user space any new affinity for `irq`: a kernel-managed
+/// IRQ (the per-queue interrupts of virtio-blk, NVMe, ...), or `noirqaffinity`. Asked
+/// without changing anything: the kernel checks this before it parses what is written
+/// (kernel/irq/proc.c, write_irq_affinity), so an unparsable value is refused with EPERM
+/// (EIO before 6.x) when the IRQ is managed and EINVAL when it could be moved, and
+/// nothing is set either way. `None`: not asked (not root, no such IRQ).
+pub fn refuses_new_affinity(irq: u32) -> Option<bool> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(affinity_path(irq))
+        .ok()?;
+    match file.write_all(b"x\n") {
+        Ok(()) => None,
+        Err(e) => match e.raw_os_error() {
+            Some(libc::EPERM) | Some(libc::EIO) => Some(true),
+            Some(libc::EINVAL) => Some(false),
+            _ => None,
+        },
+    }
+}
+
 /// The CPUs the kernel actually delivers `irq` to, where it says.
 pub fn effective_affinity_list(irq: u32) -> Option<String> {
     super::cpuset::read_value(&PathBuf::from(format!(

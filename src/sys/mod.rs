@@ -5,6 +5,7 @@
 pub mod affinity;
 pub mod clock;
 pub mod cpu_list;
+pub mod cpuid;
 pub mod cpuset;
 pub mod dma_latency;
 pub mod fifo;
@@ -14,6 +15,7 @@ pub mod futex;
 pub mod gpio;
 pub mod host_files;
 pub mod irq;
+pub mod kmsg;
 pub mod math_symbols;
 pub mod memlock;
 pub mod memory;

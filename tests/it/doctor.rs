@@ -47,13 +47,20 @@ fn quick_checklist_on_this_machine() {
     let doc = json_of(&out);
     assert_eq!(out.status.code(), Some(code_of(&doc)));
     assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
-    assert_eq!(doc["schema"], "latscope-doctor/1");
+    assert_eq!(doc["schema"], "latscope-doctor/2");
     assert_eq!(doc["measured"], false);
     let n = doc["findings"].as_array().unwrap().len();
-    assert_eq!(n, 27, "every check but the planned run's: {doc}");
+    assert_eq!(n, 36, "every check but the planned run's: {doc}");
     for f in doc["findings"].as_array().unwrap() {
         let status = f["status"].as_str().unwrap();
-        assert!(["pass", "warn", "fail", "skip"].contains(&status), "{f}");
+        assert!(
+            ["pass", "warn", "fail", "skip", "info"].contains(&status),
+            "{f}"
+        );
+        assert!(
+            ["read", "measured"].contains(&f["basis"].as_str().unwrap()),
+            "{f}"
+        );
         if status == "warn" || status == "fail" {
             assert!(f["fix"].as_str().is_some_and(|s| !s.is_empty()), "{f}");
         }
@@ -109,6 +116,22 @@ fn fixture_tree_exit_code_and_json() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// The checklist on a pipe fits `COLUMNS` (80 when 0 or unset, as a serial console).
+fn checklist_fits_columns() {
+    for (columns, fits) in [("80", 80), ("200", 200), ("0", 80)] {
+        let out = latscope()
+            .env("COLUMNS", columns)
+            .args(["doctor", "-v", "--root", &format!("{FIXTURES}/this-vm")])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with("latscope doctor: NOT READY"), "{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= fits, "COLUMNS={columns}: {line}");
+        }
+    }
 }
 
 fn planned_sched_other_run_is_warned_about() {
@@ -250,12 +273,24 @@ fn dma_latency_ab_restores_the_knob_and_prints_a_number() {
     let cstates = finding(&doc, "cpus.cstates");
     let m = &cstates["measured"][0];
     let summary = m["summary"].as_str().unwrap();
+    // One pair cannot decide: the verdict and its test are printed and in the JSON.
     assert!(
         summary.starts_with("cpu_dma_latency 0: p99 ")
             && summary.contains(" → ")
-            && summary.contains(" in 1 pair, lower in "),
+            && summary.contains("): within noise (sign test: lower in ")
+            && summary.contains(" of 1 pair, p = ")
+            && summary.ends_with("; 1 pair cannot decide: 6 at least)"),
         "{summary}"
     );
+    let test = &m["test"];
+    assert_eq!(test["method"], "sign test", "{m}");
+    assert_eq!(
+        (test["pairs"].as_u64(), test["verdict"].as_str()),
+        (Some(1), Some("within_noise")),
+        "{m}"
+    );
+    assert_eq!(test["stopped"], "cap", "{m}");
+    assert!(m.get("bearing").is_none(), "one pair bears on nothing: {m}");
     assert_eq!(m["restored"], true, "{m}");
     let pair = m["pairs_ns"][0].as_array().unwrap();
     assert!(pair.iter().all(|v| v.as_u64().unwrap() > 0), "{m}");
@@ -274,7 +309,9 @@ fn dma_latency_ab_restores_the_knob_and_prints_a_number() {
     let line = hv["measured"][0]["summary"].as_str().unwrap_or_default();
     assert!(
         line.contains("with --trace:")
-            && (line.contains("had no guest event") || line.contains("no gap of 10 µs")),
+            && (line.contains("had no guest event")
+                || line.contains("was without a guest event")
+                || line.contains("no gap of 10 µs")),
         "{hv}"
     );
     assert!(
@@ -284,6 +321,85 @@ fn dma_latency_ab_restores_the_knob_and_prints_a_number() {
             .starts_with("traced noise window on CPU")),
         "{hv}"
     );
+}
+
+/// Puts the console log level back when dropped (the test lowers it as `dmesg -n 1`).
+struct PrintkBack(String);
+
+impl Drop for PrintkBack {
+    fn drop(&mut self) {
+        let level = self.0.split_whitespace().next().unwrap_or("4").to_string();
+        let _ = std::fs::write("/proc/sys/kernel/printk", level);
+    }
+}
+
+fn quick_json() -> Value {
+    let out = latscope()
+        .args(["doctor", "--quick", "--export-json", "-"])
+        .output()
+        .unwrap();
+    json_of(&out)
+}
+
+/// The wrong verdicts of issue 36 where this machine shows them: cpu_dma_latency held at 0
+/// by another process (cpus.cstates warned a 1 µs haltpoll state "allowed while
+/// cpu_dma_latency is 0 µs"), the console after `dmesg -n 1` (it warned the same), and
+/// the hypervisor the kernel log and CPUID name (it said "unidentified").
+fn this_machine_held_dma_latency_printk_and_hypervisor() {
+    let _lock = common::latency_lock();
+    {
+        let _held = latscope::sys::dma_latency::DmaLatencyGuard::hold(0).unwrap();
+        let doc = quick_json();
+        let c = finding(&doc, "cpus.cstates");
+        let summary = c["summary"].as_str().unwrap();
+        assert!(
+            !summary.contains("allowed while cpu_dma_latency is 0 µs"),
+            "{c}"
+        );
+        assert!(
+            c["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e == "/dev/cpu_dma_latency: 0 µs"),
+            "{c}"
+        );
+    }
+    let printk = std::fs::read_to_string("/proc/sys/kernel/printk").unwrap();
+    {
+        let _back = PrintkBack(printk.clone());
+        std::fs::write("/proc/sys/kernel/printk", "1").unwrap();
+        let doc = quick_json();
+        let c = finding(&doc, "kernel.serial_console");
+        assert_eq!(c["status"], "pass", "after `dmesg -n 1`: {c}");
+    }
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/kernel/printk").unwrap(),
+        printk
+    );
+    let doc = quick_json();
+    let hv = finding(&doc, "platform.hypervisor");
+    let evidence: Vec<&str> = hv["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    if let Some(sig) = latscope::sys::cpuid::hypervisor_signature() {
+        let line = format!("CPUID 0x40000000 signature: {sig}");
+        assert!(evidence.contains(&line.as_str()), "{hv}");
+        assert!(
+            !hv["summary"].as_str().unwrap().contains("unidentified"),
+            "{hv}"
+        );
+    }
+    let log = latscope::sys::kmsg::messages().unwrap_or_default();
+    if let Some(line) = log.lines().find(|l| l.contains("Hypervisor detected: ")) {
+        assert!(
+            evidence.contains(&format!("kernel log: {}", line.trim()).as_str()),
+            "{hv}"
+        );
+    }
 }
 
 /// The user's next command after `doctor --export-json`: `report` of that file as the
@@ -360,6 +476,7 @@ pub fn cases() -> Vec<common::Case> {
         quick_checklist_on_this_machine,
         fixture_tree_exit_code_and_json,
         report_renders_a_saved_doctor_file,
+        checklist_fits_columns,
         planned_sched_other_run_is_warned_about,
         bad_input_names_value_and_range,
     ];
@@ -369,6 +486,13 @@ pub fn cases() -> Vec<common::Case> {
             as_nobody_it_skips_and_says_why,
         )
         .unless(cannot_switch_to_nobody()),
+    );
+    cases.push(
+        common::case(
+            "this_machine_held_dma_latency_printk_and_hypervisor",
+            this_machine_held_dma_latency_printk_and_hypervisor,
+        )
+        .unless(no_dma_device()),
     );
     cases.push(
         common::case(

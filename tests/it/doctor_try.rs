@@ -60,11 +60,20 @@ fn try_fix_measures_and_restores_the_knob() {
     let line = m["summary"].as_str().unwrap_or_default();
     assert!(
         line.starts_with(&format!("timer_migration {before} → 0: p99 "))
-            && line.contains(" in 1 pair, lower in "),
+            && line.contains(": within noise (sign test: lower in ")
+            && line.contains(" of 1 pair, p = "),
         "{f}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert_eq!(m["test"]["verdict"], "within_noise", "{m}");
+    assert_eq!(m["test"]["pairs"], 1, "{m}");
     assert_eq!(m["restored"], true, "{m}");
+    // The cap and the time were said up front, before the first run.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("latscope doctor: measuring 2 A/Bs of up to 1 pair (5 s a pair; fewer than 6 cannot decide)") && stderr.contains(": at most "),
+        "{stderr}"
+    );
     let pair = m["pairs_ns"][0].as_array().unwrap();
     assert!(pair.iter().all(|v| v.as_u64().unwrap() > 0), "{m}");
 }
