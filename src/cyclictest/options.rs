@@ -151,7 +151,8 @@ pub fn atoi(option: &GivenOption, notes: &mut Vec<String>) -> i64 {
     let n: i64 = digits
         .parse()
         .unwrap_or(if digits.is_empty() { 0 } else { i64::MAX });
-    if digits.len() + digits_from != t.len() || t.len() != text.len() {
+    // Leading blanks are atoi's too (rteval passes "-h 3500" as one word).
+    if digits.is_empty() || digits.len() + digits_from != t.len() {
         notes.push(format!("{} '{text}' read as {}", option.typed, sign * n));
     }
     sign * n
@@ -466,6 +467,7 @@ mod tests {
         assert_eq!(atoi(&given("--latency", "PM_QOS"), &mut notes), 0);
         assert_eq!(atoi(&given("-i", "200us"), &mut notes), 200);
         assert_eq!(atoi(&given("-p", "-3"), &mut notes), -3);
+        assert_eq!(atoi(&given("-h", " 3500"), &mut notes), 3500);
         assert_eq!(
             notes,
             ["--latency 'PM_QOS' read as 0", "-i '200us' read as 200"]

@@ -236,7 +236,11 @@ fn drain_rings(
                     value,
                 });
             }
-            if opts.verbose {
+            // cyclictest never prints the sample that broke the run (-b): its main loop
+            // stops before the next print; parsers (ChromiumOS') add it from the
+            // `# Break value:` line themselves.
+            let broke = opts.breaktrace.is_some_and(|limit| value > limit);
+            if opts.verbose && !broke {
                 if value > cursor.redmax {
                     cursor.redmax = value;
                     cursor.cycle_of_max = sample.index;
