@@ -12,8 +12,10 @@ use std::sync::Arc;
 /// The status file and named pipe of this run, removed when dropped.
 pub struct StatusFiles {
     pub status_file: Option<PathBuf>,
-    files: Arc<RunFiles>,
-    restorer: u64,
+    /// The record `latscope restore` reads (None when it could not be written).
+    files: Option<Arc<RunFiles>>,
+    restorer: Option<u64>,
+    fifo: Option<PathBuf>,
 }
 
 /// cyclictest's status file name for process `pid`.
@@ -26,15 +28,18 @@ impl StatusFiles {
     /// without it too) and the `-F` pipe (unlinked first, as cyclictest does).
     pub fn create(fifo: Option<&Path>) -> anyhow::Result<Self> {
         let status = status_file_path(std::process::id());
-        let status_files: Vec<PathBuf> = Path::new("/dev/shm")
-            .is_dir()
-            .then(|| status.clone())
-            .into_iter()
-            .collect();
         let fifos: Vec<PathBuf> = fifo.map(Path::to_path_buf).into_iter().collect();
-        let files = Arc::new(RunFiles::record(status_files.clone(), fifos)?);
-        let for_restorer = files.clone();
-        let restorer = crate::interrupt::register_restorer(move || for_restorer.remove());
+        // Without root the record cannot be written (/run/latscope): the run goes on
+        // without a status file (SIGUSR2 is then ignored), as cyclictest goes on when its
+        // shared memory cannot be made; a -F pipe is made all the same.
+        let (files, status_files) = match RunFiles::record(vec![status.clone()], fifos.clone()) {
+            Ok(files) if Path::new("/dev/shm").is_dir() => (Some(files), vec![status]),
+            _ => (RunFiles::record(Vec::new(), fifos).ok(), Vec::new()),
+        };
+        let files = files.map(Arc::new);
+        let restorer = files
+            .clone()
+            .map(|files| crate::interrupt::register_restorer(move || files.remove()));
         let status_file = status_files.into_iter().find(|path| {
             let _ = std::fs::remove_file(path);
             crate::sys::new_file::create_exclusive_nofollow(path).is_ok()
@@ -43,6 +48,7 @@ impl StatusFiles {
             status_file,
             files,
             restorer,
+            fifo: fifo.map(Path::to_path_buf),
         };
         if let Some(path) = fifo {
             let _ = std::fs::remove_file(path);
@@ -56,8 +62,17 @@ impl StatusFiles {
 
 impl Drop for StatusFiles {
     fn drop(&mut self) {
-        self.files.remove();
-        crate::interrupt::unregister_restorer(self.restorer);
+        match &self.files {
+            Some(files) => files.remove(),
+            None => {
+                if let Some(fifo) = &self.fifo {
+                    let _ = std::fs::remove_file(fifo);
+                }
+            }
+        }
+        if let Some(key) = self.restorer {
+            crate::interrupt::unregister_restorer(key);
+        }
     }
 }
 
