@@ -212,10 +212,10 @@ fn cycles(lines: &[String]) -> Vec<u64> {
     total.iter().zip(&overflows).map(|(t, o)| t + o).collect()
 }
 
-/// Whether two counts agree within the corpus' tolerance: 15 % of cyclictest's, at
+/// Whether two counts agree within the corpus' tolerance: `percent` of cyclictest's, at
 /// least 12 (cyclictest's main loop stops the threads up to 60 ms after the first).
-fn close(latscope: u64, cyclictest: u64) -> bool {
-    latscope.abs_diff(cyclictest) <= (cyclictest * 15 / 100).max(12)
+fn close(latscope: u64, cyclictest: u64, percent: u64) -> bool {
+    latscope.abs_diff(cyclictest) <= (cyclictest * percent / 100).max(12)
 }
 
 /// The differences of one run from its recording (empty: it behaves as under cyclictest).
@@ -253,7 +253,10 @@ fn compare(entry: &Value, recorded: &Value, ours: &Observed, cpus_differ: bool) 
     if a != b {
         found.push(format!("last lines {a:?}, cyclictest's {b:?}"));
     }
-    if !close(ours.stdout.lines as u64, theirs_out.lines as u64) && !cpus_differ {
+    // A run stopped by SIGINT after a fixed time measured for as long as it was up: a
+    // slower start (a loaded machine) counts fewer cycles and frames there.
+    let percent = if entry["stop_ms"].is_u64() { 35 } else { 15 };
+    if !close(ours.stdout.lines as u64, theirs_out.lines as u64, percent) && !cpus_differ {
         found.push(format!(
             "{} stdout lines, cyclictest's {}",
             ours.stdout.lines, theirs_out.lines
@@ -276,7 +279,7 @@ fn compare(entry: &Value, recorded: &Value, ours: &Observed, cpus_differ: bool) 
     };
     for t in 0..pairs {
         match (ours_c.get(t), theirs_c.get(t)) {
-            (Some(&a), Some(&b)) if close(a, b) => {}
+            (Some(&a), Some(&b)) if close(a, b, percent) => {}
             (a, b) => found.push(format!("thread {t}: {a:?} cycles, cyclictest's {b:?}")),
         }
     }
