@@ -211,16 +211,23 @@ pub struct CyclictestArgs {
 /// `latscope cyclictest --help`: cyclictest's options and what latscope does with each.
 pub const CYCLICTEST_HELP: &str = "\
 latscope cyclictest: cyclictest's options (rt-tests 2.4) with cyclictest's meanings, on
-latscope's timer probe, threads set up as cyclictest's (timer slack left as inherited);
-stdout in cyclictest's layouts only, latscope's own `# latscope:` lines on stderr first.
+latscope's timer probe, threads set up as cyclictest's (timer slack left as inherited).
+The run ends for every thread when the first reaches -l, or at -D, Ctrl-C or SIGTERM
+(then the normal summary, exit 0); SIGUSR1 prints the status on stderr, SIGUSR2 writes
+it to /dev/shm/cyclictestPID. Output as cyclictest writes it, while it runs: live T:
+frames (without -q) and -v samples into a terminal, pipe or file. Words that are not
+options are ignored, as cyclictest does; one `# latscope:` stderr line says so (not
+with -q).
 
--a [CPUSET] --affinity     thread N on CPU N, or round-robin over CPUSET (1, 0-3,6, all)
+-a [CPUSET] --affinity     thread N on CPU N, or round-robin over CPUSET (1, 0-3,6, all,
+                           !LIST: all but LIST, +LIST: relative to the allowed CPUs)
 -A USEC  --aligned=USEC    align thread wake-ups, thread N offset by N x USEC
--b USEC  --breaktrace=USEC  stop when a latency exceeds USEC (prints the break lines)
--c 0     --clock=0         CLOCK_MONOTONIC (1, CLOCK_REALTIME, is refused)
+-b USEC  --breaktrace=USEC stop when a latency exceeds USEC (prints the break lines)
+-c CLOCK --clock=CLOCK     0 CLOCK_MONOTONIC (default), 1 CLOCK_REALTIME
          --default-system  leave /dev/cpu_dma_latency alone
 -d DIST  --distance=DIST   interval of thread N += N x DIST us (default 500; 0 with -h)
 -D TIME  --duration=TIME   run length: seconds, or with m, h, d
+-F PATH  --fifo=PATH       a named pipe handing the T: lines to whoever opens it
 -h US    --histogram=US    histogram of US 1-us buckets (exact) after the run
 -H US    --histofall=US    the same with a summary column
          --histfile=PATH   the histogram into PATH instead of stdout
@@ -228,29 +235,35 @@ stdout in cyclictest's layouts only, latscope's own `# latscope:` lines on stder
          --json=FILE       cyclictest's JSON file
          --laptop          leave /dev/cpu_dma_latency alone
          --latency=US      /dev/cpu_dma_latency value (default 0)
--l LOOPS --loops=LOOPS     samples per thread (default 0: until -D or Ctrl-C)
-         --mainaffinity=CPUSET  CPUs of the main thread
+-l LOOPS --loops=LOOPS     loops; the first thread to reach them ends the run (0: endless)
+         --mainaffinity=CPUSET  CPUs of the main thread (default: -a's)
 -m       --mlockall        accepted: latscope always locks its memory
--M, -u, --dbg_cyclictest   accepted, no effect (live-display knobs)
+-M       --refresh_on_max  a live frame only when a maximum grew
 -n       --nanosleep       accepted (older cyclictest): clock_nanosleep is the default
 -N       --nsecs           values in ns
 -o RED   --oscope=RED      with -v, the largest of every RED samples
 -p PRIO  --priority=PRIO   priority (sets SCHED_FIFO, as cyclictest)
--y NAME  --policy=NAME     other, normal, fifo or rr (batch and idle are refused)
--q       --quiet           summary at the end only (else, on a terminal, live T: lines)
+         --policy=NAME     other, batch, idle (these three run SCHED_OTHER, as in
+                           cyclictest 2.4), fifo or rr; other names run as other
+         --priospread      thread N at priority PRIO - N
+-q       --quiet           the summary at the end only
 -r, -s   --relative, --system  relative sleeps (latscope's nanosleep method)
+-R       --resolution      check clock_gettime's resolution (WARN lines on stderr)
          --secaligned [USEC]  first wake-up at the next full second (+ USEC)
 -S       --smp             a thread per CPU, pinned, one priority
-         --spike=US, --spike-nodes=N  list samples above US (needs -l or -D)
+         --smi             refused: needs Intel's SMI counter MSR (the reason is named)
+         --spike=US, --spike-nodes=N  list samples above US (the first N, default 1024)
 -t [NUM] --threads[=NUM]   NUM threads (without NUM: one per CPU)
--v       --verbose         every sample as n:c:v at the end (needs -l or -D)
+         --tracemark       with -b: the break into trace_marker, tracing stopped
+-u       --unbuffered      accepted: output is written as it comes already
+-v       --verbose         every sample as n:c:v while it runs
 -x       --posix_timers    POSIX timers (latscope's posix-timer method)
+         --dbg_cyclictest  accepted, no effect
 
-Refused, with the reason: -F/--fifo, --priospread, -R/--resolution, --smi, --tracemark.
-Differences: threads are pinned even without -a; Avg is the mean of exact ns values;
---policy other -p 0 runs SCHED_OTHER (cyclictest 2.4 runs SCHED_FIFO 2); the live T: lines'
-Min and Avg are exact to 0.1 % and Act is the largest since the last redraw (the final
-lines are exact).
+Differences (README: cyclictest differences): threads are pinned even without -a; Avg
+is the mean of exact ns values; --policy other -p 0 runs SCHED_OTHER (cyclictest 2.4
+runs SCHED_FIFO 2); -r and -s sleep to absolute deadlines; a bad value is an error
+naming it (cyclictest prints its usage).
 ";
 
 /// The suite's preset names, for shell completion and for suite::presets (NAMES), which

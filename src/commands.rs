@@ -87,97 +87,10 @@ fn manpage(args: &crate::cli::ManpageArgs) -> anyhow::Result<i32> {
     print_bytes(written.as_bytes())
 }
 
-/// What `latscope cyclictest` prints on stdout before it measures, as cyclictest does.
-fn cyclictest_preamble(planned: &crate::cyclictest::plan::CyclictestPlan) -> String {
-    let opts = &planned.output;
-    let mut before = String::new();
-    for line in &opts.preamble {
-        before.push_str(line);
-        before.push('\n');
-    }
-    if let Some(us) = opts.dma_latency_us {
-        before.push_str(&format!("# /dev/cpu_dma_latency set to {us}us\n"));
-    }
-    if opts.verbose {
-        // cyclictest prints each thread's interval after adding the distance to it.
-        if let Some(sp) = planned.plan.scenarios.first() {
-            let first = sp.probe.period_ns() / 1000;
-            let distance = planned.distance_us;
-            for i in 0..sp.settings.cpus.len() as u64 {
-                before.push_str(&format!(
-                    "Thread {i} Interval: {}\n",
-                    first + (i + 1) * distance
-                ));
-            }
-        }
-    }
-    before
-}
-
-/// `latscope cyclictest ARGS`: cyclictest's options, cyclictest's output. Exits 0 after
-/// a signal or a `-b` break, as cyclictest does (the output says which).
-pub fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<i32> {
-    use crate::cyclictest::format::{
-        latscope_lines, HistogramReporter, JsonReporter, StdoutReporter,
-    };
-    let mut planned = crate::cyclictest::plan::cyclictest_plan(args)?;
-    if planned.help {
-        print!("{}", crate::cli::CYCLICTEST_HELP);
-        return Ok(EXIT_OK);
-    }
-    // Draws once the probe publishes its threads (after the lines printed below).
-    let live = crate::cyclictest::live::LiveView::start_if_wanted(&mut planned);
-    let opts = &planned.output;
-    // Its --json and --histfile are locked as a run's exports are (written after it).
-    let outputs: Vec<(&str, &std::path::Path)> =
-        [("--json", &opts.json), ("--histfile", &opts.histfile)]
-            .into_iter()
-            .filter_map(|(option, path)| Some((option, path.as_deref()?)))
-            .collect();
-    let _output_locks = crate::output::exports::lock_outputs(&outputs)?;
-    for line in &opts.notices {
-        eprintln!("{line}");
-    }
-    let before = cyclictest_preamble(&planned);
-    let mut stdout = std::io::stdout();
-    stdout.write_all(before.as_bytes())?;
-    stdout.flush()?;
-    if let Some(cpus) = &opts.main_affinity {
-        crate::sys::affinity::pin_current_thread_to(cpus)
-            .context("--mainaffinity: setting the main thread's CPUs")?;
-    }
-    let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
-    let outcome = crate::runner::execute(&planned.plan, command_line.clone(), stop, None);
-    drop(live); // erases the live lines: the exact ones follow
-    let outcome = outcome?;
-    // cyclictest's layouts print histograms: the whole run, read back.
-    let run = &outcome.full_run()?;
-    let raw: Vec<_> = outcome.raw.iter().map(|(_, r)| r.clone()).collect();
-    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    if let Some(path) = &opts.json {
-        let cmdline = command_line.join(" ");
-        let bytes = JsonReporter { opts, cmdline }.render(run)?;
-        crate::output::exports::write_bytes(path, &bytes)?;
-    }
-    if let Some(path) = &opts.histfile {
-        crate::output::exports::write_bytes(path, &HistogramReporter(opts).render(run)?)?;
-    }
-    let text = StdoutReporter {
-        opts,
-        raw: &raw,
-        loadavg,
-    }
-    .render(run)?;
-    // latscope's own lines on stderr and before cyclictest's: parsers read stdout, often
-    // its last line, and on a console (both streams on one tty) the `T:` lines stay last.
-    // After SIGHUP or SIGPIPE the terminal may be gone; the files are written.
-    let mut stderr = std::io::stderr();
-    let _ = stderr.write_all(latscope_lines(run, opts).as_bytes());
-    let _ = stderr.write_all(crate::report::table::warning_lines(run).as_bytes());
-    let _ = stderr.flush();
-    let _ = stdout.write_all(&text);
-    let _ = stdout.flush();
-    Ok(EXIT_OK)
+/// `latscope cyclictest ARGS`: cyclictest's options, cyclictest's output
+/// (cyclictest::run). Exits 0 after a signal or a `-b` break, as cyclictest does.
+fn cyclictest(args: &[String], command_line: Vec<String>) -> anyhow::Result<i32> {
+    crate::cyclictest::run::run(args, command_line)
 }
 
 fn suite(args: crate::cli::SuiteArgs, command_line: Vec<String>) -> anyhow::Result<i32> {

@@ -6,7 +6,10 @@
 //! within `ABORT_GRACE_NS` (a wait the kernel does not end, a hung load), or nothing is
 //! being measured, does the signal thread run the emergency restorers (cpusets, IRQ
 //! affinity, tracefs instance, exec loads, io scratch files, terminal settings) and exit
-//! at once. Every signal ends the process with code 130 (README: exit codes).
+//! at once. Every signal ends the process with code 130 (README: exit codes), except
+//! under `latscope cyclictest`, which exits 0 as cyclictest does and says nothing on the
+//! first signal (`quiet_first_signal`). SIGUSR1 and SIGUSR2 ask `latscope cyclictest`
+//! for its status (`status_signals`) instead of killing it.
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGPIPE, SIGQUIT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -19,6 +22,33 @@ pub const TERMINATING_SIGNALS: [i32; 5] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIG
 
 /// Set once a second signal arrived: the runner skips what can wait and saves at once.
 static ABORTING: AtomicBool = AtomicBool::new(false);
+
+/// Set by `quiet_first_signal`: the first signal stops the run without a line on stderr.
+static QUIET_FIRST: AtomicBool = AtomicBool::new(false);
+
+/// The first terminating signal stops the run silently (`latscope cyclictest`: a
+/// script's stderr gets what cyclictest's gets); a second one still says it aborts.
+pub fn quiet_first_signal() {
+    QUIET_FIRST.store(true, Ordering::Relaxed);
+}
+
+/// Flags set by SIGUSR1 and SIGUSR2 (registered once per process): these signals no
+/// longer kill latscope; whoever holds the flags answers them (cyclictest's status dump
+/// on stderr, and into its /dev/shm status file).
+pub fn status_signals() -> std::io::Result<[Arc<AtomicBool>; 2]> {
+    static FLAGS: OnceLock<[Arc<AtomicBool>; 2]> = OnceLock::new();
+    if let Some(flags) = FLAGS.get() {
+        return Ok(flags.clone());
+    }
+    let flags = [
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    ];
+    signal_hook::flag::register(signal_hook::consts::SIGUSR1, flags[0].clone())?;
+    signal_hook::flag::register(signal_hook::consts::SIGUSR2, flags[1].clone())?;
+    let _ = FLAGS.set(flags.clone());
+    Ok(flags)
+}
 
 /// How long a second signal waits for the measuring threads to hand back their samples
 /// before the signal thread restores the system and exits without them.
@@ -153,6 +183,9 @@ pub fn install() -> std::io::Result<Arc<AtomicBool>> {
                 let name = signal_name(sig).unwrap_or("signal");
                 let _ = FIRST_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
                 if !flag.swap(true, Ordering::SeqCst) {
+                    if QUIET_FIRST.load(Ordering::Relaxed) {
+                        continue;
+                    }
                     say(&format!(
                         "\nlatscope: interrupted ({name}), finishing the current scenario's report (Ctrl-C again to abort)"
                     ));

@@ -75,6 +75,7 @@ fn allocations_during<W: Waiter>(waiter: &mut W, start_ns: u64) -> u64 {
         samples: SAMPLES,
         // Never reached, but the compare runs on every sample like under --break-above.
         break_above_ns: u64::MAX - 1,
+        shared_end: None,
     };
     let before = allocations();
     measure_phase(waiter, &mut rec, start_ns, PERIOD_NS, end, &stop);
@@ -94,6 +95,7 @@ fn cyclictest_histogram_allocations(start_ns: u64) -> u64 {
         until_ns: u64::MAX,
         samples: SAMPLES,
         break_above_ns: u64::MAX - 1,
+        shared_end: None,
     };
     let before = allocations();
     measure_phase(

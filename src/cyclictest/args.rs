@@ -83,18 +83,25 @@ pub struct GivenOption {
     pub value: Option<String>,
 }
 
-/// Splits cyclictest's command line into options in the order given. Words that are not
-/// options (cyclictest ignores them) are refused: a typo should not pass silently.
-pub fn parse(args: &[String]) -> Result<Vec<GivenOption>, UserError> {
+/// cyclictest's command line read as getopt_long reads it: the options in the order
+/// given, and the words that are not options (an empty argument, a stray `2`, everything
+/// after `--`), which cyclictest ignores and so does this (the caller notes them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub options: Vec<GivenOption>,
+    pub ignored: Vec<String>,
+}
+
+/// Splits cyclictest's command line into options and ignored words.
+pub fn parse(args: &[String]) -> Result<Parsed, UserError> {
     let mut given = Vec::new();
+    let mut ignored = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let word = &args[i];
         i += 1;
         if word == "--" {
-            if let Some(rest) = args.get(i) {
-                return Err(stray(rest));
-            }
+            ignored.extend(args[i..].iter().cloned());
             break;
         }
         if let Some(long) = word.strip_prefix("--") {
@@ -135,21 +142,18 @@ pub fn parse(args: &[String]) -> Result<Vec<GivenOption>, UserError> {
                 });
             }
         } else {
-            return Err(stray(word));
+            ignored.push(word.clone());
         }
     }
-    Ok(given)
+    Ok(Parsed {
+        options: given,
+        ignored,
+    })
 }
 
 fn unknown(typed: &str) -> UserError {
     UserError::Other(format!(
         "latscope cyclictest: unknown option {typed}: it is not one of cyclictest 2.4's options (latscope cyclictest --help lists them)"
-    ))
-}
-
-fn stray(word: &str) -> UserError {
-    UserError::Other(format!(
-        "latscope cyclictest: '{word}' is not an option (cyclictest would ignore it; latscope refuses it so a typo is seen)"
     ))
 }
 
@@ -242,6 +246,7 @@ mod tests {
     fn names_and_values(text: &str) -> Vec<(&'static str, Option<String>)> {
         parse(&words(text))
             .unwrap()
+            .options
             .into_iter()
             .map(|g| (g.name, g.value))
             .collect()
@@ -282,9 +287,22 @@ mod tests {
     }
 
     #[test]
-    fn unknown_ambiguous_and_stray_words_are_refused() {
-        for bad in ["-Z", "--bogus", "--hist=4", "stray", "-q -- x", "-l"] {
+    fn unknown_and_ambiguous_options_are_refused() {
+        for bad in ["-Z", "--bogus", "--hist=4", "-l"] {
             assert!(parse(&words(bad)).is_err(), "{bad}");
         }
+    }
+
+    /// getopt_long skips words that are not options wherever they are, and everything
+    /// after `--`: `-S 2` (a stray count), an empty `"${HISTOGRAM}"`.
+    #[test]
+    fn words_that_are_not_options_are_ignored_as_getopt_does() {
+        let args: Vec<String> = ["-q", "", "-S", "2", "-p", "60", "--", "-l", "5"]
+            .map(String::from)
+            .to_vec();
+        let parsed = parse(&args).unwrap();
+        assert_eq!(parsed.ignored, ["", "2", "-l", "5"]);
+        let names: Vec<&str> = parsed.options.iter().map(|g| g.name).collect();
+        assert_eq!(names, ["quiet", "smp", "priority"]);
     }
 }

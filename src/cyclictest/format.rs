@@ -1,12 +1,12 @@
 //! `latscope cyclictest`'s output in cyclictest 2.4's layouts, so scripts that parse
-//! cyclictest read it unchanged: the `T:` summary lines, the `-v` value lines, the `-h`
-//! histogram dump with its trailer, the `-b` break lines, `--spike` lines and the
-//! `--json` file. latscope's own figures (missed periods, overruns, percentiles) are
-//! `# latscope:` lines for stderr (`latscope_lines`): stdout is cyclictest's alone, so a
-//! parser that takes its last line or every line gets cyclictest's.
+//! cyclictest read it unchanged: the `T:` lines and the live header, the `-h` histogram
+//! dump with its trailer, the `-b` break lines, `--spike` lines and the `--json` file
+//! (the `-v` lines are stream.rs'). stdout is cyclictest's alone, so a parser that takes
+//! its last line or every line gets cyclictest's; latscope's notes are one stderr line
+//! of at most 80 columns (`note_line`).
 
 use crate::render::Reporter;
-use crate::result::{RawSeries, Run, ThreadResult};
+use crate::result::{Run, ThreadResult};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -28,25 +28,44 @@ pub struct CyclictestOutput {
     pub histfile: Option<PathBuf>,
     /// `--json FILE`.
     pub json: Option<PathBuf>,
+    /// `-F PATH`: a named pipe that hands the `T:` lines to whoever opens it.
+    pub fifo: Option<PathBuf>,
     /// `-b`: the break limit (in the output unit).
     pub breaktrace: Option<u64>,
+    /// `--tracemark`: with `-b`, the break written to the kernel's trace_marker.
+    pub tracemark: bool,
     /// `--spike N` (in the output unit) and how many to list.
     pub spike: Option<(u64, usize)>,
-    /// The priority printed as `P:` (0 for SCHED_OTHER).
+    /// `-M`: a live frame only when a maximum grew.
+    pub refresh_on_max: bool,
+    /// `-R`: measure clock_gettime's resolution before the run.
+    pub resolution_check: bool,
+    /// How many of `-A`/`--secaligned` were given (they exclude each other).
+    pub alignments: u32,
+    /// The priority printed as `P:` for thread 0 (0 for SCHED_OTHER).
     pub priority: i32,
-    /// The policy name cyclictest's live header shows.
+    /// `--priospread`: thread i's `P:` is the priority minus i.
+    pub priority_spread: bool,
+    /// The policy name cyclictest's live header shows (as asked: batch, idle, ...).
     pub policy_name: String,
+    /// Some thread runs SCHED_OTHER: the header says `NAME/other`.
+    pub other_shown: bool,
     /// /dev/cpu_dma_latency value held (None: `--laptop`, `--default-system`, or the
     /// device could not be opened).
     pub dma_latency_us: Option<i32>,
-    /// `--mainaffinity`: the main thread's CPUs.
+    /// The main thread's CPUs: `--mainaffinity`'s, else `-a`'s (as cyclictest).
     pub main_affinity: Option<Vec<usize>>,
+    /// `-a LIST`'s CPUs (not under `-S`).
+    pub affinity_cpus: Option<Vec<usize>>,
+    /// `-v` with `-a LIST`: each thread's CPU, for `Thread N using cpu C.`.
+    pub thread_cpus: Option<Vec<usize>>,
     /// Lines for stderr before the run, as cyclictest prints them (`WARN: …`).
     pub notices: Vec<String>,
     /// Lines for stdout before the run (`-v`: `Max CPUs = 2`, …).
     pub preamble: Vec<String>,
-    /// How this run differs from cyclictest's, for `# latscope:` lines at the end.
-    pub differences: Vec<String>,
+    /// What latscope noticed about the command line or does differently from cyclictest
+    /// (ignored words, numbers read as atoi reads them): one `# latscope:` stderr line.
+    pub notes: Vec<String>,
 }
 
 impl CyclictestOutput {
@@ -57,6 +76,51 @@ impl CyclictestOutput {
             1000
         }
     }
+
+    /// The `P:` of thread `index`.
+    pub fn thread_priority(&self, index: usize) -> i32 {
+        if self.priority_spread {
+            (self.priority - index as i32).max(0)
+        } else {
+            self.priority
+        }
+    }
+
+    /// Whether cyclictest would draw live frames (neither `-q` nor `-v`).
+    pub fn frames(&self) -> bool {
+        !self.quiet && !self.verbose
+    }
+}
+
+/// The widest `# latscope:` line (issue 33: every stderr line fits 80 columns).
+const NOTE_COLUMNS: usize = 80;
+
+/// The notes as one `# latscope:` line of at most 80 columns (None without notes): as
+/// many as fit whole, then `…`.
+pub fn note_line(notes: &[String]) -> Option<String> {
+    let mut line = String::from("# latscope:");
+    for (i, note) in notes.iter().enumerate() {
+        let sep = if i == 0 { " " } else { "; " };
+        let rest_after = if i + 1 < notes.len() { 3 } else { 0 };
+        if line.chars().count() + sep.len() + note.chars().count() + rest_after > NOTE_COLUMNS {
+            line.push_str(if i == 0 { " …" } else { "; …" });
+            break;
+        }
+        line.push_str(sep);
+        line.push_str(note);
+    }
+    (!notes.is_empty()).then_some(line)
+}
+
+/// cyclictest's live header (without the blank line after it): the policy, `/other`
+/// when a thread runs SCHED_OTHER, /proc/loadavg, ten spaces.
+pub fn header_line(opts: &CyclictestOutput, loadavg: &str) -> String {
+    let slash = if opts.other_shown { "/other" } else { "" };
+    format!(
+        "policy: {}{slash}: loadavg: {}          ",
+        opts.policy_name,
+        loadavg.trim_end()
+    )
 }
 
 /// One measuring thread as cyclictest reports it, in the output unit.
@@ -112,7 +176,7 @@ pub fn t_line(
     [cycles, min, act, avg, max]: [u64; 5],
     opts: &CyclictestOutput,
 ) -> String {
-    let prio = opts.priority;
+    let prio = opts.thread_priority(index);
     if opts.nsecs {
         format!(
             "T:{index:2} ({tid:5}) P:{prio:2} I:{period_us} C:{cycles:7} Min:{min:7} Act:{act:8} Avg:{avg:8} Max:{max:8}"
@@ -224,13 +288,30 @@ impl Reporter<Run> for HistogramReporter<'_> {
     }
 }
 
+/// A `--spike` sample: when (CLOCK_MONOTONIC ns), which thread, the value in the
+/// output unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Spike {
+    pub at_ns: u64,
+    pub thread: usize,
+    pub value: u64,
+}
+
+/// The `--spike` samples the run saw: the first `--spike-nodes` in time order, and how
+/// many there were.
+#[derive(Debug, Clone, Default)]
+pub struct Spikes {
+    pub listed: Vec<Spike>,
+    pub count: u64,
+}
+
 /// Everything cyclictest prints on stdout after its run (except a `--histfile`
-/// histogram), and nothing else.
+/// histogram), and nothing else: the `-v` samples were streamed while it ran.
 pub struct StdoutReporter<'a> {
     pub opts: &'a CyclictestOutput,
-    /// The `-v`/`--spike` samples: (thread index, series), in thread order.
-    pub raw: &'a [RawSeries],
-    /// /proc/loadavg for the live header (cyclictest prints it without -q).
+    /// The `--spike` samples.
+    pub spikes: &'a Spikes,
+    /// /proc/loadavg for the last frame's header.
     pub loadavg: String,
 }
 
@@ -240,20 +321,14 @@ impl Reporter<Run> for StdoutReporter<'_> {
         let views = threads(run, opts);
         let unit = opts.unit_ns();
         let mut s = String::new();
-        if opts.verbose {
-            for (index, raw) in self.raw.iter().enumerate() {
-                verbose_lines(&mut s, index, raw, unit, opts.oscope.max(1));
-            }
-        } else if !opts.quiet {
-            let slash = if opts.priority == 0 { "/other" } else { "" };
-            let _ = writeln!(
-                s,
-                "policy: {}{slash}: loadavg: {}          \n",
-                opts.policy_name,
-                self.loadavg.trim_end()
-            );
+        if opts.frames() {
+            // The last frame: exact values, no cursor-up after it.
+            let _ = writeln!(s, "{}\n", header_line(opts, &self.loadavg));
             for (i, t) in views.iter().enumerate() {
                 let _ = writeln!(s, "{}", summary_line(t, i, opts));
+            }
+            if opts.refresh_on_max {
+                let _ = write!(s, "\x1b[{}B", views.len() + 2);
             }
         }
         if opts.quiet && opts.histogram.is_none() {
@@ -261,106 +336,54 @@ impl Reporter<Run> for StdoutReporter<'_> {
                 let _ = writeln!(s, "{}", summary_line(t, i, opts));
             }
         }
-        if let Some((trigger, nodes)) = opts.spike {
-            spike_lines(&mut s, self.raw, trigger, nodes, unit);
+        if opts.spike.is_some() {
+            spike_lines(&mut s, self.spikes);
         }
         if opts.histogram.is_some() && opts.histfile.is_none() {
             s.push_str(&String::from_utf8(HistogramReporter(opts).render(run)?)?);
         }
         if opts.breaktrace.is_some() {
-            s.push_str("# Thread Ids:");
-            for t in &views {
-                let _ = write!(s, " {:05}", t.tid);
-            }
-            s.push('\n');
-            if let Some(broke) = run.scenarios.first().and_then(|sc| sc.broke) {
-                let tid = views
-                    .iter()
-                    .find(|t| t.result.cpu == broke.cpu)
-                    .map_or(0, |t| t.tid);
-                let _ = writeln!(s, "# Break thread: {tid}");
-                let _ = writeln!(s, "# Break value: {}", broke.latency_ns / unit);
-            }
+            break_lines(&mut s, run, &views, unit);
         }
         Ok(s.into_bytes())
     }
 }
 
-/// `-v` lines (`%8d:%8lu:%8ld`), the largest of every `reduce` samples as `-o` does.
-fn verbose_lines(s: &mut String, index: usize, raw: &RawSeries, unit: u64, reduce: u64) {
-    let value_column = raw.columns.len().saturating_sub(1);
-    let (mut largest, mut at_cycle, mut seen) = (0i64, 0usize, 0u64);
-    for (cycle, row) in raw.rows().enumerate() {
-        let value = row[value_column] / unit as i64;
-        if value > largest || seen == 0 {
-            largest = value;
-            at_cycle = cycle;
-        }
-        seen += 1;
-        if seen == reduce {
-            let _ = writeln!(s, "{index:8}:{at_cycle:8}:{largest:8}");
-            (largest, seen) = (0, 0);
-        }
+/// `# Thread Ids:` and, when `-b` stopped the run, the thread and value that broke it.
+fn break_lines(s: &mut String, run: &Run, views: &[ThreadView], unit: u64) {
+    s.push_str("# Thread Ids:");
+    for t in views {
+        let _ = write!(s, " {:05}", t.tid);
+    }
+    s.push('\n');
+    if let Some(broke) = run.scenarios.first().and_then(|sc| sc.broke) {
+        // The thread that broke stopped at its first sample above -b: its maximum.
+        let on_cpu = || views.iter().filter(|t| t.result.cpu == broke.cpu);
+        let tid = on_cpu()
+            .find(|t| t.result.summary.max_ns == broke.latency_ns)
+            .or_else(|| on_cpu().next())
+            .map_or(0, |t| t.tid);
+        let _ = writeln!(s, "# Break thread: {tid}");
+        let _ = writeln!(s, "# Break value: {}", broke.latency_ns / unit);
     }
 }
 
-/// `--spike` lines in time order (trigger_print), at most `nodes`, then the count.
-fn spike_lines(s: &mut String, raw: &[RawSeries], trigger: u64, nodes: usize, unit: u64) {
-    let mut spikes: Vec<(i64, usize, i64)> = Vec::new();
-    for (index, series) in raw.iter().enumerate() {
-        for row in series.rows() {
-            let (deadline, latency) = (row[0], row[row.len() - 1]);
-            if latency / unit as i64 > trigger as i64 {
-                spikes.push((deadline + latency, index, latency / unit as i64));
-            }
-        }
-    }
-    if spikes.is_empty() {
+/// `--spike` lines in time order (trigger_print), then the count.
+fn spike_lines(s: &mut String, spikes: &Spikes) {
+    if spikes.listed.is_empty() {
         return;
     }
-    spikes.sort_unstable();
     s.push('\n');
-    for (at_ns, index, value) in spikes.iter().take(nodes) {
-        let _ = writeln!(s, "T:{index:2} Spike:{value:8}: TS: {:12}", at_ns / 1000);
-    }
-    let _ = writeln!(s, "spikes = {}\n", spikes.len());
-}
-
-/// latscope's figures beside cyclictest's, for stderr: one `# latscope:` line per
-/// thread, then how this run differs from cyclictest's.
-pub fn latscope_lines(run: &Run, opts: &CyclictestOutput) -> String {
-    let mut s = String::new();
-    let Some(scenario) = run.scenarios.first() else {
-        return s;
-    };
-    let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
-    for (i, t) in scenario.threads.iter().enumerate() {
-        let m = &t.summary;
+    for spike in &spikes.listed {
         let _ = writeln!(
             s,
-            "# latscope: T:{i:2} CPU {} {}: missed periods {}, overruns {} (later than {} us), p50 {} p99 {} p99.9 {} max {} us (exact ns, not truncated)",
-            t.cpu,
-            scenario.params.method,
-            m.missed,
-            m.overruns,
-            us(scenario.params.deadline_ns),
-            us(m.p50_ns),
-            us(m.p99_ns),
-            us(m.p999_ns),
-            us(m.max_ns),
+            "T:{:2} Spike:{:8}: TS: {:12}",
+            spike.thread,
+            spike.value,
+            spike.at_ns / 1000
         );
     }
-    for d in &opts.differences {
-        let _ = writeln!(s, "# latscope: {d}");
-    }
-    if run.interrupted {
-        let _ = writeln!(
-            s,
-            "# latscope: stopped by {} before -l/-D was reached",
-            run.interrupted_by.as_deref().unwrap_or("a signal")
-        );
-    }
-    s
+    let _ = writeln!(s, "spikes = {}\n", spikes.count);
 }
 
 /// `--json FILE` with cyclictest 2.4's keys (rt_write_json and write_stats).

@@ -23,6 +23,7 @@ mod irq_affinity;
 pub mod irq_priority;
 mod report;
 mod restore;
+pub mod run_files;
 mod state;
 mod terminal;
 pub mod tunable;

@@ -1,8 +1,9 @@
 //! Undoing an isolation from its recorded state, idempotently (each knob's undo in
 //! reverse order of applying): used by the guard, the emergency restorer and
 //! `latscope restore`, which also removes leftover cpusets of dead runs and puts back
-//! the terminal settings of their serial loads (`terminal.rs`) and the tunables of
-//! `doctor --try` (`tunable.rs`).
+//! the terminal settings of their serial loads (`terminal.rs`), the tunables of
+//! `doctor --try` (`tunable.rs`) and the files `latscope cyclictest` makes
+//! (`run_files.rs`).
 
 use super::report::RestoreOutcome;
 use super::state::{boot_id, state_files, IsolationState, RestoreSummary};
@@ -92,6 +93,7 @@ pub fn restore_all(force: bool) -> anyhow::Result<Vec<RestoreOutcome>> {
     outcomes.extend(remove_orphan_cpusets(force));
     outcomes.extend(super::terminal::restore_terminals(&dirs, force));
     outcomes.extend(super::tunable::restore_tunables(&dirs, force));
+    outcomes.extend(super::run_files::restore_run_files(&dirs, force));
     Ok(outcomes)
 }
 

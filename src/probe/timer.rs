@@ -8,6 +8,7 @@ use super::{CommonSettings, Probe, ProbeContext, ProbeOutput};
 use crate::result::extras::FixedHistogram;
 use crate::result::{Metric, ThreadResult};
 use crate::stats::fixed_buckets::FixedBuckets;
+use crate::stats::sample_ring::{SampleRing, SAMPLE_RING_SLOTS};
 use crate::stats::{LiveStats, Recorder, RecorderConfig};
 use crate::sys::{clock, posix_timer::PosixTimer, sched, signals::SignalSet, timerfd::TimerFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -108,16 +109,32 @@ impl StartAlignment {
 
 /// What `latscope cyclictest` records per thread beyond a timer result: the thread id,
 /// the last sample (`Act`) and, with `-h N`, exact fixed-width buckets (in
-/// `ThreadResult::extra`, see docs/probes.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// `ThreadResult::extra`, see docs/probes.md); and cyclictest's run semantics: the run
+/// ends for every thread when the first reaches its `-l` loops.
+#[derive(Debug, Clone, Default)]
 pub struct CyclictestExtras {
     /// `-h N`: (bucket width ns, N).
     pub buckets: Option<(u64, usize)>,
+    /// `-v`/`--spike`: every sample also goes into a ring a reader streams from.
+    pub stream_samples: bool,
+    /// `-c 1`: sleep on and read CLOCK_REALTIME (the schedule stays the monotonic one,
+    /// shifted by the offset between the clocks at the start).
+    pub realtime_clock: bool,
+    /// `--priospread`: thread i runs at the priority minus i (SCHED_OTHER at 0).
+    pub priority_spread: bool,
+    /// `--tracemark`: told about the sample that broke the run (`-b`), once.
+    pub break_marker: Option<Arc<dyn BreakMarker>>,
+}
+
+/// Told, on the measuring thread that broke the run and after its loop ended, about the
+/// sample above `--break-above` (cyclictest's `--tracemark` writes it to trace_marker).
+pub trait BreakMarker: Send + Sync + std::fmt::Debug {
+    fn mark(&self, latency_ns: u64);
 }
 
 /// When a measuring phase ends: whichever comes first.
 #[derive(Debug, Clone, Copy)]
-pub struct PhaseEnd {
+pub struct PhaseEnd<'a> {
     /// Stop once the next deadline is at or past this time.
     pub until_ns: u64,
     /// Stop once this many samples are recorded.
@@ -125,6 +142,9 @@ pub struct PhaseEnd {
     /// `--break-above`: a sample above this sets `stop` (for every thread) and ends the
     /// phase with that sample's deadline returned; u64::MAX = never.
     pub break_above_ns: u64,
+    /// Shared by every thread of the run (cyclictest's semantics): the phase also ends
+    /// once it is set, and this thread sets it when it has recorded `samples`.
+    pub shared_end: Option<&'a AtomicBool>,
 }
 
 /// What a waiter saw when it woke.
@@ -199,6 +219,110 @@ impl Waiter for PosixTimerWaiter {
     }
 }
 
+impl PosixTimerWaiter {
+    /// A timer signalling the calling thread every `period_ns` from `first_ns`.
+    fn on_this_thread(first_ns: u64, period_ns: u64) -> anyhow::Result<Self> {
+        let signals = SignalSet::of(&[timer_signal()]);
+        signals.block_in_current_thread()?;
+        let timer =
+            PosixTimer::periodic_to_thread(sched::gettid(), timer_signal(), first_ns, period_ns)?;
+        Ok(Self { timer, signals })
+    }
+}
+
+/// CLOCK_REALTIME as a time on the monotonic schedule (`latscope cyclictest -c 1`):
+/// realtime minus the offset between the two clocks at the start, so a deadline and a
+/// wake-up compare as cyclictest compares them on CLOCK_REALTIME, jumps of the clock
+/// included.
+#[derive(Debug, Clone, Copy)]
+pub struct RealtimeClock {
+    offset_ns: u64,
+}
+
+impl RealtimeClock {
+    /// The offset as it is now.
+    pub fn now() -> Self {
+        Self {
+            offset_ns: clock::realtime_clock_ns().wrapping_sub(clock::monotonic_ns()),
+        }
+    }
+    #[inline(always)]
+    fn read(self) -> u64 {
+        clock::realtime_clock_ns().wrapping_sub(self.offset_ns)
+    }
+    #[inline(always)]
+    fn realtime_of(self, schedule_ns: u64) -> u64 {
+        schedule_ns.wrapping_add(self.offset_ns)
+    }
+}
+
+/// clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME), read on CLOCK_REALTIME (cyclictest
+/// `-c 1`).
+pub struct RealtimeClockNanosleepWaiter(pub RealtimeClock);
+impl Waiter for RealtimeClockNanosleepWaiter {
+    #[inline(always)]
+    fn wait(&mut self, deadline_ns: u64) -> Woke {
+        clock::sleep_until_realtime_ns(self.0.realtime_of(deadline_ns));
+        Woke {
+            now_ns: self.0.read(),
+            expirations: None,
+        }
+    }
+}
+
+/// A relative sleep for the time left, read on CLOCK_REALTIME (cyclictest `-r -c 1`).
+pub struct RealtimeNanosleepWaiter(pub RealtimeClock);
+impl Waiter for RealtimeNanosleepWaiter {
+    #[inline(always)]
+    fn wait(&mut self, deadline_ns: u64) -> Woke {
+        let before = self.0.read();
+        if deadline_ns > before {
+            clock::sleep_for_ns(deadline_ns - before);
+        }
+        Woke {
+            now_ns: self.0.read(),
+            expirations: None,
+        }
+    }
+}
+
+/// A CLOCK_REALTIME POSIX timer signalling this thread, read on CLOCK_REALTIME
+/// (cyclictest `-x -c 1`).
+pub struct RealtimePosixTimerWaiter {
+    pub timer: PosixTimer,
+    pub signals: SignalSet,
+    pub clock: RealtimeClock,
+}
+impl Waiter for RealtimePosixTimerWaiter {
+    #[inline(always)]
+    fn wait(&mut self, _deadline_ns: u64) -> Woke {
+        let (_sig, overrun) = self.signals.wait();
+        Woke {
+            now_ns: self.clock.read(),
+            expirations: Some(1 + overrun.max(0) as u64),
+        }
+    }
+}
+
+impl RealtimePosixTimerWaiter {
+    fn on_this_thread(first_ns: u64, period_ns: u64) -> anyhow::Result<Self> {
+        let signals = SignalSet::of(&[timer_signal()]);
+        signals.block_in_current_thread()?;
+        let clock = RealtimeClock::now();
+        let timer = PosixTimer::periodic_realtime_to_thread(
+            sched::gettid(),
+            timer_signal(),
+            clock.realtime_of(first_ns),
+            period_ns,
+        )?;
+        Ok(Self {
+            timer,
+            signals,
+            clock,
+        })
+    }
+}
+
 /// Spins on the clock until the deadline: the floor of what the machine can deliver.
 pub struct BusyWaiter;
 impl Waiter for BusyWaiter {
@@ -230,7 +354,11 @@ pub fn measure_phase<W: Waiter>(
     stop: &AtomicBool,
 ) -> u64 {
     let mut deadline = first_deadline_ns;
-    while deadline < end.until_ns && rec.count() < end.samples && !stop.load(Ordering::Relaxed) {
+    while deadline < end.until_ns
+        && rec.count() < end.samples
+        && !stop.load(Ordering::Relaxed)
+        && !end.shared_end.is_some_and(|e| e.load(Ordering::Relaxed))
+    {
         let woke = waiter.wait(deadline);
         let latency = woke.now_ns.saturating_sub(deadline);
         rec.record(deadline, woke.now_ns, latency);
@@ -249,6 +377,9 @@ pub fn measure_phase<W: Waiter>(
             rec.add_missed((consumed - 1).min(due_in_phase));
         }
         deadline += consumed * period_ns;
+    }
+    if let Some(shared) = end.shared_end.filter(|_| rec.count() >= end.samples) {
+        shared.store(true, Ordering::Relaxed);
     }
     deadline
 }
@@ -283,6 +414,7 @@ fn warm_up<W: Waiter>(
         until_ns,
         samples: u64::MAX,
         break_above_ns: u64::MAX,
+        shared_end: None,
     };
     measure_phase(waiter, scratch, start_ns, period_ns, end, stop)
 }
@@ -297,9 +429,10 @@ fn warm_up_then_measure<W: Waiter>(
     start_ns: u64,
     period_ns: u64,
     settings: &CommonSettings,
-    break_above_ns: u64,
+    limits: Limits,
     stop: &AtomicBool,
 ) -> Measured {
+    let break_above_ns = limits.break_above_ns;
     let Recorders {
         measured: rec,
         scratch,
@@ -319,6 +452,7 @@ fn warm_up_then_measure<W: Waiter>(
             .map_or(u64::MAX, |d| next.saturating_add(d)),
         samples: settings.samples.unwrap_or(u64::MAX),
         break_above_ns,
+        shared_end: limits.shared_end,
     };
     let last_deadline = measure_phase(waiter, rec, next, period_ns, end, stop);
     // The phase breaks at its first sample above the limit, so only then is max above it.
@@ -329,6 +463,15 @@ fn warm_up_then_measure<W: Waiter>(
         ended_ns: clock::monotonic_ns(),
         broke,
     }
+}
+
+/// What ends a thread's measured phase besides its duration and samples.
+#[derive(Clone, Copy)]
+struct Limits<'a> {
+    /// `--break-above` (u64::MAX: never).
+    break_above_ns: u64,
+    /// cyclictest's semantics: the first thread done ends every thread's phase.
+    shared_end: Option<&'a AtomicBool>,
 }
 
 /// A measuring thread's two recorders, both allocated before the start barrier.
@@ -356,46 +499,72 @@ impl TimerProbe {
         mut recorders: Recorders,
         release_ns: u64,
         settings: &CommonSettings,
-        stop: &AtomicBool,
+        run: &RunFlags,
     ) -> anyhow::Result<ThreadOutcome> {
         let rec = &mut recorders;
         let p = self.thread_period_ns(index);
         let start_ns = self.start.first_deadline_ns(release_ns, index);
-        let b = self.break_above_ns.unwrap_or(u64::MAX);
-        let measured = match self.method {
-            Method::ClockNanosleep => warm_up_then_measure(
-                &mut ClockNanosleepWaiter,
-                rec,
-                start_ns,
-                p,
-                settings,
-                b,
-                stop,
-            ),
-            Method::Nanosleep => {
-                warm_up_then_measure(&mut NanosleepWaiter, rec, start_ns, p, settings, b, stop)
+        let limits = Limits {
+            break_above_ns: self.break_above_ns.unwrap_or(u64::MAX),
+            shared_end: self.cyclictest.as_ref().map(|_| &run.first_done),
+        };
+        let stop = run.stop;
+        let s = settings;
+        let realtime = self.cyclictest.as_ref().is_some_and(|c| c.realtime_clock);
+        let measured = match (self.method, realtime) {
+            (Method::ClockNanosleep, false) => {
+                let w = &mut ClockNanosleepWaiter;
+                warm_up_then_measure(w, rec, start_ns, p, s, limits, stop)
             }
-            Method::Busy => {
-                warm_up_then_measure(&mut BusyWaiter, rec, start_ns, p, settings, b, stop)
+            (Method::ClockNanosleep, true) => {
+                let w = &mut RealtimeClockNanosleepWaiter(RealtimeClock::now());
+                warm_up_then_measure(w, rec, start_ns, p, s, limits, stop)
             }
-            Method::Timerfd => {
+            (Method::Nanosleep, false) => {
+                warm_up_then_measure(&mut NanosleepWaiter, rec, start_ns, p, s, limits, stop)
+            }
+            (Method::Nanosleep, true) => {
+                let w = &mut RealtimeNanosleepWaiter(RealtimeClock::now());
+                warm_up_then_measure(w, rec, start_ns, p, s, limits, stop)
+            }
+            (Method::Busy, _) => {
+                warm_up_then_measure(&mut BusyWaiter, rec, start_ns, p, s, limits, stop)
+            }
+            (Method::Timerfd, _) => {
                 let mut w = TimerfdWaiter(TimerFd::periodic(start_ns, p)?);
-                warm_up_then_measure(&mut w, rec, start_ns, p, settings, b, stop)
+                warm_up_then_measure(&mut w, rec, start_ns, p, s, limits, stop)
             }
-            Method::PosixTimer => {
-                let signals = SignalSet::of(&[timer_signal()]);
-                signals.block_in_current_thread()?;
-                let timer =
-                    PosixTimer::periodic_to_thread(sched::gettid(), timer_signal(), start_ns, p)?;
-                let mut w = PosixTimerWaiter { timer, signals };
-                warm_up_then_measure(&mut w, rec, start_ns, p, settings, b, stop)
+            (Method::PosixTimer, false) => {
+                let mut w = PosixTimerWaiter::on_this_thread(start_ns, p)?;
+                warm_up_then_measure(&mut w, rec, start_ns, p, s, limits, stop)
+            }
+            (Method::PosixTimer, true) => {
+                let mut w = RealtimePosixTimerWaiter::on_this_thread(start_ns, p)?;
+                warm_up_then_measure(&mut w, rec, start_ns, p, s, limits, stop)
             }
         };
+        if let (Some([_, latency_ns]), Some(marker)) = (
+            measured.broke,
+            self.cyclictest
+                .as_ref()
+                .and_then(|c| c.break_marker.as_ref()),
+        ) {
+            // After the loop: this thread measures no more.
+            marker.mark(latency_ns);
+        }
         Ok(ThreadOutcome {
             recorder: recorders.measured,
             measured,
         })
     }
+}
+
+/// The flags every measuring thread of one run watches.
+struct RunFlags<'a> {
+    /// Ctrl-C/SIGTERM, or a `--break-above` break.
+    stop: &'a AtomicBool,
+    /// cyclictest's semantics: set by the first thread that recorded its samples.
+    first_done: AtomicBool,
 }
 
 impl TimerProbe {
@@ -480,7 +649,7 @@ impl TimerProbe {
         settings: &CommonSettings,
         ctx: &ProbeContext,
     ) -> anyhow::Result<(Vec<ThreadOutcome>, Vec<i32>)> {
-        let placements = super::placements(settings);
+        let placements = self.placements(settings);
         let config = RecorderConfig {
             deadline_ns: self.deadline_ns,
             series_seconds: settings.series_seconds(self.period_ns),
@@ -488,20 +657,29 @@ impl TimerProbe {
         };
         let lives: Vec<Arc<LiveStats>> = placements.iter().map(|_| Arc::default()).collect();
         let progress = super::start_progress(ctx, settings, &lives);
-        let stop = &*ctx.stop;
+        let run = RunFlags {
+            stop: &ctx.stop,
+            first_done: AtomicBool::new(false),
+        };
+        let extras = self.cyclictest.as_ref();
         let outcomes = run_measuring_threads_with_tids(
             &placements,
             |i| {
+                lives[i].tid.store(sched::gettid(), Ordering::Relaxed);
                 let mut measured = Recorder::new(&config, lives[i].clone());
-                if let Some((unit_ns, count)) = self.cyclictest.and_then(|c| c.buckets) {
+                if let Some((unit_ns, count)) = extras.and_then(|c| c.buckets) {
                     measured = measured.with_fixed_buckets(FixedBuckets::new(unit_ns, count));
+                }
+                if extras.is_some_and(|c| c.stream_samples) {
+                    let ring = SampleRing::new(SAMPLE_RING_SLOTS);
+                    measured = measured.with_sample_ring(Arc::new(ring));
                 }
                 Ok(Recorders {
                     measured,
                     scratch: Recorder::scratch(&config, lives[i].clone()),
                 })
             },
-            |i, rec, start_ns| self.measure_on_this_thread(i, rec, start_ns, settings, stop),
+            |i, rec, start_ns| self.measure_on_this_thread(i, rec, start_ns, settings, &run),
         );
         progress.finish();
         let (outcomes, tids) = outcomes?;
@@ -509,6 +687,21 @@ impl TimerProbe {
             .into_iter()
             .collect::<anyhow::Result<Vec<ThreadOutcome>>>()?;
         Ok((outcomes, tids))
+    }
+
+    /// Where and how each thread runs: one per CPU of `settings`; with `--priospread`
+    /// thread i at the priority minus i (SCHED_OTHER once that reaches 0).
+    pub fn placements(&self, settings: &CommonSettings) -> Vec<super::harness::ThreadPlacement> {
+        let mut placements = super::placements(settings);
+        if self.cyclictest.as_ref().is_some_and(|c| c.priority_spread) {
+            for (i, p) in placements.iter_mut().enumerate() {
+                p.priority = (p.priority - i as i32).max(0);
+                if p.priority == 0 {
+                    p.policy = crate::sys::sched::Policy::Other;
+                }
+            }
+        }
+        placements
     }
 
     /// One measuring thread's result, raw series and thread id into `out`; the first
@@ -562,59 +755,5 @@ impl TimerProbe {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sys::sched::Policy;
-
-    #[test]
-    fn warm_up_goes_to_scratch_and_the_measured_recorder_is_never_cleared() {
-        let period_ns = 200_000;
-        let settings = CommonSettings {
-            cpus: vec![0],
-            policy: Policy::Other,
-            priority: 0,
-            warmup_ns: 4_000_000,
-            samples: Some(10),
-            duration_ns: None,
-            keep_raw: true,
-            worst_case: false,
-            timer_slack_ns: Some(1),
-        };
-        let config = RecorderConfig {
-            deadline_ns: period_ns,
-            series_seconds: 2,
-            raw_capacity: 10,
-        };
-        let mut recorders = Recorders {
-            measured: Recorder::standalone(&config),
-            scratch: Recorder::scratch(&config, Arc::default()),
-        };
-        let stop = AtomicBool::new(false);
-        let start_ns = clock::monotonic_ns() + 1_000_000;
-        let m = warm_up_then_measure(
-            &mut BusyWaiter,
-            &mut recorders,
-            start_ns,
-            period_ns,
-            &settings,
-            u64::MAX,
-            &stop,
-        );
-        let rec = &recorders.measured;
-        assert_eq!(rec.count(), 10);
-        assert_eq!(
-            rec.histogram_clears(),
-            0,
-            "the measured histogram was zeroed"
-        );
-        assert!(
-            recorders.scratch.count() >= 1,
-            "the warm-up recorded into scratch"
-        );
-        // Every measured deadline is after the warm-up, on the same absolute grid.
-        let first_deadline = rec.raw()[0][0];
-        assert_eq!(first_deadline, m.started_ns);
-        assert!(first_deadline >= start_ns + settings.warmup_ns);
-        assert_eq!((first_deadline - start_ns) % period_ns, 0);
-    }
-}
+#[path = "timer_tests.rs"]
+mod tests;

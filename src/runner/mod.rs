@@ -19,18 +19,16 @@ pub use resume::check_resumable;
 
 use crate::plan::Plan;
 use crate::probe::ProbeContext;
-use crate::result::{RawSeries, Run, Scenario};
+use crate::result::{Run, Scenario};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// A finished (or interrupted) run: its summaries in memory, every scenario's whole
-/// result in the journal it was written to, and the raw series a plan kept in memory
-/// (without `--raw`: `latscope cyclictest -v` prints them).
+/// result in the journal it was written to.
 pub struct RunOutcome {
     /// The run with each scenario's summary (histograms and per-second series left out:
     /// `full_run` and `write_document` read them back).
     pub run: Run,
-    pub raw: Vec<(String, RawSeries)>,
     store: store::Store,
 }
 
@@ -72,8 +70,7 @@ pub fn execute(
     previous: Option<Run>,
 ) -> anyhow::Result<RunOutcome> {
     let mut started = start::start(plan, command_line, previous)?;
-    let mut raw = Vec::new();
-    let broke = run_scenarios(plan, &stop, &mut started, &mut raw)?;
+    let broke = run_scenarios(plan, &stop, &mut started)?;
     let start::Started {
         mut run, mut store, ..
     } = started;
@@ -92,7 +89,7 @@ pub fn execute(
         }
     }
     crate::sys::memlock::unlock_all_memory();
-    Ok(RunOutcome { run, raw, store })
+    Ok(RunOutcome { run, store })
 }
 
 /// The scenario loop: each one not done yet runs and is saved once; true when
@@ -101,7 +98,6 @@ fn run_scenarios(
     plan: &Plan,
     stop: &Arc<AtomicBool>,
     started: &mut start::Started,
-    raw: &mut Vec<(String, RawSeries)>,
 ) -> anyhow::Result<bool> {
     let total = plan.scenarios.len();
     let mut eta = eta::Eta::default();
@@ -142,20 +138,19 @@ fn run_scenarios(
         };
         let measured = scenario::run_scenario(r, started.store.checkpoint_target())?;
         eta.finished(estimated_ns, began.elapsed().as_nanos() as u64);
-        if save(plan, started, measured, raw)? {
+        if save(plan, started, measured)? {
             return Ok(true);
         }
     }
     Ok(false)
 }
 
-/// Saves a measured scenario (journal, raw) and keeps its summary; true when it crossed
-/// `--break-above` (the run ends there, not interrupted).
+/// Saves a measured scenario (journal, `--raw`) and keeps its summary; true when it
+/// crossed `--break-above` (the run ends there, not interrupted).
 fn save(
     plan: &Plan,
     started: &mut start::Started,
     measured: scenario::Measured,
-    raw: &mut Vec<(String, RawSeries)>,
 ) -> anyhow::Result<bool> {
     let scenario::Measured {
         scenario,
@@ -168,7 +163,8 @@ fn save(
     }
     started.run.warnings.extend(run_warnings);
     let broke = scenario.broke.is_some();
-    if let Some(b) = &scenario.broke {
+    // A quiet run (`-q`, `latscope cyclictest`'s own break lines) says nothing here.
+    if let Some(b) = scenario.broke.as_ref().filter(|_| !plan.output.quiet) {
         eprintln!(
             "latscope: --break-above {}: CPU {} was {} late at deadline {} ns; run stopped",
             crate::units::human_ns(b.break_above_ns),
@@ -177,12 +173,12 @@ fn save(
             b.deadline_ns
         );
     }
-    if plan.output.raw.is_some() {
-        started.store.append(&scenario, series)?;
+    let series = if plan.output.raw.is_some() {
+        series
     } else {
-        started.store.append(&scenario, Vec::new())?;
-        raw.extend(series.into_iter().map(|r| (scenario.name.clone(), r)));
-    }
+        Vec::new()
+    };
+    started.store.append(&scenario, series)?;
     started.run.interrupted |= scenario.interrupted;
     started.run.scenarios.push(summary_of(scenario));
     Ok(broke)

@@ -55,11 +55,9 @@ pub fn start(
     run.warnings.extend(plan.warnings.iter().cloned());
     run_settings(plan, &system, &mut run)?;
     let store = Store::open(plan, &run)?;
-    // Checkpoints (and a live view's Min/Avg) read the measuring threads' distributions
-    // as they grow.
-    crate::stats::live_histogram::enable(
-        store.checkpoint_target().is_some() || plan.output.live_view.is_some(),
-    );
+    // Checkpoints read the measuring threads' distributions as they grow (a live view
+    // reads their exact atomics).
+    crate::stats::live_histogram::enable(store.checkpoint_target().is_some());
     run.scenarios = run.scenarios.into_iter().map(super::summary_of).collect();
     Ok(Started {
         run,

@@ -7,6 +7,7 @@ pub mod fixed_buckets;
 pub mod live_histogram;
 pub mod prefault;
 pub mod recorder;
+pub mod sample_ring;
 pub mod series;
 pub mod stat;
 pub mod summary;

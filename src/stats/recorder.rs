@@ -6,9 +6,10 @@
 
 use super::fixed_buckets::FixedBuckets;
 use super::live_histogram::LiveHistogram;
+use super::sample_ring::SampleRing;
 use super::series::PerSecondMax;
 use hdrhistogram::Histogram;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The histogram's layout (highest value, significant digits), shared with the live
@@ -17,13 +18,26 @@ pub use super::live_histogram::{HISTOGRAM_HIGHEST_NS, HISTOGRAM_SIGFIG};
 /// Significant digits of a warm-up's scratch histogram: same code path, a few KB.
 const SCRATCH_SIGFIG: u8 = 1;
 
-/// What the progress line reads: atomics written by the measuring thread.
+/// What the progress line reads: atomics written by the measuring thread. `samples` is
+/// stored last in `record`, with Release: a reader that loads it with Acquire sees every
+/// other value (and ring slot) of those samples.
 #[derive(Debug, Default)]
 pub struct LiveStats {
     pub samples: AtomicU64,
     pub max_ns: AtomicU64,
     pub missed: AtomicU64,
     pub overruns: AtomicU64,
+    /// The smallest sample (meaningless while `samples` is 0).
+    pub min_ns: AtomicU64,
+    /// The latest sample (cyclictest's `Act`).
+    pub last_ns: AtomicU64,
+    /// The sum of the samples (wrapping; `sum / samples` is the exact mean).
+    pub sum_ns: AtomicU64,
+    /// The measuring thread's kernel id, once it runs (0 before).
+    pub tid: AtomicI32,
+    /// The latest samples in order, when a reader prints them while the run goes on
+    /// (`Recorder::with_sample_ring`).
+    pub ring: std::sync::OnceLock<Arc<SampleRing>>,
     /// The measured Recorder's bucket counts, when the run checkpoints (see
     /// `live_histogram::enable`): what a checkpoint's percentiles come from.
     pub histogram: std::sync::OnceLock<Arc<LiveHistogram>>,
@@ -67,6 +81,8 @@ pub struct Recorder {
     last_ns: u64,
     /// `latscope cyclictest -h N`: exact fixed-width buckets beside the HDR histogram.
     fixed: Option<FixedBuckets>,
+    /// `latscope cyclictest -v`/`--spike`: the latest samples for the streaming reader.
+    ring: Option<Arc<SampleRing>>,
 }
 
 impl Recorder {
@@ -122,6 +138,7 @@ impl Recorder {
             histogram_clears: 0,
             last_ns: 0,
             fixed: None,
+            ring: None,
         }
     }
 
@@ -129,6 +146,14 @@ impl Recorder {
     /// before measuring), as cyclictest's `-h` histogram.
     pub fn with_fixed_buckets(mut self, buckets: FixedBuckets) -> Self {
         self.fixed = Some(buckets);
+        self
+    }
+
+    /// Also keeps the latest samples in `ring` (allocated by the caller before
+    /// measuring) and publishes it in the live view for a reader that streams them.
+    pub fn with_sample_ring(mut self, ring: Arc<SampleRing>) -> Self {
+        let _ = self.live.ring.set(ring.clone());
+        self.ring = Some(ring);
         self
     }
 
@@ -150,6 +175,9 @@ impl Recorder {
         self.live.max_ns.store(0, Ordering::Relaxed);
         self.live.missed.store(0, Ordering::Relaxed);
         self.live.overruns.store(0, Ordering::Relaxed);
+        self.live.min_ns.store(0, Ordering::Relaxed);
+        self.live.last_ns.store(0, Ordering::Relaxed);
+        self.live.sum_ns.store(0, Ordering::Relaxed);
     }
 
     /// Forgets every sample: zeroes the histogram (~220 KB), so never between a warm-up
@@ -186,16 +214,24 @@ impl Recorder {
         if let Some(fixed) = &mut self.fixed {
             fixed.record(self.count, latency_ns);
         }
+        if let Some(ring) = &self.ring {
+            ring.push(self.count, at_ns, latency_ns);
+        }
         self.last_ns = latency_ns;
+        self.live.last_ns.store(latency_ns, Ordering::Relaxed);
         self.count += 1;
         if latency_ns < self.min_ns {
             self.min_ns = latency_ns;
+            self.live.min_ns.store(latency_ns, Ordering::Relaxed);
         }
         if latency_ns > self.max_ns {
             self.max_ns = latency_ns;
             self.live.max_ns.store(latency_ns, Ordering::Relaxed);
         }
         self.sum_ns += latency_ns as u128;
+        self.live
+            .sum_ns
+            .store(self.sum_ns as u64, Ordering::Relaxed);
         self.sum_sq_ns2 += latency_ns as u128 * latency_ns as u128;
         if latency_ns > self.deadline_ns {
             self.overruns += 1;
@@ -210,7 +246,7 @@ impl Recorder {
         } else if self.raw_capacity > 0 {
             self.raw_dropped += 1;
         }
-        self.live.samples.store(self.count, Ordering::Relaxed);
+        self.live.samples.store(self.count, Ordering::Release);
     }
 
     /// Adds periods that passed without a wake-up (the schedule skipped them).
@@ -318,6 +354,34 @@ mod tests {
         assert_eq!(rec.histogram().len(), 0);
         assert!(rec.raw().is_empty() && rec.series().values().is_empty());
         assert_eq!(rec.live().samples.load(Ordering::Relaxed), 0);
+    }
+
+    /// The live atomics a streaming reader prints (cyclictest's C, Min, Act, Avg, Max)
+    /// against the plain reference: the same values counted here.
+    #[test]
+    fn live_atomics_and_ring_match_the_samples() {
+        let ring = Arc::new(SampleRing::new(4));
+        let mut rec = Recorder::standalone(&config()).with_sample_ring(ring.clone());
+        let values = [7_u64, 3, 12, 3, 9, 20];
+        for (i, v) in values.iter().enumerate() {
+            rec.record(i as u64 * 100, i as u64 * 100 + v, *v);
+        }
+        let live = rec.live();
+        let n = live.samples.load(Ordering::Acquire);
+        assert_eq!(n, values.len() as u64);
+        assert_eq!(live.min_ns.load(Ordering::Relaxed), 3);
+        assert_eq!(live.max_ns.load(Ordering::Relaxed), 20);
+        assert_eq!(live.last_ns.load(Ordering::Relaxed), 20);
+        assert_eq!(
+            live.sum_ns.load(Ordering::Relaxed),
+            values.iter().sum::<u64>()
+        );
+        let mut cursor = 0;
+        let drained = live.ring.get().unwrap().drain(&mut cursor, n, || n);
+        assert_eq!(drained.lost, 2, "a 4-slot ring keeps the last 4 of 6");
+        let kept: Vec<u64> = drained.samples.iter().map(|s| s.value_ns).collect();
+        assert_eq!(kept, values[2..]);
+        assert_eq!(drained.samples[0].at_ns, 200 + 12);
     }
 
     #[test]

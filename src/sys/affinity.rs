@@ -50,6 +50,17 @@ pub fn get_affinity(tid: libc::pid_t) -> io::Result<Vec<usize>> {
         .collect())
 }
 
+/// How many CPUs this machine has configured (present, online or not): CPU numbers run
+/// from 0 to this minus 1 (glibc's _SC_NPROCESSORS_CONF, which cyclictest's CPU sets are
+/// checked against).
+pub fn configured_cpu_count() -> usize {
+    std::fs::read_to_string("/sys/devices/system/cpu/present")
+        .ok()
+        .and_then(|s| super::cpu_list::parse_cpu_list_plain(s.trim()).ok())
+        .and_then(|cpus| cpus.last().map(|c| c + 1))
+        .unwrap_or_else(|| online_cpus().last().map_or(1, |c| c + 1))
+}
+
 /// Online CPUs as the kernel lists them in /sys/devices/system/cpu/online.
 pub fn online_cpus() -> Vec<usize> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")

@@ -58,6 +58,44 @@ pub fn sleep_until_ns(deadline_ns: u64) {
     }
 }
 
+/// Reads CLOCK_REALTIME (through the vDSO): `latscope cyclictest -c 1` measures on it.
+#[inline(always)]
+pub fn realtime_clock_ns() -> u64 {
+    clock_now_ns(libc::CLOCK_REALTIME)
+}
+
+/// Sleeps until the absolute CLOCK_REALTIME time `deadline_ns` (cyclictest `-c 1`);
+/// restarts after signal interruptions.
+#[inline(always)]
+pub fn sleep_until_realtime_ns(deadline_ns: u64) {
+    let ts = timespec_from_ns(deadline_ns);
+    loop {
+        // SAFETY: `ts` is a valid timespec; a null remainder is allowed with TIMER_ABSTIME.
+        let rc = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_REALTIME,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc != libc::EINTR {
+            return;
+        }
+    }
+}
+
+/// CLOCK_MONOTONIC's resolution as clock_getres reports it, ns.
+pub fn monotonic_resolution_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+    ns_from_timespec(&ts)
+}
+
 /// Sleeps for `relative_ns` with plain nanosleep(2), the way many programs sleep.
 #[inline(always)]
 pub fn sleep_for_ns(relative_ns: u64) {

@@ -17,6 +17,29 @@ pub struct FifoWriter<'a> {
     give_up: &'a dyn Fn() -> Option<String>,
 }
 
+/// Makes a named pipe at `path` (mode 0666 minus the umask), as cyclictest's `-F` does.
+pub fn make_fifo(path: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in the path"))?;
+    // SAFETY: `name` is a valid NUL-terminated path for the duration of the call.
+    let rc = unsafe { libc::mkfifo(name.as_ptr(), 0o666) };
+    if rc != 0 {
+        return Err(super::last_os_error());
+    }
+    Ok(())
+}
+
+/// Opens a named pipe for writing without waiting: an error (ENXIO) when no reader has
+/// it open (cyclictest's `-F` pipe, offered every 500 ms).
+pub fn open_writer_now(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+}
+
 /// Whether `path` is a FIFO (not followed through a final link: the caller resolved it).
 pub fn is_fifo(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;

@@ -16,3 +16,13 @@ pub fn create_exclusive_nofollow(path: &Path) -> io::Result<File> {
         .mode(0o666)
         .open(path)
 }
+
+/// Opens an existing regular file for writing, emptied first, refusing a symlink at its
+/// name (`latscope cyclictest`'s status file in the world-writable /dev/shm).
+pub fn overwrite_nofollow(path: &Path) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}

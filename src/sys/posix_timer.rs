@@ -32,6 +32,26 @@ impl PosixTimer {
         first_ns: u64,
         period_ns: u64,
     ) -> io::Result<Self> {
+        Self::periodic_on(libc::CLOCK_MONOTONIC, tid, signal, first_ns, period_ns)
+    }
+
+    /// The same on CLOCK_REALTIME, `first_ns` a CLOCK_REALTIME time (cyclictest `-x -c 1`).
+    pub fn periodic_realtime_to_thread(
+        tid: libc::pid_t,
+        signal: libc::c_int,
+        first_ns: u64,
+        period_ns: u64,
+    ) -> io::Result<Self> {
+        Self::periodic_on(libc::CLOCK_REALTIME, tid, signal, first_ns, period_ns)
+    }
+
+    fn periodic_on(
+        clock: libc::clockid_t,
+        tid: libc::pid_t,
+        signal: libc::c_int,
+        first_ns: u64,
+        period_ns: u64,
+    ) -> io::Result<Self> {
         let mut ev = SigEventThreadId {
             value: libc::sigval {
                 sival_ptr: std::ptr::null_mut(),
@@ -46,7 +66,7 @@ impl PosixTimer {
         // `id` is writable.
         let rc = unsafe {
             libc::timer_create(
-                libc::CLOCK_MONOTONIC,
+                clock,
                 &mut ev as *mut SigEventThreadId as *mut libc::sigevent,
                 &mut id,
             )

@@ -207,19 +207,22 @@ fn quiet_summary_lines_parse_alike() {
         assert!(c.cycles <= 1000 && l.cycles <= 1000);
         assert!(l.min <= l.avg && l.avg <= l.max, "{l:?}");
     }
-    // Thread 0 runs its 1000 loops in both; cyclictest stops the others when the first
-    // thread is done (fewer cycles at I:1500), latscope lets each run its -l.
+    // Thread 0 runs its 1000 loops in both, and both stop the others then (issue 35
+    // item 1): thread 1 (I:1500) has about 1000 / 1.5 cycles. cyclictest's main loop
+    // notices every 10 ms and stops 50 ms later, so it counts a few more.
     assert_eq!((ct[0].cycles, ls[0].cycles), (1000, 1000));
-    assert_eq!(ls[1].cycles, 1000);
+    for (who, c) in [("cyclictest", ct[1].cycles), ("latscope", ls[1].cycles)] {
+        assert!((650..=720).contains(&c), "{who}'s thread 1: {c} cycles");
+    }
     // JSON: the same keys everywhere, threads on the CPU asked for.
     let (c, l) = (
         read_json(&dir.path().join("cyclictest.json")),
         read_json(&dir.path().join("latscope.json")),
     );
     assert_eq!(json_keys(&l), json_keys(&c));
-    for t in l["thread"].as_object().unwrap().values() {
+    for (i, t) in l["thread"].as_object().unwrap().values().enumerate() {
         assert_eq!(t["cpu"].as_u64(), Some(cpu as u64));
-        assert_eq!(t["cycles"].as_u64(), Some(1000));
+        assert_eq!(t["cycles"].as_u64(), Some(ls[i].cycles));
     }
 }
 
@@ -344,13 +347,29 @@ fn legacy_n_and_policy_other_p0() {
     assert_eq!(summary_lines(&ct)[0].priority, 2, "cyclictest 2.4's FIFO 2");
     assert_eq!(summary_lines(&ls)[0].priority, 0);
     assert!(
-        ls_err.contains("# latscope: --policy other -p 0 runs SCHED_OTHER"),
-        "{ls_err}"
+        !ls_err.contains("# latscope"),
+        "nothing extra with -q: {ls_err}"
     );
     assert!(
         !ls.contains("# latscope"),
         "stdout is cyclictest's alone: {ls}"
     );
+    // Without -q, one line of at most 80 columns says so.
+    let out = common::assert_success(
+        common::latscope_command()
+            .args(["cyclictest", "-l", "100", "--policy=other", "-p0"])
+            .arg(format!("-a{cpu}"))
+            .output()
+            .unwrap(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let notes: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("# latscope:"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("stays SCHED_OTHER"), "{err}");
+    assert!(notes[0].chars().count() <= 80, "{err}");
 }
 
 /// `compare` reads `latscope cyclictest --json` as it reads cyclictest's, and aligns them.
@@ -383,23 +402,25 @@ fn compare_reads_latscope_cyclictest_json() {
     );
 }
 
-/// What cannot be honoured is refused in one line naming the option; `timer -h400`
-/// points to `latscope cyclictest` while `timer -h` stays help.
+/// What cannot be honoured is refused in one line naming the option (and bad values
+/// naming the value); `timer -h400` points to `latscope cyclictest` while `timer -h`
+/// stays help.
 fn refusals_and_timer_h() {
-    for (args, named) in [
-        (vec!["cyclictest", "-F", "/tmp/fifo"], "-F"),
-        (vec!["cyclictest", "--tracemark", "-b", "50"], "--tracemark"),
-        (vec!["cyclictest", "-c", "1"], "CLOCK_REALTIME"),
-        (vec!["cyclictest", "--bogus"], "--bogus"),
-        (vec!["timer", "-h400"], "latscope cyclictest"),
+    for (args, named, code) in [
+        (vec!["cyclictest", "--smi", "-a", "0"], "--smi", 8),
+        (vec!["cyclictest", "-c", "2"], "-c", 2),
+        (vec!["cyclictest", "-a", "4095"], "4095", 2),
+        (vec!["cyclictest", "--bogus"], "--bogus", 2),
+        (vec!["timer", "-h400"], "latscope cyclictest", 2),
         (
             vec!["timer", "-m", "-S", "-p95", "-h", "400"],
             "latscope cyclictest",
+            2,
         ),
     ] {
         let out = common::latscope_command().args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "one line: {err}");
         assert!(err.contains(named), "{args:?}: {err}");
     }
@@ -424,53 +445,53 @@ fn on_a_terminal(args: &str) -> String {
     text
 }
 
-/// Issue 25 item 7: without -q on a terminal, cyclictest's live `T:` lines are redrawn in
-/// place (cursor up) while it runs, then erased for the exact final lines; with -q, or
-/// into a pipe, nothing live.
-fn live_t_lines_on_a_terminal_without_q() {
+/// The live frames of a run: (the frames before the last, the last frame), each frame's
+/// text without its cursor-up; the cursor-up is cyclictest's `ESC[NA` for N = threads + 2.
+fn frames(text: &str, threads: usize) -> (Vec<String>, String) {
+    let up = format!("\x1b[{}A", threads + 2);
+    let mut parts: Vec<String> = text
+        .replace('\r', "")
+        .split(&up)
+        .map(str::to_string)
+        .collect();
+    let last = parts.pop().unwrap_or_default();
+    (parts, last)
+}
+
+/// Issue 35 item 5 (and issue 25 item 7): without -q, cyclictest's live frames (the
+/// policy header, a `T:` line per thread, the cursor moved up over them) are written
+/// every 10 ms while it runs, on a terminal and into a pipe alike; the last frame stays,
+/// with the exact final values. With -q nothing live.
+fn live_frames_on_a_terminal_and_into_a_pipe() {
     let _lock = common::latency_lock();
     let cpu = usable_cpu();
     let live = on_a_terminal(&format!("-m -p 80 -i 1000 -D 2 -a {cpu}"));
-    // One thread: the block is the header, a blank line and one `T:` line.
-    let redraws = live.matches("\x1b[3A").count();
+    let (during, last) = frames(&live, 1);
     assert!(
-        redraws >= 5,
-        "{redraws} redraws of the 3-line block:\n{live:?}"
+        during.len() >= 20,
+        "{} frames in 2 s:\n{live:?}",
+        during.len()
     );
-    let erased = live
-        .rfind("\x1b[3A\x1b[J")
-        .expect("the live block erased at the end");
-    let clean = |t: &str| {
-        ["\r", "\x1b[K", "\x1b[3A", "\x1b[J"]
-            .iter()
-            .fold(t.to_string(), |t, code| t.replace(code, ""))
-    };
-    let (during, after) = (clean(&live[..erased]), clean(&live[erased..]));
-    let live_frames = summary_lines(&during);
-    assert!(live_frames.len() >= 5, "{during:?}");
-    assert!(live_frames.windows(2).all(|w| w[0].cycles <= w[1].cycles));
-    let last = summary_lines(&after);
-    assert_eq!(last.len(), 1, "one exact final line: {after:?}");
-    assert!(last[0].cycles >= live_frames.last().unwrap().cycles);
-    assert!(during.contains("policy: fifo: loadavg: "), "{during:?}");
+    let cycles: Vec<u64> = during
+        .iter()
+        .filter_map(|f| summary_lines(f).first().map(|t| t.cycles))
+        .collect();
+    assert!(cycles.windows(2).all(|w| w[0] <= w[1]), "{cycles:?}");
+    let final_lines = summary_lines(&last);
+    assert_eq!(final_lines.len(), 1, "one exact last frame: {last:?}");
+    assert!(final_lines[0].cycles >= *cycles.last().unwrap());
+    assert!(last.contains("policy: fifo: loadavg: "), "{last:?}");
     let quiet = on_a_terminal(&format!("-m -q -p 80 -i 1000 -D 1 -a {cpu}"));
     assert!(!quiet.contains("\x1b["), "-q draws nothing live: {quiet:?}");
-    let piped = common::latscope()
-        .args([
-            "cyclictest",
-            "-m",
-            "-p",
-            "80",
-            "-i",
-            "1000",
-            "-D",
-            "1",
-            "-a",
-        ])
-        .arg(cpu.to_string())
-        .output()
-        .unwrap();
-    assert!(!String::from_utf8_lossy(&piped.stdout).contains('\x1b'));
+    // Into a pipe: the same frames as cyclictest writes there.
+    let args = words(&format!("-m -p 80 -i 1000 -D 1 -a {cpu}"));
+    let dir = tempfile::tempdir().unwrap();
+    let (ct, ls) = both(&args, dir.path());
+    for (who, text) in [("cyclictest", &ct), ("latscope", &ls)] {
+        let (during, last) = frames(text, 1);
+        assert!(during.len() >= 20, "{who}: {} frames", during.len());
+        assert_eq!(summary_lines(&last).len(), 1, "{who}: {last:?}");
+    }
 }
 
 /// This module's tests, for tests/it/main.rs.
@@ -500,9 +521,9 @@ pub fn cases() -> Vec<common::Case> {
         .unless(no_cyclictest()),
         case("refusals_and_timer_h", refusals_and_timer_h),
         case(
-            "live_t_lines_on_a_terminal_without_q",
-            live_t_lines_on_a_terminal_without_q,
+            "live_frames_on_a_terminal_and_into_a_pipe",
+            live_frames_on_a_terminal_and_into_a_pipe,
         )
-        .unless(missing("script", "util-linux")),
+        .unless(missing("script", "util-linux").or_else(no_cyclictest)),
     ]
 }

@@ -14,8 +14,10 @@ mod compare_ab;
 mod compare_many;
 mod cyclictest_compare;
 mod cyclictest_consumers;
+mod cyclictest_corpus;
 mod cyclictest_dropin;
 mod cyclictest_parity;
+mod cyclictest_signals;
 mod doctor;
 mod doctor_try;
 mod exit_items;
@@ -61,8 +63,10 @@ fn main() {
         ("compare_many", compare_many::cases),
         ("cyclictest_compare", cyclictest_compare::cases),
         ("cyclictest_consumers", cyclictest_consumers::cases),
+        ("cyclictest_corpus", cyclictest_corpus::cases),
         ("cyclictest_dropin", cyclictest_dropin::cases),
         ("cyclictest_parity", cyclictest_parity::cases),
+        ("cyclictest_signals", cyclictest_signals::cases),
         ("doctor", doctor::cases),
         ("doctor_try", doctor_try::cases),
         ("gpio", gpio::cases),
