@@ -262,10 +262,11 @@ pub fn run_plan(
     let export_to_stdout = plan.output.exports.iter().any(|e| e.to_stdout());
     if !plan.output.quiet {
         let bytes = table.render(run)?;
+        // Through output::pipe: a pipe nobody reads gives up at the next signal.
         let written = if json_to_stdout || export_to_stdout {
-            std::io::stderr().write_all(&bytes)
+            crate::output::pipe::write_stderr(&bytes)
         } else {
-            std::io::stdout().write_all(&bytes)
+            crate::output::pipe::write_stdout(&bytes)
         };
         // After SIGHUP or SIGPIPE the terminal or pipe may be gone: the results are
         // saved, so a failed print must not turn the exit code into a failure.
@@ -275,9 +276,9 @@ pub fn run_plan(
             }
         }
     }
-    let _ = std::io::stderr().write_all(crate::report::table::warning_lines(run).as_bytes());
+    let _ = crate::output::pipe::write_stderr(crate::report::table::warning_lines(run).as_bytes());
     if json_to_stdout {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut out = crate::output::pipe::stdout()?;
         outcome.write_document(&mut out)?;
         out.flush()?;
     }
@@ -345,10 +346,12 @@ fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Res
     })
 }
 
-/// `latscope report`: re-renders a saved run (or a cyclictest --json file).
+/// `latscope report`: re-renders a saved run (or a cyclictest --json file). The input
+/// is read once, within the input limit, and its kind decided by what was read.
 pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
-    if crate::doctor::saved::is_doctor_file(&args.input) {
-        return crate::doctor::saved::report(args);
+    let text = crate::result::read_input_file(&args.input)?;
+    if crate::doctor::saved::is_doctor_text(&text) {
+        return crate::doctor::saved::report(args, &text);
     }
     let iterations = args
         .iterations
@@ -372,18 +375,20 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
             }
             .into());
         }
-        return report_many(args);
+        return report_many(args, text);
     }
-    if args.worst_case.worst_case && crate::import::series::is_plain_series(&args.input)? {
-        return worst_case_of_series(args);
+    if args.worst_case.worst_case && crate::import::series::is_plain_series(&text) {
+        return worst_case_of_series(args, &text);
     }
-    let mut run = crate::import::lava::load_result(&args.input)?;
+    let mut run = crate::import::lava::result_from_text(&args.input, text)?;
     if args.worst_case.worst_case {
         let opts = worst_case_options(&args.worst_case, false)?;
         crate::result::worst_case::attach_to_run(&mut run, opts);
     }
     if let Some(range) = iterations {
         let text = crate::report::iterations::listing(&run, range, args.output.ns)?;
+        let text = crate::output::terminal::escape_controls(&text);
+        let _locked = crate::output::exports::claim_paths(&[("-o", &args.out_file)])?;
         match &args.out_file {
             Some(path) => crate::output::atomic::write_atomically(path, text.as_bytes())?,
             None => print!("{text}"),
@@ -391,14 +396,15 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         return Ok(EXIT_OK);
     }
     let (output, limits, all) = report_exports(args)?;
-    crate::output::exports::check(&all)?;
+    let _locked = crate::output::exports::claim(&all)?;
     let opts = crate::report::RenderOptions {
         in_ns: args.output.ns,
         limits: limits.clone(),
     };
     crate::report::write_exports(&all, &run, &opts, true)?;
     if args.format == crate::output::exports::Format::Table {
-        eprint!("{}", crate::report::table::warning_lines(&run));
+        let warnings = crate::report::table::warning_lines(&run);
+        eprint!("{}", crate::output::terminal::escape_controls(&warnings));
     }
     let failed = crate::result::limits::print_verdict(
         &crate::result::limits::check_run(&run, &limits),
@@ -471,11 +477,13 @@ fn worst_case_options(
     })
 }
 
-/// `latscope report SERIES --worst-case --unit ns|us`: the estimate of a plain series.
-fn worst_case_of_series(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
+/// `latscope report SERIES --worst-case --unit ns|us`: the estimate of a plain series
+/// (`text`, read from the input).
+fn worst_case_of_series(args: &crate::cli::ReportArgs, text: &str) -> anyhow::Result<i32> {
     let a = &args.worst_case;
-    let samples = crate::import::series::load(
+    let samples = crate::import::series::from_text(
         &args.input,
+        text,
         a.unit.map(|u| match u {
             crate::cli::SeriesUnit::Ns => 1,
             crate::cli::SeriesUnit::Us => 1000,
@@ -495,6 +503,7 @@ fn worst_case_of_series(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         }
     };
     let target = args.out_file.clone().unwrap_or_else(|| "-".into());
+    let _locked = crate::output::exports::claim_paths(&[("-o", &args.out_file)])?;
     crate::output::atomic::write_atomically(&target, &bytes)?;
     Ok(EXIT_OK)
 }
@@ -502,7 +511,7 @@ fn worst_case_of_series(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
 /// `latscope report A B C ... [--by AXIS]`: the many-results view of several files (a
 /// column per host, kernel, date or file) in the comparison's formats; exit 3 when a
 /// `--fail-above` limit fails in any of them.
-fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
+fn report_many(args: &crate::cli::ReportArgs, first: String) -> anyhow::Result<i32> {
     use crate::compare::view;
     use crate::compare::{parse_rule, DEFAULT_RULE};
     use crate::error::UserError;
@@ -517,15 +526,15 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
             }
             .into());
         };
-        renderers.push((reporter, &e.path));
+        renderers.push((reporter, e));
     }
-    crate::output::exports::check(&all)?;
+    let _locked = crate::output::exports::claim(&all)?;
     let mut paths = vec![args.input.clone()];
     paths.extend(args.more_inputs.iter().cloned());
-    let loaded: Vec<Run> = paths
-        .iter()
-        .map(|p| crate::import::lava::load_result(p))
-        .collect::<Result<_, _>>()?;
+    let mut loaded = vec![crate::import::lava::result_from_text(&args.input, first)?];
+    for p in &args.more_inputs {
+        loaded.push(crate::import::lava::load_result(p)?);
+    }
     crate::import::lava::print_reading_warnings(&loaded, &paths);
     let by = Some(args.by.unwrap_or(crate::compare::multi::Axis::File));
     let arranged = crate::compare::multi::arrange(loaded, crate::compare::run_labels(&paths), by);
@@ -533,8 +542,9 @@ fn report_many(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
     let mut cmp = crate::compare::compare(arranged.columns.clone(), &arranged.runs, &rules, &[]);
     cmp.files = arranged.files.clone();
     cmp.axis = arranged.axis;
-    for (reporter, path) in renderers {
-        crate::output::exports::write_bytes(path, &reporter.render(&cmp)?)?;
+    for (reporter, e) in renderers {
+        let bytes = crate::output::terminal::escape_export(e.format, reporter.render(&cmp)?);
+        crate::output::exports::write_bytes(&e.path, &bytes)?;
     }
     let mut failures = Vec::new();
     for (run, label) in arranged.runs.iter().zip(&arranged.columns) {
@@ -573,9 +583,9 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
             }
             .into());
         };
-        renderers.push((reporter, &e.path));
+        renderers.push((reporter, e));
     }
-    crate::output::exports::check(&exports)?;
+    let _locked = crate::output::exports::claim(&exports)?;
     let loaded: Vec<Run> = args
         .inputs
         .iter()
@@ -599,8 +609,9 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
             anstream::stdout().write_all(&text)?;
         }
     }
-    for (reporter, path) in renderers {
-        crate::output::exports::write_bytes(path, &reporter.render(&cmp)?)?;
+    for (reporter, e) in renderers {
+        let bytes = crate::output::terminal::escape_export(e.format, reporter.render(&cmp)?);
+        crate::output::exports::write_bytes(&e.path, &bytes)?;
     }
     let mut failures = Vec::new();
     for (run, label) in runs.iter().zip(&labels).skip(1) {

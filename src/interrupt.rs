@@ -89,6 +89,13 @@ pub fn finishing() {
     }
 }
 
+/// The caller handles a second signal itself, from now until the process exits
+/// (`--host`: it cuts the boards' connections so each saves at once, then fetches their
+/// results): the signal thread marks it `aborting()` and never exits under it.
+pub fn saves_on_its_own() {
+    let _ = PHASE.compare_exchange(IDLE, FINISHING, Ordering::SeqCst, Ordering::SeqCst);
+}
+
 /// Called before the process exits on its own: while a second signal's restorers run
 /// (cpusets, IRQs, tracefs), exiting would cut them short, so this waits for the signal
 /// thread to end the process; otherwise it returns at once and keeps the signal thread
@@ -115,6 +122,21 @@ pub fn received_signal() -> Option<&'static str> {
     signal_name(FIRST_SIGNAL.load(Ordering::Relaxed))
 }
 
+/// Terminating signals received so far, and the latest of them: a write to a pipe gives
+/// up when one arrives during it (output/pipe.rs).
+static SIGNALS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static LATEST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// How many terminating signals arrived so far.
+pub fn signals_received() -> u64 {
+    SIGNALS.load(Ordering::SeqCst)
+}
+
+/// The name of the latest terminating signal received, if any.
+pub fn latest_signal() -> Option<&'static str> {
+    signal_name(LATEST_SIGNAL.load(Ordering::SeqCst))
+}
+
 /// The name of a terminating signal.
 pub fn signal_name(sig: i32) -> Option<&'static str> {
     match sig {
@@ -127,9 +149,20 @@ pub fn signal_name(sig: i32) -> Option<&'static str> {
     }
 }
 
-/// One line on stderr that never panics: after SIGHUP the terminal may be gone (EIO).
+/// One line on stderr that never panics (after SIGHUP the terminal may be gone: EIO)
+/// and never holds the signal thread: a stderr pipe nobody reads gets 1 s.
 fn say(text: &str) {
-    let _ = writeln!(std::io::stderr(), "{text}");
+    let err = std::io::stderr();
+    if crate::sys::fifo::may_wait(&err) {
+        let deadline = crate::sys::clock::monotonic_ns() + 1_000_000_000;
+        let late = Box::new(move || {
+            (crate::sys::clock::monotonic_ns() > deadline).then(|| "1 s".to_string())
+        });
+        let mut out = crate::sys::fifo::PollWriter::new(err, "standard error", late);
+        let _ = writeln!(out, "{text}");
+    } else {
+        let _ = writeln!(err.lock(), "{text}");
+    }
 }
 
 type Restorer = Box<dyn Fn() + Send + Sync>;
@@ -182,6 +215,8 @@ pub fn install() -> std::io::Result<Arc<AtomicBool>> {
             for sig in signals.forever() {
                 let name = signal_name(sig).unwrap_or("signal");
                 let _ = FIRST_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+                LATEST_SIGNAL.store(sig, Ordering::SeqCst);
+                SIGNALS.fetch_add(1, Ordering::SeqCst);
                 if !flag.swap(true, Ordering::SeqCst) {
                     if QUIET_FIRST.load(Ordering::Relaxed) {
                         continue;

@@ -6,6 +6,14 @@
 use clap::Parser;
 use latscope::error::{UserError, EXIT_FAILURE, EXIT_INTERRUPTED};
 
+/// The write a signal gave up (standard output or a FIFO nobody read), if that was it.
+fn given_up(err: &anyhow::Error) -> Option<&latscope::sys::fifo::WriteGivenUp> {
+    err.chain().find_map(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .and_then(latscope::sys::fifo::given_up)
+    })
+}
+
 /// Whether the error is a write to a closed pipe (`latscope timer | head -1`).
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
@@ -37,18 +45,24 @@ fn main() {
             // A second signal is restoring the system: its error (a removed tracefs
             // instance, say) is not the outcome; the signal thread exits with 130.
             latscope::interrupt::wait_if_aborting();
-            if let Some(user) = err.downcast_ref::<UserError>() {
-                eprintln!("latscope: error: {user}");
-                user.exit_code()
+            let (line, code) = if let Some(user) = err.downcast_ref::<UserError>() {
+                (format!("latscope: error: {user}"), user.exit_code())
+            } else if let Some(stop) = given_up(&err) {
+                // A signal ended a wait for a reader (issue 34, item 4): the files were
+                // written and the system restored before this output.
+                (format!("latscope: output stopped: {stop}; the system is restored and the result files were written"), EXIT_INTERRUPTED)
             } else if is_broken_pipe(&err) {
                 // The SIGPIPE exit path: guards restored and result files written before
                 // anything was printed; only the rest of the output is lost.
-                eprintln!("latscope: output stopped: its reader closed the pipe (SIGPIPE); the system is restored and the result files were written");
-                EXIT_INTERRUPTED
+                ("latscope: output stopped: its reader closed the pipe (SIGPIPE); the system is restored and the result files were written".to_string(), EXIT_INTERRUPTED)
             } else {
-                eprintln!("latscope: error: {err:#}");
-                EXIT_FAILURE
-            }
+                (format!("latscope: error: {err:#}"), EXIT_FAILURE)
+            };
+            // Escaped (a message may quote a file's text) and never waiting past a
+            // signal for a stderr pipe nobody reads.
+            let line = latscope::output::terminal::escape_controls(&line);
+            let _ = latscope::output::pipe::write_stderr(format!("{line}\n").as_bytes());
+            code
         }
     };
     latscope::interrupt::wait_if_aborting();

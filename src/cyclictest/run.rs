@@ -8,7 +8,7 @@ use super::format::{note_line, HistogramReporter, JsonReporter, StdoutReporter};
 use super::plan::CyclictestPlan;
 use super::stream::{StreamSetup, Streamer};
 use crate::error::EXIT_OK;
-use crate::report::Reporter;
+use crate::render::Reporter;
 use anyhow::Context;
 use std::io::Write;
 

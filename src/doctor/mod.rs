@@ -35,7 +35,6 @@ use anyhow::Context;
 use finding::{CheckId, Finding, Status};
 pub use inputs::Inputs;
 use report::{DoctorReport, Verdict};
-use std::io::Write;
 
 /// Every read-only check, in the checklist's order.
 pub fn read_checks(inputs: &Inputs) -> Vec<Finding> {
@@ -85,8 +84,10 @@ fn status_of(findings: &[Finding], id: CheckId) -> Option<Status> {
 /// `latscope doctor`: checks, A/Bs, the checklist and the exit code.
 pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
     let planned = setup::parse(&args.planned)?;
-    crate::output::exports::check_output_path("--export-json", &args.export_json)?;
-    crate::output::exports::check_output_path("--export-html", &args.export_html)?;
+    let _locked = crate::output::exports::claim_paths(&[
+        ("--export-json", &args.export_json),
+        ("--export-html", &args.export_html),
+    ])?;
     let files = match &args.root {
         Some(root) if !root.is_dir() => {
             return Err(UserError::InvalidValue {
@@ -153,19 +154,16 @@ fn output(args: &DoctorArgs, report: &DoctorReport) -> anyhow::Result<()> {
     if let Some(path) = &args.export_json {
         let bytes = report.json()?;
         if path.as_os_str() == "-" {
-            std::io::stdout()
-                .write_all(&bytes)
-                .context("writing to stdout")?;
+            crate::output::pipe::write_stdout(&bytes).context("writing to stdout")?;
             return Ok(());
         }
         crate::output::exports::write_bytes(path, &bytes)?;
     }
-    std::io::stdout()
-        .write_all(
-            report
-                .terminal(args.verbose, report::checklist_width())
-                .as_bytes(),
-        )
+    crate::output::pipe::write_stdout(
+        report
+            .terminal(args.verbose, report::checklist_width())
+            .as_bytes(),
+    )
         .context("writing to stdout")
 }
 

@@ -8,23 +8,19 @@ use crate::cli::ReportArgs;
 use crate::error::{UserError, EXIT_OK};
 use crate::output::exports::Format;
 use anyhow::Context;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// Whether `path` is a doctor file: its schema (the first field) names `latscope-doctor/`.
-pub fn is_doctor_file(path: &Path) -> bool {
-    let mut head = [0u8; 256];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut head))
-        .unwrap_or(0);
-    String::from_utf8_lossy(&head[..n]).contains("\"latscope-doctor/")
+/// Whether an input's text (read once, within the input limit) is a doctor file: its
+/// top-level `schema` names `latscope-doctor/`. Decided by what was read, never by a
+/// peek at the file that a larger or piped input would get past (issue 34, item 6).
+pub fn is_doctor_text(text: &str) -> bool {
+    crate::result::sniff::top_keys(text).is_ok_and(|k| k.is_doctor())
 }
 
-/// Reads a doctor file; refuses a layout this latscope does not know.
-pub fn load(path: &Path) -> anyhow::Result<DoctorReport> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let report: DoctorReport = serde_json::from_str(&text)
+/// A doctor file's text read from `path` (named in errors); refuses a layout this
+/// latscope does not know.
+pub fn from_text(path: &Path, text: &str) -> anyhow::Result<DoctorReport> {
+    let report: DoctorReport = serde_json::from_str(text)
         .with_context(|| format!("{} is not a doctor file latscope can read", path.display()))?;
     if !SCHEMAS_READ.contains(&report.schema.as_str()) {
         return Err(UserError::InvalidValue {
@@ -101,17 +97,24 @@ fn render(report: &DoctorReport, format: Format) -> anyhow::Result<Vec<u8>> {
     })
 }
 
-/// `latscope report doctor.json ...`: exit 0 once written (the verdict is in the file).
-pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
+/// `latscope report doctor.json ...` of the file's text: exit 0 once written (the
+/// verdict is in the file).
+pub fn report(args: &ReportArgs, text: &str) -> anyhow::Result<i32> {
     let outputs = outputs(args)?;
-    let report = load(&args.input)?;
+    let claimed: Vec<crate::output::exports::Export> = outputs
+        .iter()
+        .map(|(format, path)| crate::output::exports::Export {
+            format: *format,
+            path: path.clone(),
+        })
+        .collect();
+    let _locked = crate::output::exports::claim(&claimed)?;
+    let report = from_text(&args.input, text)?;
     for (format, path) in &outputs {
-        let bytes = render(&report, *format)?;
+        // The file's text may hold control sequences (issue 34, item 9).
+        let bytes = crate::output::terminal::escape_export(*format, render(&report, *format)?);
         if path.as_os_str() == "-" {
-            use std::io::Write;
-            std::io::stdout()
-                .write_all(&bytes)
-                .context("writing to stdout")?;
+            crate::output::pipe::write_stdout(&bytes).context("writing to stdout")?;
         } else {
             crate::output::exports::write_bytes(path, &bytes)?;
         }

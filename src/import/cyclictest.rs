@@ -9,17 +9,12 @@ use crate::result::{Run, Scenario, ScenarioParams, ThreadExtra, ThreadResult};
 use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
 use crate::warning::{Warning, WarningCode};
+use serde::Deserialize;
 use serde_json::Value;
 use std::path::Path;
 
 /// The method name imported scenarios get; compare aligns it with `clock-nanosleep`.
 pub const METHOD: &str = "clock-nanosleep (cyclictest)";
-
-/// Whether a JSON document looks like cyclictest's output.
-pub fn is_cyclictest(v: &Value) -> bool {
-    v.get("rt_test_version:").is_some()
-        || (v.get("thread").is_some() && v.get("num_threads").is_some())
-}
 
 /// Loads a latscope result file or a cyclictest --json file, naming the file and what
 /// is wrong when it is neither.
@@ -28,7 +23,8 @@ pub fn load_any(path: &Path) -> Result<Run, UserError> {
     from_text(path, crate::result::read_input_file(path)?)
 }
 
-/// `load_any` of a text already read from `path` (named in errors).
+/// `load_any` of a text already read from `path` (named in errors): its kind from its
+/// top-level keys, then read straight into that kind's types (no `Value` tree).
 pub fn from_text(path: &Path, text: String) -> Result<Run, UserError> {
     let bad = |reason: String| UserError::BadInputFile {
         path: crate::result::input_name(path),
@@ -37,12 +33,179 @@ pub fn from_text(path: &Path, text: String) -> Result<Run, UserError> {
     if crate::result::journal::is_journal(&text) {
         return crate::result::journal::parse(path, &text);
     }
-    let v = serde_json::from_str::<Value>(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
-    drop(text);
-    if is_cyclictest(&v) {
-        return from_cyclictest(&v).map_err(|r| bad(format!("cyclictest --json file: {r}")));
+    let keys = crate::result::sniff::top_keys(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    if keys.is_cyclictest() {
+        let file: CtFile =
+            serde_json::from_str(&text).map_err(|e| bad(format!("cyclictest --json file: {e}")))?;
+        drop(text);
+        return from_cyclictest(file).map_err(|r| bad(format!("cyclictest --json file: {r}")));
     }
-    Run::from_json_value(path, v)
+    Run::from_json_text(path, &text, &keys)
+}
+
+/// A cyclictest `--json` file as read: the fields latscope uses, each thread's values as
+/// small `Value`s (so a wrong one is quoted in the error) and its histogram as buckets.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct CtFile {
+    #[serde(rename = "rt_test_version:")]
+    version: Option<Value>,
+    num_threads: Option<Value>,
+    resolution_in_ns: Option<Value>,
+    #[serde(rename = "cmdline:")]
+    cmdline: Option<Value>,
+    start_time: Option<Value>,
+    end_time: Option<Value>,
+    sysinfo: Option<CtSysinfo>,
+    thread: Option<CtThreads>,
+}
+
+/// cyclictest's `sysinfo`: the strings latscope shows.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CtSysinfo {
+    nodename: Option<Value>,
+    release: Option<Value>,
+    version: Option<Value>,
+    realtime: Option<Value>,
+}
+
+/// A thread entry. A field that is present, even `null`, is `Some` (so `"cpu": null` is
+/// refused, never read as CPU 0).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CtThread {
+    #[serde(deserialize_with = "present")]
+    cycles: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    min: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    max: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    avg: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    cpu: Option<Value>,
+    histogram: Option<CtHistogram>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// The most threads an imported cyclictest file may have. A thread takes ~1.5 KB as a
+/// `ThreadResult` but ~50 bytes of JSON: 500 000 threads (52 MB) took 3 GB (issue 34,
+/// item 7); 65 536 take ~100 MB, and no cyclictest run measures more.
+pub const MAX_THREADS: u64 = 65_536;
+
+/// The `thread` object's entries in file order (no map of them: one entry a thread), at
+/// most MAX_THREADS of them.
+#[derive(Debug, Default)]
+struct CtThreads(Vec<(String, CtThread)>);
+
+impl<'de> Deserialize<'de> for CtThreads {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = CtThreads;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of thread number: thread entry")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<CtThreads, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = map.next_entry::<String, CtThread>()? {
+                    if out.len() as u64 == MAX_THREADS {
+                        return Err(serde::de::Error::custom(format!(
+                            "more than {MAX_THREADS} thread entries, more than latscope reads from a cyclictest file"
+                        )));
+                    }
+                    out.push(entry);
+                }
+                Ok(CtThreads(out))
+            }
+        }
+        d.deserialize_map(Entries)
+    }
+}
+
+/// A thread's `histogram` as `[latency in the file's unit, count]` pairs with a count, or
+/// why it cannot be read (said when the thread is read, after its other fields).
+#[derive(Debug)]
+struct CtHistogram(Result<Vec<[u64; 2]>, String>);
+
+impl<'de> Deserialize<'de> for CtHistogram {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Buckets)
+    }
+}
+
+/// Reads a histogram's buckets; anything but an object is kept as its error.
+struct Buckets;
+
+impl Buckets {
+    fn not_an_object() -> CtHistogram {
+        CtHistogram(Err(
+            "a thread's 'histogram' is not an object of latency: count".into(),
+        ))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Buckets {
+    type Value = CtHistogram;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object of latency: count")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<CtHistogram, A::Error> {
+        let mut buckets = Vec::new();
+        let mut error = None;
+        while let Some((k, c)) = map.next_entry::<String, Value>()? {
+            if error.is_some() {
+                continue;
+            }
+            let Ok(key) = k.parse::<u64>() else {
+                error = Some(format!(
+                    "histogram key '{}' is not a latency (a whole number of µs)",
+                    crate::error::clip(&k)
+                ));
+                continue;
+            };
+            match c.as_u64() {
+                Some(0) => {}
+                Some(count) => buckets.push([key, count]),
+                None => {
+                    error = Some(format!(
+                        "histogram count {} for '{key}' is not a count",
+                        crate::error::clip(&c.to_string())
+                    ))
+                }
+            }
+        }
+        Ok(CtHistogram(error.map_or(Ok(buckets), Err)))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<CtHistogram, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Self::not_an_object())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<CtHistogram, E> {
+        Ok(Self::not_an_object())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<CtHistogram, E> {
+        Ok(Self::not_an_object())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<CtHistogram, E> {
+        Ok(Self::not_an_object())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<CtHistogram, E> {
+        Ok(Self::not_an_object())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<CtHistogram, E> {
+        Ok(Self::not_an_object())
+    }
+    fn visit_unit<E>(self) -> Result<CtHistogram, E> {
+        Ok(Self::not_an_object())
+    }
 }
 
 /// The value of a cyclictest option in a command line (`-i 500`, `-i500`, `--interval=500`).
@@ -61,9 +224,9 @@ fn option_value(args: &[&str], short: &str, long: &str) -> Option<String> {
     None
 }
 
-fn num(v: &Value, key: &str) -> Result<f64, String> {
-    v.get(key)
-        .and_then(Value::as_f64)
+/// A thread's field `key` (its value `v`, None when absent) as a number.
+fn num(v: Option<&Value>, key: &str) -> Result<f64, String> {
+    v.and_then(Value::as_f64)
         .ok_or_else(|| format!("thread entry has no numeric '{key}'"))
 }
 
@@ -73,18 +236,19 @@ fn num(v: &Value, key: &str) -> Result<f64, String> {
 // misstates every statistic, a clamped `cpu` aligns the thread with another CPU's in
 // compare, a clamped latency becomes a min or max that was never measured.
 
-/// A thread's `key` quoted for an error (a huge value stays short).
-fn quoted(t: &Value, key: &str) -> String {
-    crate::error::clip(&t[key].to_string()).into_owned()
+/// A value quoted for an error (a huge value stays short).
+fn quoted(v: Option<&Value>) -> String {
+    crate::error::clip(&v.unwrap_or(&Value::Null).to_string()).into_owned()
 }
 
 /// A thread's sample count: a whole number from 0 to 2^64 - 1.
-fn cycles_of(t: &Value) -> Result<u64, String> {
-    num(t, "cycles")?;
-    t["cycles"].as_u64().ok_or_else(|| {
+fn cycles_of(t: &CtThread) -> Result<u64, String> {
+    let v = t.cycles.as_ref();
+    num(v, "cycles")?;
+    v.and_then(Value::as_u64).ok_or_else(|| {
         format!(
             "a thread's 'cycles' {} is not a sample count (a whole number from 0 to {})",
-            quoted(t, "cycles"),
+            quoted(v),
             u64::MAX
         )
     })
@@ -92,12 +256,12 @@ fn cycles_of(t: &Value) -> Result<u64, String> {
 
 /// A thread's `min`, `max` or `avg` in ns (`scale` ns a unit): 0 or more, and not past
 /// 2^64 ns.
-fn latency_of(t: &Value, key: &str, scale: u64) -> Result<f64, String> {
-    let ns = num(t, key)? * scale as f64;
+fn latency_of(v: Option<&Value>, key: &str, scale: u64) -> Result<f64, String> {
+    let ns = num(v, key)? * scale as f64;
     if !(0.0..u64::MAX as f64).contains(&ns) {
         return Err(format!(
             "a thread's '{key}' {} is not a latency: cyclictest writes 0 to {} {}",
-            quoted(t, key),
+            quoted(v),
             u64::MAX / scale,
             if scale == 1 { "ns" } else { "µs" }
         ));
@@ -107,9 +271,9 @@ fn latency_of(t: &Value, key: &str, scale: u64) -> Result<f64, String> {
 
 /// A thread's CPU: a whole number below the kernel's 8192 CPUs (0 when absent, as
 /// before: cyclictest has always written it).
-fn cpu_of(t: &Value) -> Result<usize, String> {
+fn cpu_of(t: &CtThread) -> Result<usize, String> {
     let max = crate::sys::cpu_list::MAX_CPUS;
-    match t.get("cpu") {
+    match &t.cpu {
         None => Ok(0),
         Some(v) => v
             .as_u64()
@@ -118,7 +282,7 @@ fn cpu_of(t: &Value) -> Result<usize, String> {
             .ok_or_else(|| {
                 format!(
                     "a thread's 'cpu' {} is not a CPU number (0 to {})",
-                    quoted(t, "cpu"),
+                    quoted(t.cpu.as_ref()),
                     max - 1
                 )
             }),
@@ -155,9 +319,10 @@ struct CommandLine {
     distance_us: u64,
 }
 
-fn command_line_of(v: &Value) -> Result<CommandLine, String> {
-    let text = v
-        .get("cmdline:")
+fn command_line_of(f: &CtFile) -> Result<CommandLine, String> {
+    let text = f
+        .cmdline
+        .as_ref()
         .and_then(Value::as_str)
         .unwrap_or("cyclictest")
         .to_string();
@@ -189,29 +354,20 @@ fn command_line_of(v: &Value) -> Result<CommandLine, String> {
     })
 }
 
-/// A thread's `histogram` object as sorted `[upper bound ns, count]` buckets (empty when
-/// absent).
-fn histogram_of(t: &Value, scale: u64) -> Result<Vec<[u64; 2]>, String> {
-    let mut histogram: Vec<[u64; 2]> = Vec::new();
-    if let Some(h) = t.get("histogram") {
-        let h = h
-            .as_object()
-            .ok_or("a thread's 'histogram' is not an object of latency: count")?;
-        for (k, c) in h {
-            let bucket = k
-                .parse::<u64>()
-                .ok()
-                .and_then(|k| k.checked_mul(scale)?.checked_add(scale - 1))
-                .ok_or_else(|| {
-                    format!("histogram key '{k}' is not a latency (a whole number of µs)")
-                })?;
-            let count = c
-                .as_u64()
-                .ok_or_else(|| format!("histogram count {c} for '{k}' is not a count"))?;
-            if count > 0 {
-                histogram.push([bucket, count]);
-            }
-        }
+/// A thread's histogram as sorted `[upper bound ns, count]` buckets (empty when absent).
+fn histogram_of(t: &mut CtThread, scale: u64) -> Result<Vec<[u64; 2]>, String> {
+    let Some(CtHistogram(buckets)) = t.histogram.take() else {
+        return Ok(Vec::new());
+    };
+    let mut histogram = buckets?;
+    for bucket in &mut histogram {
+        let key = bucket[0];
+        bucket[0] = key
+            .checked_mul(scale)
+            .and_then(|ns| ns.checked_add(scale - 1))
+            .ok_or_else(|| {
+                format!("histogram key '{key}' is not a latency (a whole number of µs)")
+            })?;
     }
     histogram.sort_unstable();
     Ok(histogram)
@@ -234,6 +390,13 @@ fn distribution(
         .iter()
         .try_fold(0u64, |sum, b| sum.checked_add(b[1]))
         .ok_or("the histogram's counts add up to more than 2^64")?;
+    if in_hist > cycles {
+        // cyclictest counts every sample in both (issue 34, item 10): a standard
+        // deviation of 999 874 868 µs came from 5 million samples under `cycles: 10`.
+        return Err(format!(
+            "CPU {cpu}: its histogram holds {in_hist} samples, more than its 'cycles' {cycles} (cyclictest counts each sample in both)"
+        ));
+    }
     if histogram.is_empty() || cycles == 0 {
         let percentiles = Stat::ALL.into_iter().filter(|s| s.percentile().is_some());
         unknown.push(Stat::Stddev);
@@ -286,26 +449,28 @@ fn distribution(
 
 /// One thread of the file (`period_ns` its own interval) as a ThreadResult.
 fn thread_of(
-    t: &Value,
+    mut t: CtThread,
     scale: u64,
     period_ns: u64,
     warnings: &mut Vec<Warning>,
 ) -> Result<ThreadResult, String> {
-    let cycles = cycles_of(t)?;
-    let min_ns = latency_of(t, "min", scale)? as u64;
-    let max_ns = latency_of(t, "max", scale)? as u64;
-    let mean_ns = latency_of(t, "avg", scale)?;
-    let cpu = cpu_of(t)?;
+    let cycles = cycles_of(&t)?;
+    let min_ns = latency_of(t.min.as_ref(), "min", scale)? as u64;
+    let max_ns = latency_of(t.max.as_ref(), "max", scale)? as u64;
+    let mean_ns = latency_of(t.avg.as_ref(), "avg", scale)?;
+    let cpu = cpu_of(&t)?;
     // A thread without cycles keeps cyclictest's initial min (1000000) and max (0);
     // the average may be rounded by up to one unit.
     let (low, high) = (min_ns as f64 - scale as f64, max_ns as f64 + scale as f64);
     if cycles > 0 && (min_ns > max_ns || mean_ns < low || mean_ns > high) {
         return Err(format!(
             "a thread's min {}, avg {} and max {} are not in order (min <= avg <= max)",
-            t["min"], t["avg"], t["max"]
+            quoted(t.min.as_ref()),
+            quoted(t.avg.as_ref()),
+            quoted(t.max.as_ref())
         ));
     }
-    let mut histogram = histogram_of(t, scale)?;
+    let mut histogram = histogram_of(&mut t, scale)?;
     let mut extra = ThreadExtra {
         period_ns: Some(period_ns),
         ..ThreadExtra::default()
@@ -338,14 +503,18 @@ fn thread_of(
     })
 }
 
+/// A value's text when it is a string (cyclictest writes strings there), else empty.
+fn text_of(v: &Option<Value>) -> String {
+    v.as_ref().and_then(Value::as_str).unwrap_or("").to_string()
+}
+
 /// The system cyclictest's `sysinfo` describes.
-fn system_of(v: &Value) -> SystemInfo {
-    let sys = v.get("sysinfo").cloned().unwrap_or(Value::Null);
-    let s = |k: &str| sys.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let version = s("version");
-    let preemption_model = if sys.get("realtime").and_then(Value::as_i64) == Some(1)
-        || version.contains("PREEMPT_RT")
-    {
+fn system_of(sys: Option<&CtSysinfo>) -> SystemInfo {
+    let empty = CtSysinfo::default();
+    let sys = sys.unwrap_or(&empty);
+    let version = text_of(&sys.version);
+    let realtime = sys.realtime.as_ref().and_then(Value::as_i64) == Some(1);
+    let preemption_model = if realtime || version.contains("PREEMPT_RT") {
         "PREEMPT_RT"
     } else if version.contains("PREEMPT_DYNAMIC") {
         "PREEMPT_DYNAMIC"
@@ -355,37 +524,63 @@ fn system_of(v: &Value) -> SystemInfo {
         "unknown"
     };
     SystemInfo {
-        hostname: s("nodename"),
-        kernel_release: s("release"),
+        hostname: text_of(&sys.nodename),
+        kernel_release: text_of(&sys.release),
         kernel_version: version.clone(),
         preemption_model: preemption_model.into(),
         ..SystemInfo::default()
     }
 }
 
-/// Converts cyclictest's JSON into a Run with one timer scenario.
-pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
-    let scale: u64 = if v.get("resolution_in_ns").and_then(Value::as_u64) == Some(1) {
+/// The file's threads by number, in order; a key that is no thread number is refused
+/// (issue 34, item 10: `99999999999999999999` became a 2.05 s period): a whole number
+/// below the file's `num_threads` (below 8192 when it has none), each once.
+fn numbered_threads(f: &mut CtFile) -> Result<Vec<(u64, CtThread)>, String> {
+    let CtThreads(entries) = f.thread.take().ok_or("no 'thread' object")?;
+    let limit = match &f.num_threads {
+        None => crate::sys::cpu_list::MAX_CPUS as u64,
+        Some(v) => v.as_u64().filter(|&n| n <= MAX_THREADS).ok_or_else(|| {
+            format!(
+                "'num_threads' {} is not a thread count (0 to {MAX_THREADS})",
+                quoted(Some(v))
+            )
+        })?,
+    };
+    let mut numbered = Vec::with_capacity(entries.len());
+    for (key, t) in entries {
+        match key.parse::<u64>() {
+            Ok(n) if n < limit => numbered.push((n, t)),
+            _ => {
+                return Err(format!(
+                    "thread key '{}' is not a thread number (0 to {} for num_threads {limit})",
+                    crate::error::clip(&key),
+                    limit.saturating_sub(1)
+                ))
+            }
+        }
+    }
+    numbered.sort_by_key(|e| e.0);
+    if let Some(twice) = numbered.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(format!("thread key '{}' appears twice", twice[0].0));
+    }
+    Ok(numbered)
+}
+
+/// Converts cyclictest's JSON into a Run with one timer scenario per interval.
+pub fn from_cyclictest(mut f: CtFile) -> Result<Run, String> {
+    let scale: u64 = if f.resolution_in_ns.as_ref().and_then(Value::as_u64) == Some(1) {
         1
     } else {
         1000
     };
-    let cmd = command_line_of(v)?;
-    let threads_obj = v
-        .get("thread")
-        .and_then(Value::as_object)
-        .ok_or("no 'thread' object")?;
-    let mut entries: Vec<(u64, &Value)> = threads_obj
-        .iter()
-        .map(|(k, t)| (k.parse().unwrap_or(u64::MAX), t))
-        .collect();
-    entries.sort_by_key(|e| e.0);
-    let mut threads = Vec::new();
+    let cmd = command_line_of(&f)?;
+    let entries = numbered_threads(&mut f)?;
+    let mut threads = Vec::with_capacity(entries.len());
     let mut warnings = vec![Warning::new(
         WarningCode::ImportedCyclictest,
         format!("imported from cyclictest --json ({})", cmd.text),
     )];
-    let mut periods_ns = Vec::new();
+    let mut periods_ns = Vec::with_capacity(entries.len());
     for (index, t) in entries {
         // Thread N sleeps -i + N × -d (cyclictest's "I:"); the keys are 0, 1, ...
         let period_us = cmd
@@ -395,8 +590,7 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         periods_ns.push(period_ns);
         threads.push(thread_of(t, scale, period_ns, &mut warnings)?);
     }
-    let text = |key: &str| v.get(key).and_then(Value::as_str).unwrap_or("").to_string();
-    let started = text("start_time");
+    let started = text_of(&f.start_time);
     let scenarios = scenarios_by_interval(
         threads,
         &periods_ns,
@@ -408,11 +602,11 @@ pub fn from_cyclictest(v: &Value) -> Result<Run, String> {
         },
     );
     let args = cmd.text.split_whitespace().map(str::to_string).collect();
-    let mut run = Run::new(system_of(v), args);
+    let mut run = Run::new(system_of(f.sysinfo.as_ref()), args);
     run.tool = "cyclictest".into();
-    run.tool_version = text("rt_test_version:");
+    run.tool_version = text_of(&f.version);
     run.started_at = started;
-    run.finished_at = text("end_time");
+    run.finished_at = text_of(&f.end_time);
     run.scenarios = scenarios;
     Ok(run)
 }
@@ -446,12 +640,22 @@ fn scenarios_by_interval(
     periods_ns: &[u64],
     meta: Meta,
 ) -> Vec<Scenario> {
-    let mut groups: Vec<(u64, Vec<ThreadResult>)> = Vec::new();
-    for (thread, &period_ns) in threads.into_iter().zip(periods_ns) {
-        match groups.iter_mut().find(|g| g.0 == period_ns) {
-            Some(group) => group.1.push(thread),
-            None => groups.push((period_ns, vec![thread])),
-        }
+    // Each group's size counted first, so no vector of ~1.5 KB threads is grown twice.
+    let mut sizes: Vec<(u64, usize)> = Vec::new();
+    let mut group_of: std::collections::HashMap<u64, usize> = Default::default();
+    for &period_ns in periods_ns {
+        let g = *group_of.entry(period_ns).or_insert_with(|| {
+            sizes.push((period_ns, 0));
+            sizes.len() - 1
+        });
+        sizes[g].1 += 1;
+    }
+    let mut groups: Vec<(u64, Vec<ThreadResult>)> = sizes
+        .into_iter()
+        .map(|(period_ns, n)| (period_ns, Vec::with_capacity(n)))
+        .collect();
+    for (thread, period_ns) in threads.into_iter().zip(periods_ns) {
+        groups[group_of[period_ns]].1.push(thread);
     }
     let imported: Vec<Warning> = meta
         .warnings
@@ -512,7 +716,8 @@ mod tests {
             let mut t = serde_json::json!({"cycles": 3, "min": 1, "max": 5, "avg": 2, "cpu": 0});
             let (k, v) = field.split_once('=').unwrap();
             t[k] = serde_json::from_str(v).unwrap();
-            serde_json::json!({"rt_test_version:": "2.5", "num_threads": 1, "thread": {"0": t}})
+            let file = serde_json::json!({"rt_test_version:": "2.5", "num_threads": 1, "thread": {"0": t}});
+            serde_json::from_value::<CtFile>(file).unwrap()
         };
         for (field, needle) in [
             ("cycles=-5", "'cycles' -5 is not a sample count"),
@@ -524,11 +729,39 @@ mod tests {
             ("max=1e30", "'max' 1e+30 is not a latency"),
             ("avg=-0.5", "'avg' -0.5"),
         ] {
-            let e = from_cyclictest(&thread(field)).unwrap_err();
+            let e = from_cyclictest(thread(field)).unwrap_err();
             assert!(e.contains(needle), "{field}: {e}");
         }
-        let ok = from_cyclictest(&thread("cpu=3")).unwrap();
+        let ok = from_cyclictest(thread("cpu=3")).unwrap();
         assert_eq!(ok.scenarios[0].threads[0].cpu, 3);
+    }
+
+    /// Issue 34, item 10: a histogram holding more samples than `cycles`, and a thread
+    /// key that is no thread number, are refused naming the field and the value.
+    #[test]
+    fn inconsistent_counts_and_keys_are_refused_naming_them() {
+        let file = |key: &str, t: &Value| {
+            let file = serde_json::json!({"rt_test_version:": "2.5", "num_threads": 1, "thread": {key: t}});
+            serde_json::from_value::<CtFile>(file).unwrap()
+        };
+        let ok = serde_json::json!({"cycles": 10, "min": 1, "max": 5, "avg": 2, "cpu": 0, "histogram": {"1": 4, "2": 6}});
+        assert!(from_cyclictest(file("0", &ok)).is_ok());
+        let mut many = ok.clone();
+        many["histogram"]["5"] = 5_000_000.into();
+        let e = from_cyclictest(file("0", &many)).unwrap_err();
+        assert!(
+            e.contains("holds 5000010 samples, more than its 'cycles' 10"),
+            "{e}"
+        );
+        for key in ["99999999999999999999", "1", "-1", "x"] {
+            let e = from_cyclictest(file(key, &ok)).unwrap_err();
+            assert!(
+                e.contains(&format!(
+                    "thread key '{key}' is not a thread number (0 to 0"
+                )),
+                "{e}"
+            );
+        }
     }
 
     #[test]

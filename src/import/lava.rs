@@ -13,13 +13,18 @@ use crate::result::{Metric, ProbeKind, Run, Scenario, ScenarioParams, ThreadResu
 use crate::stats::{Stat, Summary};
 use crate::sysinfo::SystemInfo;
 use crate::warning::{Warning, WarningCode};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// Loads a result file, a cyclictest --json file or a LAVA job log (`-`: standard input,
 /// read once).
 pub fn load_result(path: &Path) -> Result<Run, UserError> {
-    let text = crate::result::read_input_file(path)?;
+    result_from_text(path, crate::result::read_input_file(path)?)
+}
+
+/// `load_result` of the text already read from `path` (named in errors): its kind is
+/// decided by what it holds.
+pub fn result_from_text(path: &Path, text: String) -> Result<Run, UserError> {
     if looks_like_lava_log(&text) {
         let stem = match path.file_stem() {
             Some(s) if path.as_os_str() != "-" => s.to_string_lossy().into_owned(),
@@ -41,13 +46,15 @@ pub const UNREADABLE_CODE: &str = "lava_unreadable_case";
 /// that show no input's warnings of their own (`compare`, a report of several files):
 /// a statistic a verdict cannot judge is never left unsaid.
 pub fn print_reading_warnings(runs: &[Run], paths: &[std::path::PathBuf]) {
+    use crate::output::terminal::escape_controls;
     for (run, path) in runs.iter().zip(paths) {
         for line in crate::result::journal::partial_lines(run).lines() {
-            eprintln!("warning: {}: {line}", path.display());
+            eprintln!("warning: {}: {}", path.display(), escape_controls(line));
         }
         for w in &run.warnings {
             if w.code == WarningCode::Other(UNREADABLE_CODE.into()) {
-                eprintln!("warning: {}: {}", path.display(), w.message);
+                let message = escape_controls(&w.message);
+                eprintln!("warning: {}: {message}", path.display());
             }
         }
     }
@@ -211,64 +218,78 @@ fn choose(
     Some((value, chosen.result.clone()))
 }
 
-/// Every case name once, in the order first seen, with all its sightings.
+/// Every case name once, in the order first seen, with all its sightings (a map of the
+/// names seen, so a log of 300 000 cases is read in linear time, issue 34 item 7).
 fn grouped(cases: &[LavaCase]) -> Vec<(String, Vec<&LavaCase>)> {
     let mut out: Vec<(String, Vec<&LavaCase>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
     for case in cases {
         let name = case.full_name();
-        match out.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, seen)) => seen.push(case),
-            None => out.push((name, vec![case])),
+        match index.get(&name) {
+            Some(&i) => out[i].1.push(case),
+            None => {
+                index.insert(name.clone(), out.len());
+                out.push((name, vec![case]));
+            }
         }
     }
     out
 }
 
-/// The scenario of that name, added when new.
-fn scenario_named<'a>(scenarios: &'a mut Vec<Scenario>, name: &str) -> &'a mut Scenario {
-    if let Some(i) = scenarios.iter().position(|s| s.name == name) {
-        return &mut scenarios[i];
-    }
-    let (probe, params) = params_of(name);
-    scenarios.push(Scenario::new(
-        name.to_string(),
-        probe,
-        params,
-        String::new(),
-    ));
-    scenarios.last_mut().expect("just pushed")
+/// The scenarios being built, each found by its name and each thread by its scenario,
+/// CPU and metric in constant time.
+#[derive(Default)]
+struct Built {
+    scenarios: Vec<Scenario>,
+    by_name: HashMap<String, usize>,
+    threads: HashMap<(usize, usize, Metric), usize>,
+    cpus: std::collections::HashSet<(usize, usize)>,
 }
 
-/// The thread of that CPU and metric, added when new.
-fn thread_of(sc: &mut Scenario, cpu: usize, metric: Metric) -> &mut ThreadResult {
-    if let Some(i) = sc
-        .threads
-        .iter()
-        .position(|t| t.cpu == cpu && t.metric == metric)
-    {
-        return &mut sc.threads[i];
+impl Built {
+    /// The thread of that scenario, CPU and metric, each added when new.
+    fn thread(&mut self, name: &str, cpu: usize, metric: Metric) -> &mut ThreadResult {
+        let s = match self.by_name.get(name) {
+            Some(&s) => s,
+            None => {
+                let (probe, params) = params_of(name);
+                self.scenarios.push(Scenario::new(
+                    name.to_string(),
+                    probe,
+                    params,
+                    String::new(),
+                ));
+                self.by_name
+                    .insert(name.to_string(), self.scenarios.len() - 1);
+                self.scenarios.len() - 1
+            }
+        };
+        let sc = &mut self.scenarios[s];
+        let t = *self.threads.entry((s, cpu, metric)).or_insert_with(|| {
+            sc.threads.push(ThreadResult {
+                cpu,
+                method: sc.params.method.clone(),
+                metric,
+                summary: Summary::default(),
+                histogram: Vec::new(),
+                per_second_max_ns: Vec::new(),
+                extra: Default::default(),
+                worst_case: None,
+            });
+            sc.threads.len() - 1
+        });
+        if self.cpus.insert((s, cpu)) {
+            sc.params.cpus.push(cpu);
+        }
+        &mut sc.threads[t]
     }
-    sc.threads.push(ThreadResult {
-        cpu,
-        method: sc.params.method.clone(),
-        metric,
-        summary: Summary::default(),
-        histogram: Vec::new(),
-        per_second_max_ns: Vec::new(),
-        extra: Default::default(),
-        worst_case: None,
-    });
-    if !sc.params.cpus.contains(&cpu) {
-        sc.params.cpus.push(cpu);
-    }
-    sc.threads.last_mut().expect("just pushed")
 }
 
 /// A Run from a LAVA log's latscope cases (`source` names the host when the log does
 /// not).
 pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
     let log = read_log(text);
-    let mut scenarios: Vec<Scenario> = Vec::new();
+    let mut built = Built::default();
     let mut known: BTreeMap<(String, usize, Metric), Vec<Stat>> = BTreeMap::new();
     let mut notes = Vec::new();
     let mut failed = 0usize;
@@ -284,10 +305,10 @@ pub fn from_lava_log(text: &str, source: &str) -> Result<Run, String> {
         if result == "fail" {
             failed += 1;
         }
-        let th = thread_of(scenario_named(&mut scenarios, &name), cpu, metric);
-        set_stat(&mut th.summary, stat, value);
+        set_stat(&mut built.thread(&name, cpu, metric).summary, stat, value);
         known.entry((name, cpu, metric)).or_default().push(stat);
     }
+    let mut scenarios = built.scenarios;
     if scenarios.is_empty() {
         let why = if latscope_cases > 0 {
             format!(

@@ -5,9 +5,12 @@
 //! YAML flow mapping (`{"dt": ..., "lvl": ..., "msg": ...}`, `- ` before it in output.yaml,
 //! with tags such as `! "65.01"`), read by a YAML parser; plain text lines (the log as
 //! LAVA's web page shows it, or `--export-lava`'s own script) are read as they are.
-//! lava.rs decides between the sightings.
+//! lava.rs decides between the sightings. A line with a YAML alias is read as plain text:
+//! LAVA never writes one, and an alias expanded in full is how 353 bytes became 17 GB.
 
 use std::collections::BTreeMap;
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::Marker;
 use yaml_rust2::{Yaml, YamlLoader};
 
 /// Where a test case was seen; the order is the preference (LAVA's own record first).
@@ -119,14 +122,44 @@ fn log_entry(line: &str) -> Option<(String, String, Yaml)> {
     if !body.starts_with("{\"dt\"") {
         return None;
     }
-    let mut docs = YamlLoader::load_from_str(body).ok()?;
-    let Yaml::Hash(mut entry) = docs.pop()? else {
+    let Yaml::Hash(mut entry) = without_aliases(body)? else {
         return None;
     };
     let mut take = |k: &str| entry.remove(&Yaml::String(k.into()));
     let dt = take("dt")?.into_string()?;
     let lvl = take("lvl")?.into_string()?;
     Some((dt, lvl, take("msg")?))
+}
+
+/// YAML's loader with aliases refused: it copies the node an alias names at every use,
+/// so nine levels of nine aliases in 353 bytes expand to 9^9 nodes (issue 34, item 2).
+/// Events after the first alias are dropped, so a line costs time and memory linear in
+/// its length.
+#[derive(Default)]
+struct NoAliases {
+    loader: YamlLoader,
+    alias: bool,
+}
+
+impl MarkedEventReceiver for NoAliases {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        if matches!(ev, Event::Alias(_)) {
+            self.alias = true;
+        }
+        if !self.alias {
+            self.loader.on_event(ev, mark);
+        }
+    }
+}
+
+/// The one document of a log line, or None when it does not parse or uses an alias.
+fn without_aliases(body: &str) -> Option<Yaml> {
+    let mut receiver = NoAliases::default();
+    Parser::new_from_str(body).load(&mut receiver, false).ok()?;
+    if receiver.alias {
+        return None;
+    }
+    receiver.loader.documents().last().cloned()
 }
 
 /// A scalar of a results entry as text (LAVA writes them quoted, `! "65.01"`).
@@ -354,6 +387,27 @@ mod tests {
                 (Sighting::Command, "latscope-ran".into()),
             ]
         );
+    }
+
+    /// The audit's line: nine levels of nine aliases (9^9 nodes when expanded) is read at
+    /// once as plain text; the same line with its anchors alone is read as YAML.
+    #[test]
+    fn a_line_with_yaml_aliases_is_not_expanded() {
+        let mut line = String::from(
+            r#"{"dt": "2026-03-01T10:00:00", "lvl": "results", "msg": {"a0": &a0 "x""#,
+        );
+        for level in 1..10 {
+            let refs = vec![format!("*a{}", level - 1); 9].join(", ");
+            line.push_str(&format!(", \"a{level}\": &a{level} [{refs}]"));
+        }
+        line.push_str(r#", "case": "timer_x_cpu0_max", "result": "pass", "measurement": "5"}}"#);
+        let start = std::time::Instant::now();
+        assert!(without_aliases(&line).is_none());
+        let log = read_log(&line);
+        assert!(start.elapsed() < std::time::Duration::from_secs(1));
+        assert!(log.cases.is_empty(), "{:?}", log.cases);
+        let anchors_alone = line.replace("*a", "a");
+        assert!(without_aliases(&anchors_alone).is_some(), "{anchors_alone}");
     }
 
     #[test]

@@ -6,22 +6,19 @@
 use crate::error::UserError;
 use std::path::Path;
 
-/// Whether `path` holds a plain series rather than a result (JSON or a LAVA log): its first
-/// non-blank line is a number.
-pub fn is_plain_series(path: &Path) -> Result<bool, UserError> {
-    if path.as_os_str() == "-" {
-        return Ok(false);
-    }
-    let text = crate::result::read_bounded_text(path, "a result or a plain series")?;
+/// Whether a text holds a plain series rather than a result (JSON or a LAVA log): its
+/// first non-blank line is a number.
+pub fn is_plain_series(text: &str) -> bool {
     let first = text
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'));
-    Ok(first.is_some_and(|l| l.parse::<f64>().is_ok()))
+    first.is_some_and(|l| l.parse::<f64>().is_ok())
 }
 
-/// The series in ns; `ns_per_unit` is the `--unit` given (1 for ns, 1000 for us).
-pub fn load(path: &Path, ns_per_unit: Option<u32>) -> Result<Vec<u64>, UserError> {
+/// The series in ns of a text read from `path` (named in errors); `ns_per_unit` is the
+/// `--unit` given (1 for ns, 1000 for us).
+pub fn from_text(path: &Path, text: &str, ns_per_unit: Option<u32>) -> Result<Vec<u64>, UserError> {
     let name = crate::result::input_name(path);
     let Some(ns_per_unit) = ns_per_unit else {
         return Err(UserError::BadInputFile {
@@ -32,7 +29,6 @@ pub fn load(path: &Path, ns_per_unit: Option<u32>) -> Result<Vec<u64>, UserError
         });
     };
     let scale = f64::from(ns_per_unit);
-    let text = crate::result::read_bounded_text(path, "a plain series")?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();

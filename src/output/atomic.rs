@@ -127,25 +127,24 @@ pub fn write_atomically_with(
     use std::io::Write;
     match write_target(path)? {
         WriteTarget::Stdout => {
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::output::pipe::stdout()?;
             fill(&mut out)?;
             out.flush()
         }
         WriteTarget::InPlace if crate::sys::fifo::is_fifo(path) => {
-            // Waits for a reader and for room, but never past a first signal.
-            let signalled = crate::interrupt::received_signal();
-            let give_up = move || match (signalled, crate::interrupt::received_signal()) {
-                (None, Some(signal)) => Some(signal.to_string()),
-                _ => None,
-            };
-            let fifo = crate::sys::fifo::open_writer(path, &give_up)?;
+            // Waits for a reader and for room, but never past the next signal.
+            let give_up = crate::output::pipe::at_next_signal();
+            let fifo = crate::sys::fifo::open_writer(path, give_up)?;
             let mut out = std::io::BufWriter::new(fifo);
             fill(&mut out)?;
             out.flush()
         }
         WriteTarget::InPlace => {
+            // A terminal or another device: its waits end at the next signal too.
             let f = std::fs::OpenOptions::new().write(true).open(path)?;
-            let mut out = std::io::BufWriter::new(f);
+            let give_up = crate::output::pipe::at_next_signal();
+            let device = crate::sys::fifo::PollWriter::new(f, "the device", give_up);
+            let mut out = std::io::BufWriter::new(device);
             fill(&mut out)?;
             out.flush()
         }

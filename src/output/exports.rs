@@ -1,6 +1,7 @@
 //! The `--export-*` destinations of a command: which format goes to which file (`-` is
-//! stdout), checked before measuring, locked for the whole run (every output file, so two
-//! runs never write into each other's files) and written after every scenario.
+//! stdout), checked before measuring, locked for the whole run (every output file of
+//! every command, so two never write into each other's files: `claim`) and written after
+//! every scenario.
 
 use crate::error::UserError;
 use anyhow::Context;
@@ -203,6 +204,31 @@ fn take_lock(option: &str, path: &Path, lock_path: &Path) -> anyhow::Result<Outp
                 .context(format!("locking {} for {option}", lock_path.display()))),
         },
     }
+}
+
+/// What every command that writes files does before it reads or measures anything:
+/// each export checked (writable, at most one on stdout) and locked until the returned
+/// locks are dropped, so two commands never write into each other's files (issue 34,
+/// item 3: `report -o`, `compare --export-*` and doctor's exports took no lock).
+pub fn claim(exports: &[Export]) -> anyhow::Result<Vec<OutputLock>> {
+    check(exports)?;
+    let outputs: Vec<(&str, &Path)> = exports
+        .iter()
+        .map(|e| (e.format.flag(), e.path.as_path()))
+        .collect();
+    lock_outputs(&outputs)
+}
+
+/// `claim` for outputs named by option (`--export-json`), each given or not.
+pub fn claim_paths(outputs: &[(&str, &Option<PathBuf>)]) -> anyhow::Result<Vec<OutputLock>> {
+    let given: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|(option, path)| Some((*option, path.as_deref()?)))
+        .collect();
+    for (option, path) in &given {
+        check_output_path(option, &Some(path.to_path_buf()))?;
+    }
+    lock_outputs(&given)
 }
 
 /// Writes bytes atomically to a file, or to stdout for `-`.

@@ -4,6 +4,13 @@
 //! copied when it is not: under a random name `mktemp` creates (O_EXCL, never through a
 //! planted link), checked by SHA-256 there and only then renamed into place. The three
 //! newest builds are kept, so a board that sees many builds does not fill up.
+//!
+//! The run itself checks it again and runs it in one shell (`run_prefix`): inside the
+//! cache directory as entered (the shell's working directory, which nobody else may
+//! write), the entry's SHA-256, owner and mode are checked, the directory is held open
+//! (fd 9) and the binary run as `/proc/self/fd/9/NAME`, so swapping the directory by its
+//! path after the check (whoever can write `~/.cache`) changes nothing that runs (issue
+//! 34, item 1: the check and the run were two connections apart).
 
 use super::ssh::{said, ssh_failed, Ssh};
 use crate::error::UserError;
@@ -15,12 +22,15 @@ use std::sync::OnceLock;
 /// How many cached binaries a board keeps.
 const KEEP: usize = 3;
 
+/// A board script's refusal: `refused KIND PATH DETAIL` on stdout, and the end.
+const REFUSE_ON_STDOUT: &str = "refuse() { echo \"refused $1 $2 $3\"; exit 0; }\n";
+
 /// The board's shell entering its cache directory: `d` is its physical path (no symbolic
 /// link anywhere in it), the shell is in it, and it is a directory of the ssh user's own
-/// that nobody else may write (made 0700). Else it prints `refused KIND PATH DETAIL` and
-/// ends. Checked on `.` after `cd` and by `pwd -P`, so what was checked is what is used.
+/// that nobody else may write (made 0700). Else it calls `refuse KIND PATH DETAIL` (the
+/// script defines it). Checked on `.` after `cd` and by `pwd -P`, so what was checked is
+/// what is used.
 const ENTER_CACHE: &str = r#"umask 077
-refuse() { echo "refused $1 $2 $3"; exit 0; }
 c="${XDG_CACHE_HOME:-$HOME/.cache}"
 mkdir -p "$c" 2>/dev/null; c=$(cd -P "$c" 2>/dev/null && pwd -P) || refuse create "${XDG_CACHE_HOME:-$HOME/.cache}" -
 d="$c/latscope"
@@ -35,6 +45,46 @@ chmod 700 . || refuse create "$d" chmod
 
 /// The tools the board's scripts need beyond a POSIX shell's usual ones.
 const TOOLS: &str = "sha256sum mktemp";
+
+/// latscope in a board's cache: its directory (physical path), file name and SHA-256.
+#[derive(Debug, Clone)]
+pub struct Cached {
+    pub dir: String,
+    pub name: String,
+    pub sha256: String,
+}
+
+impl Cached {
+    /// Its path on the board.
+    pub fn path(&self) -> String {
+        format!("{}/{}", self.dir, self.name)
+    }
+}
+
+/// The start of the run's shell script (issue 34, item 1): the cache directory entered
+/// and checked as the probe does, the binary in it checked (a regular file of the ssh
+/// user's own that nobody else may write, with this build's SHA-256) and the directory
+/// held open as fd 9; then back to the login directory, with `$latscope` naming the
+/// binary through fd 9. On a refusal it writes `refused KIND PATH DETAIL` to `refused`
+/// and exit code 6 to `exit` in the scratch directory `dir` (quoted) and ends.
+pub fn run_prefix(cached: &Cached, dir: &str) -> String {
+    let name = &cached.name;
+    let sum = &cached.sha256;
+    format!(
+        "o=$PWD; u=$(umask)\n\
+         refuse() {{ echo \"$1 $2 $3\" > {dir}/refused; echo 6 > {dir}/exit; exit 0; }}\n\
+         {ENTER_CACHE}n={name}\n\
+         {{ [ -f \"$n\" ] && [ ! -L \"$n\" ]; }} || refuse changed \"$d/$n\" missing\n\
+         set -- $(ls -ln \"$n\")\n\
+         [ \"$3\" = \"$(id -u)\" ] || refuse entry-owner \"$d/$n\" \"$3\"\n\
+         case \"$1\" in -????w*|-???????w*) refuse entry-writable \"$d/$n\" \"$1\";; esac\n\
+         h=$(sha256sum < \"$n\") || refuse changed \"$d/$n\" unreadable\n\
+         [ \"${{h%% *}}\" = {sum} ] || refuse changed \"$d/$n\" \"${{h%% *}}\"\n\
+         exec 9<. || refuse create \"$d\" open\n\
+         cd \"$o\" 2>/dev/null || cd /; umask \"$u\"\n\
+         latscope=/proc/self/fd/9/$n\n"
+    )
+}
 
 /// This binary as the board gets it.
 #[derive(Debug, Clone)]
@@ -113,7 +163,7 @@ fn probe_script(name: &str) -> String {
     format!(
         "echo \"arch $(uname -m)\"\n\
          for t in {TOOLS}; do command -v $t >/dev/null 2>&1 || {{ echo \"missing $t\"; exit 0; }}; done\n\
-         {ENTER_CACHE}echo \"dir $d\"\nn={name}\n\
+         {REFUSE_ON_STDOUT}{ENTER_CACHE}echo \"dir $d\"\nn={name}\n\
          if [ -L \"$n\" ]; then echo 'entry symlink'\n\
          elif [ -f \"$n\" ] && [ -x \"$n\" ]; then h=$(sha256sum < \"$n\") && echo \"entry sum ${{h%% *}}\"\n\
          elif [ -f \"$n\" ]; then echo 'entry not-executable'\n\
@@ -129,7 +179,7 @@ fn probe_script(name: &str) -> String {
 /// KEEP newest builds and removes copies left by runs cut an hour ago or more.
 fn install_script(name: &str, sha256: &str) -> String {
     format!(
-        "{ENTER_CACHE}n={name}\n\
+        "{REFUSE_ON_STDOUT}{ENTER_CACHE}n={name}\n\
          t=$(mktemp .incoming-XXXXXXXXXX) || refuse create \"$d\" mktemp\n\
          if cat > \"$t\" && h=$(sha256sum < \"$t\") && [ \"${{h%% *}}\" = {sha256} ]; then :; \
          else rm -f \"$t\"; echo \"copied ${{h%% *}}\"; exit 0; fi\n\
@@ -181,12 +231,12 @@ fn read_probe(host: &str, stdout: &[u8]) -> Result<Board, UserError> {
             _ => {}
         }
     }
-    if !seen_entry || !board.dir.starts_with('/') {
+    if !seen_entry || !board.dir.starts_with('/') || board.dir.chars().any(char::is_control) {
         return Err(unreachable(
             host,
             format!(
-                "the board's shell did not answer latscope's probe (it said {:?})",
-                String::from_utf8_lossy(stdout).trim()
+                "the board's shell did not answer latscope's probe (it said \"{}\")",
+                crate::error::clip(String::from_utf8_lossy(stdout).trim())
             ),
             "give the ssh user a POSIX login shell (sh, bash, dash, ash)",
         ));
@@ -212,8 +262,9 @@ fn missing_tool(host: &str, tool: &str) -> UserError {
 }
 
 /// The board's `refused KIND PATH DETAIL` as an error naming the path, what is wrong and
-/// the fix.
-fn refusal(host: &str, value: &str) -> UserError {
+/// the fix (the words are the board's: quoted with control characters escaped).
+pub fn refusal(host: &str, value: &str) -> UserError {
+    let value = crate::error::clip(value.trim());
     let mut words = value.splitn(3, ' ');
     let kind = words.next().unwrap_or("");
     let path = words.next().unwrap_or("?");
@@ -231,6 +282,18 @@ fn refusal(host: &str, value: &str) -> UserError {
             format!("the cache directory {path} is writable by others than its owner ({detail}): anyone of them could have replaced what it holds"),
             format!("remove it on the board (`rm -r {path}`): latscope creates it again with mode 0700"),
         ),
+        "changed" => (
+            format!("{path} is not the latscope that was checked and copied (its SHA-256 is now {detail}): something changed it between the check and the run, which was not started"),
+            "run again; if it happens again, find who writes the board's cache directory (or its parent, ~/.cache)".to_string(),
+        ),
+        "entry-owner" => (
+            format!("{path} belongs to uid {detail}, not to the ssh user; it was not run"),
+            format!("remove it on the board (`rm {path}`): latscope copies itself there again"),
+        ),
+        "entry-writable" => (
+            format!("{path} is writable by others than its owner ({detail}); it was not run"),
+            format!("remove it on the board (`rm {path}`): latscope copies itself there again"),
+        ),
         _ => (
             format!("the cache directory {path} cannot be created or entered ({detail})"),
             format!("check that the ssh user's home is writable, or set XDG_CACHE_HOME there; {path} must be a directory"),
@@ -239,9 +302,10 @@ fn refusal(host: &str, value: &str) -> UserError {
     unreachable(host, what, &fix)
 }
 
-/// The path of latscope on the board, copied there first when the cache does not hold this
+/// latscope in the board's cache, copied there first when the cache does not hold this
 /// build (by SHA-256). Says on stderr when it copies, and why when it replaces an entry.
-pub fn ensure_binary(ssh: &Ssh) -> Result<String, UserError> {
+/// The run checks it again where it runs it (`run_prefix`).
+pub fn ensure_binary(ssh: &Ssh) -> Result<Cached, UserError> {
     let host = ssh.host.as_str();
     let local = local_binary().map_err(|e| unreachable(host, e, "run latscope from a file"))?;
     let name = cached_name(&local.sha256);
@@ -262,10 +326,18 @@ pub fn ensure_binary(ssh: &Ssh) -> Result<String, UserError> {
         ));
     }
     let board = read_probe(host, &out.stdout)?;
-    let path = format!("{}/{name}", board.dir);
+    let cached = Cached {
+        dir: board.dir.clone(),
+        name: name.clone(),
+        sha256: local.sha256.clone(),
+    };
+    let path = cached.path();
     let replacing = match &board.entry {
-        Entry::Sum(sum) if *sum == local.sha256 => return Ok(path),
-        Entry::Sum(sum) => Some(format!("its SHA-256 is {sum}, not this binary's")),
+        Entry::Sum(sum) if *sum == local.sha256 => return Ok(cached),
+        Entry::Sum(sum) => Some(format!(
+            "its SHA-256 is {}, not this binary's",
+            crate::error::clip(sum)
+        )),
         Entry::Symlink => Some("it is a symbolic link".to_string()),
         Entry::NotExecutable => Some("it is not executable".to_string()),
         Entry::Missing => None,
@@ -282,7 +354,7 @@ pub fn ensure_binary(ssh: &Ssh) -> Result<String, UserError> {
             host,
             format!(
                 "the board is {}, this latscope is built for {}",
-                board.arch,
+                crate::error::clip(&board.arch),
                 std::env::consts::ARCH
             ),
             "run a latscope built for the board's architecture (README: \"aarch64 boards\") with --host",
@@ -292,7 +364,7 @@ pub fn ensure_binary(ssh: &Ssh) -> Result<String, UserError> {
         eprintln!("latscope: {host}:{path} is not run ({why}); replacing it");
     }
     install(ssh, local, &name, &path)?;
-    Ok(path)
+    Ok(cached)
 }
 
 /// Copies this binary to the board's cache as `name` (at `path`).
@@ -319,7 +391,8 @@ fn install(ssh: &Ssh, local: &Local, name: &str, path: &str) -> Result<(), UserE
         return Err(unreachable(
             host,
             format!(
-                "the copy arrived with SHA-256 {sum:?}, this binary's is {} (the transfer was cut or altered); it was removed",
+                "the copy arrived with SHA-256 \"{}\", this binary's is {} (the transfer was cut or altered); it was removed",
+                crate::error::clip(sum),
                 local.sha256
             ),
             "run again; if it happens again, check the board's disk space and the connection",
@@ -425,6 +498,57 @@ mod tests {
         assert_eq!(probe("link"), Entry::Symlink);
         let names: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
         assert_eq!(names.len(), 1, "no copy left behind: {names:?}");
+        run_prefix_works_under(shell, path, home.path(), &bytes);
+    }
+
+    /// A new executable file (O_EXCL: never through a link left at its name).
+    fn new_file(path: &Path, bytes: &[u8]) {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o755)
+            .open(path)
+            .unwrap();
+        f.write_all(bytes).unwrap();
+    }
+
+    /// The run's prefix under `shell`: the checked binary runs (through fd 9) in the login
+    /// directory; a changed one, or a cache directory swapped for another user's, is
+    /// refused into the scratch directory's `refused` and `exit`, and nothing runs.
+    fn run_prefix_works_under(shell: &str, path: &str, home: &Path, good: &[u8]) {
+        let dir = home.canonicalize().unwrap().join("latscope");
+        let sha256: String = Sha256::digest(good)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let cached = Cached {
+            dir: dir.to_string_lossy().into_owned(),
+            name: cached_name(&sha256),
+            sha256,
+        };
+        // A new file (the name held a link to /bin/true: never written through).
+        let entry = dir.join(&cached.name);
+        let _ = std::fs::remove_file(&entry);
+        new_file(&entry, good);
+        let scratch = tempfile::tempdir().unwrap();
+        let q = scratch.path().to_string_lossy().into_owned();
+        let run = format!(
+            "cd /; {}\"$latscope\"; echo \"in $PWD\"",
+            run_prefix(&cached, &q)
+        );
+        let out = board(shell, path, home, &run, b"");
+        assert_eq!(out, "not latscope\nin /\n", "{shell}");
+        std::fs::remove_file(&entry).unwrap();
+        new_file(&entry, b"#!/bin/sh\necho impostor\n");
+        let out = board(shell, path, home, &run, b"");
+        assert_eq!(out, "", "{shell}: it ran");
+        let refused = std::fs::read_to_string(scratch.path().join("refused")).unwrap();
+        assert!(refused.starts_with("changed "), "{refused}");
+        assert_eq!(
+            std::fs::read_to_string(scratch.path().join("exit")).unwrap(),
+            "6\n"
+        );
     }
 
     #[test]

@@ -1,10 +1,15 @@
 //! `--host USER@BOARD`: the same command run on boards over the system's ssh, latscope
-//! copied there when missing, its progress streamed back, its result fetched (one file per
-//! board), and the local exports rendered from it. The board restores its own system: a
-//! dropped connection is a SIGHUP there, one of latscope's exit paths.
+//! copied there when missing (copy.rs), its progress streamed back with control sequences
+//! escaped (relay.rs), its result fetched within limits (fetch.rs; one file per board),
+//! and the local exports rendered from it, each local output locked for the whole run.
+//! The board restores its own system: a dropped connection is a SIGHUP there, one of
+//! latscope's exit paths, and ssh dies with latscope, so even a SIGKILL here ends the run
+//! there (session.rs).
 
 pub mod args;
 pub mod copy;
+pub mod fetch;
+pub mod relay;
 pub mod session;
 pub mod ssh;
 
@@ -12,7 +17,6 @@ use crate::cli::RunArgs;
 use crate::error::{UserError, EXIT_FAILURE, EXIT_INTERRUPTED};
 use crate::output::exports::Export;
 use crate::result::Run;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `run.json` -> `run.HOST.json` when several boards run (one file each).
@@ -43,12 +47,16 @@ pub fn run_on_hosts(run: &RunArgs, command_line: &[String], resume: bool) -> any
     crate::output::exports::check_destinations(&exports)?;
     let raw = run.common.raw.clone();
     check_host_destinations(&hosts, &exports, raw.as_deref(), several)?;
+    let _locks = lock_host_outputs(&hosts, &exports, raw.as_deref(), several)?;
     let (board_args, plan) = args::board_args(command_line);
     let plan = plan.map(PathBuf::from);
     if let Some(p) = &plan {
         crate::result::read_input_file(p)?;
     }
     let stop = crate::interrupt::install()?;
+    // A second signal is handled here: it cuts the boards' connections, so each saves at
+    // once, and their results are still fetched (the signal thread does not exit).
+    crate::interrupt::saves_on_its_own();
     let outcomes: Vec<Result<session::Outcome, UserError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = hosts
             .iter()
@@ -58,7 +66,7 @@ pub fn run_on_hosts(run: &RunArgs, command_line: &[String], resume: bool) -> any
                     run,
                     args: board_args.clone(),
                     plan: plan.clone(),
-                    raw: raw.is_some(),
+                    raw: raw.as_deref().map(|p| path_for_host(p, host, several)),
                     several,
                 };
                 let stop = &stop;
@@ -82,15 +90,7 @@ pub fn run_on_hosts(run: &RunArgs, command_line: &[String], resume: bool) -> any
                 eprintln!("latscope: error: {e}");
                 e.exit_code()
             }
-            Ok(o) => bring_home(
-                host,
-                several,
-                &o,
-                &exports,
-                raw.as_deref(),
-                &opts,
-                stdout_taken,
-            )?,
+            Ok(o) => bring_home(host, several, &o, &exports, &opts, stdout_taken)?,
         };
         if code == 0 {
             code = this;
@@ -152,13 +152,35 @@ fn check_host_destinations(
     Ok(())
 }
 
+/// Every local output of every board locked for the whole run (issue 34, item 3: a
+/// local run on the same `--export-json` lost its result and both exited 0).
+fn lock_host_outputs(
+    hosts: &[String],
+    exports: &[Export],
+    raw: Option<&Path>,
+    several: bool,
+) -> anyhow::Result<Vec<crate::output::exports::OutputLock>> {
+    let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
+    for host in hosts {
+        for e in exports.iter().filter(|e| !e.to_stdout()) {
+            outputs.push((e.format.flag(), path_for_host(&e.path, host, several)));
+        }
+        if let Some(raw) = raw {
+            outputs.push(("--raw", path_for_host(raw, host, several)));
+        }
+    }
+    let outputs: Vec<(&str, &Path)> = outputs.iter().map(|(o, p)| (*o, p.as_path())).collect();
+    crate::output::exports::lock_outputs(&outputs)
+}
+
 /// One board's job, run on its own thread.
 struct Board<'a> {
     host: &'a String,
     run: &'a RunArgs,
     args: Vec<String>,
     plan: Option<PathBuf>,
-    raw: bool,
+    /// Where this board's `--raw` goes here.
+    raw: Option<PathBuf>,
     several: bool,
 }
 
@@ -184,13 +206,13 @@ impl Board<'_> {
     }
 }
 
-/// Prints a board's table, writes its result and the local exports; its exit code.
+/// Prints a board's table, writes its result and the local exports (its `--raw` was
+/// written as it was fetched); its exit code.
 fn bring_home(
     host: &str,
     several: bool,
     o: &session::Outcome,
     exports: &[Export],
-    raw: Option<&Path>,
     opts: &crate::report::RenderOptions,
     stdout_taken: bool,
 ) -> anyhow::Result<i32> {
@@ -205,6 +227,11 @@ fn bring_home(
         );
         return Ok(EXIT_INTERRUPTED);
     }
+    if let Some(refused) = &o.refused {
+        let e = copy::refusal(host, refused);
+        eprintln!("latscope: error: {prefix}{e}");
+        return Ok(e.exit_code());
+    }
     print_board_table(&prefix, o, stdout_taken);
     say_how_it_ended(&prefix, host, o);
     let Some(json) = &o.json else {
@@ -214,6 +241,7 @@ fn bring_home(
     let run: Run = match serde_json::from_slice(json) {
         Ok(run) => run,
         Err(e) => {
+            let e = crate::output::terminal::escape_controls(&e.to_string()).into_owned();
             eprintln!("latscope: error: {prefix}the board's result does not parse: {e}");
             return Ok(EXIT_FAILURE);
         }
@@ -230,9 +258,6 @@ fn bring_home(
             crate::report::write_exports(std::slice::from_ref(&one), &run, opts, true)?;
         }
     }
-    if let (Some(path), Some(bytes)) = (raw, &o.raw) {
-        crate::output::exports::write_bytes(&path_for_host(path, host, several), bytes)?;
-    }
     Ok(if run.interrupted {
         EXIT_INTERRUPTED
     } else {
@@ -240,19 +265,19 @@ fn bring_home(
     })
 }
 
-/// The board's table, each line prefixed (`[HOST] ` with several), on stdout unless an
-/// export took it (then stderr).
+/// The board's table, each line prefixed (`[HOST] ` with several) and its control
+/// characters escaped, on stdout unless an export took it (then stderr).
 fn print_board_table(prefix: &str, o: &session::Outcome, stdout_taken: bool) {
     let mut table = String::new();
     for line in String::from_utf8_lossy(&o.stdout).lines() {
         table.push_str(prefix);
-        table.push_str(line);
+        table.push_str(&crate::output::terminal::escape_controls(line));
         table.push('\n');
     }
     let printed = if stdout_taken {
-        std::io::stderr().write_all(table.as_bytes())
+        crate::output::pipe::write_stderr(table.as_bytes())
     } else {
-        std::io::stdout().write_all(table.as_bytes())
+        crate::output::pipe::write_stdout(table.as_bytes())
     };
     printed.ok();
 }
@@ -260,7 +285,16 @@ fn print_board_table(prefix: &str, o: &session::Outcome, stdout_taken: bool) {
 /// Says on stderr when the run was stopped from here, lost its connection, or its result
 /// could not be fetched.
 fn say_how_it_ended(prefix: &str, host: &str, o: &session::Outcome) {
-    if o.stopped_here && !o.dropped {
+    if o.aborted_here {
+        eprintln!(
+            "latscope: {prefix}the run on {host} was sent SIGINT, then cut off at the second signal (the board saves and restores as on SIGHUP){}",
+            if o.json.is_some() {
+                "; its result was fetched"
+            } else {
+                ""
+            }
+        );
+    } else if o.stopped_here && !o.dropped {
         eprintln!(
             "latscope: {prefix}the run on {host} was sent SIGINT{}",
             if o.json.is_some() {

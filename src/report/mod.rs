@@ -58,7 +58,8 @@ pub fn reporter(format: Format, opts: &RenderOptions) -> Box<dyn Reporter<Run>> 
     }
 }
 
-/// Renders and writes every export; stdout ones only when `include_stdout`.
+/// Renders and writes every export, control characters of the text formats escaped;
+/// stdout ones only when `include_stdout`.
 pub fn write_exports(
     exports: &[Export],
     run: &Run,
@@ -72,6 +73,8 @@ pub fn write_exports(
         let bytes = reporter(e.format, opts)
             .render(run)
             .with_context(|| format!("rendering {}", e.format.flag()))?;
+        // A read-back run's text may hold control sequences (issue 34, item 9).
+        let bytes = crate::output::terminal::escape_export(e.format, bytes);
         crate::output::exports::write_bytes(&e.path, &bytes)?;
     }
     Ok(())

@@ -111,7 +111,11 @@ impl std::fmt::Display for LimitFailure {
 /// none failed); returns whether any failed.
 pub fn print_verdict(failures: &[LimitFailure], say_pass: bool) -> bool {
     for f in failures {
-        eprintln!("FAIL: {f}");
+        // A scenario name read from a file may hold control sequences (issue 34, item 9).
+        eprintln!(
+            "FAIL: {}",
+            crate::output::terminal::escape_controls(&f.to_string())
+        );
     }
     if failures.is_empty() && say_pass {
         eprintln!("PASS: every scenario and CPU is within the --fail-above limits");

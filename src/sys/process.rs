@@ -128,6 +128,28 @@ pub fn spawn_in_own_group(argv: &[String], cpus: &[usize]) -> io::Result<std::pr
     command.spawn()
 }
 
+/// Makes `command`'s process die (SIGKILL) when the thread that spawns it ends, so it
+/// never outlives latscope, even a SIGKILLed one (the `--host` ssh: its board's run then
+/// hangs up and restores, issue 34 item 8). Spawn from the thread that waits for it.
+pub fn die_with_parent(command: &mut std::process::Command) {
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the forked child before exec and calls only
+    // async-signal-safe system calls (prctl, getppid, _exit); it allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                // latscope died between fork and prctl: do not outlive it.
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Sends `sig` to every process of process group `pgid`.
 pub fn signal_group(pgid: libc::pid_t, sig: libc::c_int) -> io::Result<()> {
     if pgid <= 1 {

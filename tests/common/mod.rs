@@ -349,6 +349,40 @@ macro_rules! test_cases {
 #[allow(unused_imports)]
 pub(crate) use test_cases;
 
+/// Runs `command` to its end with its output collected: the output and the peak
+/// resident set of the process in KiB (the kernel's own count, wait4's ru_maxrss). A
+/// small python3 parent forks and waits for it: ru_maxrss also counts the memory of the
+/// process before its exec, which for a child of this test binary would be this binary's
+/// (the other tests' buffers included).
+pub fn output_and_peak_rss_kib(command: &mut std::process::Command) -> (std::process::Output, u64) {
+    const WAIT4: &str = "import os, sys\n\
+pid = os.fork()\n\
+if pid == 0:\n    os.execvp(sys.argv[1], sys.argv[1:])\n\
+_, status, usage = os.wait4(pid, 0)\n\
+sys.stderr.write('\\nPEAK_RSS_KIB %d\\n' % usage.ru_maxrss)\n\
+sys.exit(os.waitstatus_to_exitcode(status) % 256)\n";
+    let mut wrapped = std::process::Command::new("python3");
+    wrapped
+        .args(["-c", WAIT4])
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(v) => wrapped.env(key, v),
+            None => wrapped.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    let mut out = wrapped.output().expect("python3 runs");
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    let at = text.rfind("\nPEAK_RSS_KIB ").expect("the peak");
+    let peak = text[at + 14..].trim().parse().expect("a number");
+    out.stderr.truncate(at);
+    (out, peak)
+}
+
 /// Runs `cases` like the built-in harness does (filters, --ignored, --test-threads), with
 /// runtime skips shown as `ignored` and their reasons printed as `SKIPPED name: reason`.
 pub fn run_cases(cases: Vec<Case>) -> ! {

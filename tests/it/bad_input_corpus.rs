@@ -1,8 +1,10 @@
-//! Hostile and absurd inputs of issue 12 (items 8, 10, 11, 12, 15) and issue 22 (items 4,
-//! 8: plan files, cyclictest values): each is refused with the documented exit code and a
-//! one-line error naming the option or file, quickly, of bounded size and without a panic
-//! or a huge allocation; property tests run the parsers of CPU lists, durations, sizes and
-//! load specs on arbitrary text.
+//! Hostile and absurd inputs of issue 12 (items 8, 10, 11, 12, 15), issue 22 (items 4,
+//! 8: plan files, cyclictest values) and issue 34 (YAML aliases, half a million threads,
+//! 300 000 LAVA cases, inconsistent counts, doctor files past the limit, escape
+//! sequences): each is refused with the documented exit code and a one-line error naming
+//! the option or file, or read, quickly, in bounded memory (peak RSS) and without a panic;
+//! property tests run the parsers of CPU lists, durations, sizes and load specs on
+//! arbitrary text.
 
 use crate::common;
 use common::*;
@@ -348,6 +350,274 @@ fn item22_08_cyclictest_values_out_of_range_are_refused_not_clamped() {
     }
 }
 
+/// Issue 34 item 2: a LAVA log line of nine levels of nine YAML aliases (9^9 nodes when
+/// expanded: the audit's 353 bytes reached 17.7 GB) is read as plain text at once; the
+/// log's other case is read.
+fn item34_02_yaml_aliases_in_a_lava_log_are_not_expanded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut line =
+        String::from(r#"{"dt": "2026-03-01T10:00:00", "lvl": "results", "msg": {"a0": &a0 "x""#);
+    for level in 1..10 {
+        let refs = vec![format!("*a{}", level - 1); 9].join(", ");
+        line.push_str(&format!(", \"a{level}\": &a{level} [{refs}]"));
+    }
+    line.push_str(r#", "case": "timer_x_1ms_cpu0_min", "result": "pass", "measurement": "1"}}"#);
+    let log = format!(
+        "{line}\nlava-test-case timer_x_1ms_cpu0_max --result pass --measurement 5 --units us\n"
+    );
+    let path = cyclictest_file(dir.path(), "aliases.log", &log);
+    let start = Instant::now();
+    let (out, peak_kib) =
+        output_and_peak_rss_kib(latscope_command().args(["report", "-f", "json"]).arg(&path));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(start.elapsed() < QUICK, "{:?}", start.elapsed());
+    assert!(peak_kib < 100 << 10, "peak RSS {peak_kib} KiB");
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let thread = &run["scenarios"][0]["threads"][0];
+    assert_eq!(thread["max_ns"], 5000, "the plain case is read: {thread}");
+}
+
+/// A cyclictest `--json` file of `n` threads with a small histogram each.
+fn cyclictest_threads(n: usize) -> String {
+    let threads: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#""{i}": {{"cycles": 100, "min": 1, "max": 9, "avg": 3.52, "cpu": {}, "histogram": {{"1": 10, "3": 80, "9": 10}}}}"#,
+                i % 2
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"rt_test_version:": "2.5", "num_threads": {n}, "resolution_in_ns": 0, "cmdline:": "cyclictest -t{n} -i 1000 -h 100", "thread": {{{}}}}}"#,
+        threads.join(", ")
+    )
+}
+
+/// Issue 34 item 7: a 36 MB cyclictest file of 500 000 threads (the audit's took 3.5 GB
+/// and 18 s) is refused within seconds in bounded memory, naming the limit; one of
+/// 20 000 threads is read in memory a small multiple of its size.
+fn item34_07_a_cyclictest_file_of_half_a_million_threads_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let many = cyclictest_file(dir.path(), "many.json", &cyclictest_threads(500_000));
+    let start = Instant::now();
+    let (out, peak_kib) = output_and_peak_rss_kib(latscope_command().arg("report").arg(&many));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("more than 65536 thread entries"),
+        "{stderr}"
+    );
+    assert!(start.elapsed() < QUICK, "{:?}", start.elapsed());
+    assert!(peak_kib < 200 << 10, "peak RSS {peak_kib} KiB");
+    let text = cyclictest_threads(20_000);
+    let size_kib = text.len() as u64 >> 10;
+    let some = cyclictest_file(dir.path(), "some.json", &text);
+    let (out, peak_kib) = output_and_peak_rss_kib(
+        latscope_command()
+            .args(["report", "-f", "csv", "-o", "/dev/null"])
+            .arg(&some),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        peak_kib < 200 << 10,
+        "peak RSS {peak_kib} KiB for a file of {size_kib} KiB"
+    );
+}
+
+/// Issue 34 item 7: a LAVA log of 300 000 cases (quadratic before: past 60 s) is read in
+/// linear time.
+fn item34_07_a_lava_log_of_300000_cases_is_read_in_linear_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = String::new();
+    for i in 0..300_000 {
+        log.push_str(&format!(
+            "lava-test-case timer_x_1ms_cpu{}_max --result pass --measurement {} --units us\n",
+            i % 4096,
+            i % 97
+        ));
+        if i % 4096 == 4095 {
+            log.push_str(&format!("lava-test-set start timer_set{}_1ms\n", i / 4096));
+        }
+    }
+    let path = cyclictest_file(dir.path(), "cases.log", &log);
+    let start = Instant::now();
+    let (out, peak_kib) = output_and_peak_rss_kib(
+        latscope_command()
+            .args(["report", "-f", "csv", "-o", "/dev/null"])
+            .arg(&path),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(peak_kib < 1 << 20, "peak RSS {peak_kib} KiB");
+}
+
+/// Issue 34 item 10: a histogram holding more samples than `cycles` (the audit's 5
+/// million under `cycles: 10` gave a standard deviation of 999 874 868 µs) and a thread
+/// key that is no thread number (99999999999999999999 became a 2.05 s period) are refused
+/// naming the field and the value.
+fn item34_10_inconsistent_cyclictest_counts_and_keys_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t =
+        r#"{"cycles": 10, "min": 1, "max": 5, "avg": 2, "cpu": 0, "histogram": {"2": 5000000}}"#;
+    let counts = format!(r#"{{{CYCLICTEST_HEAD}, "thread": {{"0": {t}}}}}"#);
+    let t = r#"{"cycles": 10, "min": 1, "max": 5, "avg": 2, "cpu": 0}"#;
+    let key = format!(r#"{{{CYCLICTEST_HEAD}, "thread": {{"99999999999999999999": {t}}}}}"#);
+    for (name, json, why) in [
+        (
+            "counts.json",
+            counts,
+            "holds 5000000 samples, more than its 'cycles' 10",
+        ),
+        (
+            "key.json",
+            key,
+            "thread key '99999999999999999999' is not a thread number",
+        ),
+    ] {
+        let path = cyclictest_file(dir.path(), name, &json);
+        let p = path.to_str().unwrap();
+        refused(&["report", p], 2, &[p, why], QUICK);
+        refused(&["compare", p, p], 2, &[p, why], QUICK);
+    }
+}
+
+/// Issue 34 item 6: a doctor file is read within the input limit like any other: 1 GiB
+/// (sparse) is refused from its size, 300 MB through a FIFO after 256 MiB, each in
+/// bounded memory; a small one through a FIFO is read once and rendered.
+fn item34_06_a_doctor_file_gets_the_input_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = r#"{"schema": "latscope-doctor/1", "pad": ""#;
+    let big = cyclictest_file(dir.path(), "bigdoc.json", head);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let p = big.to_str().unwrap();
+    refused(
+        &["report", p],
+        2,
+        &[p, "larger than"],
+        Duration::from_secs(2),
+    );
+    let fifo = dir.path().join("doctor.fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let feed = |bytes: Vec<u8>| {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut w = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+            for chunk in bytes.chunks(1 << 20) {
+                if w.write_all(chunk).is_err() {
+                    break; // the reader stopped: refused
+                }
+            }
+        })
+    };
+    let mut flood = head.as_bytes().to_vec();
+    flood.resize(300 << 20, b'x');
+    let writer = feed(flood);
+    let (out, peak_kib) = output_and_peak_rss_kib(latscope_command().arg("report").arg(&fifo));
+    writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("what it holds is larger than"), "{stderr}");
+    assert!(peak_kib < 700 << 10, "peak RSS {peak_kib} KiB");
+    let saved = latscope()
+        .args(["doctor", "--root"])
+        .arg(fixture("doctor/this-vm"))
+        .args(["--export-json", "-"])
+        .output()
+        .unwrap()
+        .stdout;
+    assert!(String::from_utf8_lossy(&saved).contains("latscope-doctor/"));
+    let writer = feed(saved);
+    let out = latscope().arg("report").arg(&fifo).output().unwrap();
+    writer.join().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("doctor"), "{stdout}");
+}
+
+/// Issue 34 item 9: ESC and OSC sequences in result files (a window title, an OSC 52
+/// clipboard write, clear screen, a C1 CSI) reach no terminal: `report` in every text
+/// format, `compare`, a report of several files and an error quoting a file's value show
+/// them escaped.
+fn item34_09_escape_sequences_in_result_files_are_shown_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = "\u{1b}]0;owned\u{7}\u{1b}]52;c;ZWNobyBoaQ==\u{7}\u{1b}[2J\u{9b}31m";
+    let mut run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("run.json")).unwrap()).unwrap();
+    run["system"]["hostname"] = format!("host{evil}").into();
+    run["scenarios"][0]["name"] = format!("timer clock-nanosleep 1ms{evil}").into();
+    run["warnings"] = serde_json::json!([{"code": "other", "message": format!("warned{evil}")}]);
+    let file = cyclictest_file(dir.path(), "evil.json", &run.to_string());
+    let mut bad = run.clone();
+    bad["scenarios"][0]["probe"] = format!("probe{evil}").into();
+    let bad = cyclictest_file(dir.path(), "bad.json", &bad.to_string());
+    let log = format!(
+        "lava-test-case timer_x{evil}_1ms_cpu0_max --result pass --measurement 5 --units us\n"
+    );
+    let log = cyclictest_file(dir.path(), "evil.log", &log);
+    let f = file.to_str().unwrap();
+    let mut commands: Vec<Vec<&str>> = ["table", "markdown", "csv", "junit", "lava"]
+        .iter()
+        .map(|format| vec!["report", f, "-f", format])
+        .collect();
+    commands.push(vec!["compare", f, f]);
+    commands.push(vec!["report", f, f]);
+    commands.push(vec!["report", bad.to_str().unwrap()]);
+    commands.push(vec!["report", log.to_str().unwrap()]);
+    for args in commands {
+        let out = latscope().args(&args).output().unwrap();
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(
+                !text
+                    .chars()
+                    .any(|c| c.is_control() && c != '\n' && c != '\t' && c != '\r'),
+                "{args:?}: a control character on {stream}: {text:?}"
+            );
+        }
+        let both = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Markdown escapes `]` itself (`\]`); JUnit and LAVA drop the sequences from the
+        // names they write.
+        assert!(
+            both.contains(r"\u{1b}]0;owned")
+                || both.contains(r"\u{1b}\]0;owned")
+                || args.contains(&"junit")
+                || args.contains(&"lava"),
+            "{args:?}: {both}"
+        );
+    }
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     common::test_cases![
@@ -361,5 +631,11 @@ pub fn cases() -> Vec<common::Case> {
         item22_04_a_huge_plan_file_is_refused_from_its_size_before_reading,
         item22_04_huge_lines_and_values_in_a_plan_give_short_errors,
         item22_08_cyclictest_values_out_of_range_are_refused_not_clamped,
+        item34_02_yaml_aliases_in_a_lava_log_are_not_expanded,
+        item34_07_a_cyclictest_file_of_half_a_million_threads_is_refused_in_bounded_memory,
+        item34_07_a_lava_log_of_300000_cases_is_read_in_linear_time,
+        item34_10_inconsistent_cyclictest_counts_and_keys_are_refused,
+        item34_06_a_doctor_file_gets_the_input_limit,
+        item34_09_escape_sequences_in_result_files_are_shown_escaped,
     ]
 }

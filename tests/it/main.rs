@@ -33,12 +33,14 @@ mod matching;
 mod net;
 mod noise;
 mod non_root;
+mod outputs;
 mod packaging;
 mod printed_units;
 mod raw_rows;
 mod readable;
 mod remote;
 mod remote_cache;
+mod remote_hostile;
 mod report_formats;
 mod security;
 mod suite;
@@ -83,10 +85,12 @@ fn main() {
         ("noise", noise::cases),
         ("packaging", packaging::cases),
         ("non_root", non_root::cases),
+        ("outputs", outputs::cases),
         ("printed_units", printed_units::cases),
         ("raw_rows", raw_rows::cases),
         ("remote", remote::cases),
         ("remote_cache", remote_cache::cases),
+        ("remote_hostile", remote_hostile::cases),
         ("readable", readable::cases),
         ("report_formats", report_formats::cases),
         ("security", security::cases),

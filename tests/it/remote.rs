@@ -26,6 +26,12 @@ pub(crate) struct Sshd {
 
 impl Sshd {
     pub(crate) fn start() -> Sshd {
+        Sshd::start_with("")
+    }
+
+    /// An sshd with `extra` lines in its configuration (a `ForceCommand` standing for a
+    /// board's login shell that prints, say).
+    pub(crate) fn start_with(extra: &str) -> Sshd {
         let dir = tempfile::tempdir().expect("temp dir");
         let d = dir.path();
         for key in ["host", "client"] {
@@ -49,7 +55,7 @@ impl Sshd {
                  AuthorizedKeysFile {dir}/authorized_keys\nPermitRootLogin prohibit-password\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
                  StrictModes no\nPidFile {dir}/sshd.pid\n\
-                 SetEnv XDG_CACHE_HOME={dir}/cache TMPDIR={dir}/tmp\n",
+                 SetEnv XDG_CACHE_HOME={dir}/cache TMPDIR={dir}/tmp\n{extra}\n",
                 dir = d.display()
             ),
         )
@@ -83,6 +89,11 @@ impl Sshd {
     /// The board's `TMPDIR`, where its runs have their scratch directories.
     pub(crate) fn tmp(&self) -> std::path::PathBuf {
         self.dir.path().join("tmp")
+    }
+
+    /// Its temporary directory (config, keys; `cache` and `tmp` are in it).
+    pub(crate) fn dir(&self) -> &Path {
+        self.dir.path()
     }
 
     /// The `--ssh-option`s that reach it.

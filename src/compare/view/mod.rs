@@ -125,8 +125,10 @@ pub struct ComparisonTableReporter {
 
 impl Reporter<Comparison<'_>> for ComparisonTableReporter {
     fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
+        use crate::output::terminal::escape_controls;
         if cmp.is_multi() {
-            return Ok(crate::compare::view::multi::terminal_text(cmp, self.in_ns).into_bytes());
+            let text = crate::compare::view::multi::terminal_text(cmp, self.in_ns);
+            return Ok(escape_controls(&text).into_owned().into_bytes());
         }
         let mut out = String::new();
         for (i, l) in cmp.labels.iter().enumerate() {
@@ -151,12 +153,14 @@ impl Reporter<Comparison<'_>> for ComparisonTableReporter {
             out.push_str(&crate::compare::view::change::throughput_text(cmp));
         }
         out.push('\n');
+        // Names and labels read from files escaped; the verdicts' own colours kept.
+        let mut out = escape_controls(&out).into_owned();
         for (v, line) in verdict_lines(cmp) {
-            out.push_str(&basis::paint(v, &line));
+            out.push_str(&basis::paint(v, &escape_controls(&line)));
             out.push('\n');
         }
         for line in crate::compare::worst_case::lines(cmp) {
-            out.push_str(&line);
+            out.push_str(&escape_controls(&line));
             out.push('\n');
         }
         Ok(out.into_bytes())
