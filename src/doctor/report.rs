@@ -212,7 +212,7 @@ impl DoctorReport {
 /// The width the checklist fits: the terminal's, else `COLUMNS`; 80 when neither says
 /// (a pipe, a serial console) or says 0.
 pub fn checklist_width() -> usize {
-    crate::report::terminal_table::terminal_width()
+    crate::render::table::terminal_width()
         .filter(|w| *w > 0)
         .unwrap_or(80)
 }
