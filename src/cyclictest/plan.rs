@@ -363,6 +363,7 @@ fn timer_plan(
             scenarios,
             output: OutputSettings {
                 quiet: true,
+                own_break_lines: true,
                 checkpoint_ns: MAX_DURATION_NS,
                 ..OutputSettings::default()
             },

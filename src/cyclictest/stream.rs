@@ -117,7 +117,10 @@ fn stream_until(done: &AtomicBool, setup: &StreamSetup) -> StreamOutcome {
             if opts.verbose || opts.spike.is_some() {
                 drain_rings(&threads, opts, &mut state, &mut batch);
             }
-            if opts.frames() && !finished && frame_due(&threads, opts, &mut state) {
+            // cyclictest's main loop draws no frame once a thread is done (its `-l`, a
+            // break, the end of `-D`): the last frame is the exact one printed after.
+            let ending = threads.iter().any(|(_, l)| l.done.load(Ordering::Acquire));
+            if opts.frames() && !finished && !ending && frame_due(&threads, opts, &mut state) {
                 frame(&threads, setup, &mut batch);
             }
         }

@@ -543,13 +543,18 @@ impl TimerProbe {
                 warm_up_then_measure(&mut w, rec, start_ns, p, s, limits, stop)
             }
         };
+        // After the loop: this thread measures no more.
+        recorders
+            .measured
+            .live()
+            .done
+            .store(true, Ordering::Release);
         if let (Some([_, latency_ns]), Some(marker)) = (
             measured.broke,
             self.cyclictest
                 .as_ref()
                 .and_then(|c| c.break_marker.as_ref()),
         ) {
-            // After the loop: this thread measures no more.
             marker.mark(latency_ns);
         }
         Ok(ThreadOutcome {

@@ -163,8 +163,12 @@ fn save(
     }
     started.run.warnings.extend(run_warnings);
     let broke = scenario.broke.is_some();
-    // A quiet run (`-q`, `latscope cyclictest`'s own break lines) says nothing here.
-    if let Some(b) = scenario.broke.as_ref().filter(|_| !plan.output.quiet) {
+    // `latscope cyclictest` prints its own break lines, cyclictest's.
+    if let Some(b) = scenario
+        .broke
+        .as_ref()
+        .filter(|_| !plan.output.own_break_lines)
+    {
         eprintln!(
             "latscope: --break-above {}: CPU {} was {} late at deadline {} ns; run stopped",
             crate::units::human_ns(b.break_above_ns),

@@ -35,6 +35,8 @@ pub struct LiveStats {
     pub sum_ns: AtomicU64,
     /// The measuring thread's kernel id, once it runs (0 before).
     pub tid: AtomicI32,
+    /// Set by the measuring thread once its measured phase is over (its loop left).
+    pub done: std::sync::atomic::AtomicBool,
     /// The latest samples in order, when a reader prints them while the run goes on
     /// (`Recorder::with_sample_ring`).
     pub ring: std::sync::OnceLock<Arc<SampleRing>>,
