@@ -111,7 +111,8 @@ impl DoctorReport {
     /// Which findings rest on a measurement here and which WARN/FAIL only on the
     /// settings read (`None` when nothing was measured: every finding is a reading).
     pub fn basis_line(&self) -> Option<String> {
-        if !self.measured {
+        // A version-1 file was judged before measurements decided: it has no basis.
+        if !self.measured || self.schema != SCHEMA {
             return None;
         }
         let (measured, read) = super::judge::bases(&self.findings);
