@@ -697,6 +697,17 @@ fn the_checklist_fits_80_200_and_0_columns() {
         column,
         "{text}"
     );
+    // A unit stays with its number at every width.
+    for width in 30..=120 {
+        let text = report.terminal(true, width);
+        for line in text.lines() {
+            let first = line.trim_start().split(' ').next().unwrap_or("");
+            assert!(
+                !["%", "µs", "ms", "%)", "µs)", "ms)", "µs,", "ms,"].contains(&first),
+                "{width}: {line}"
+            );
+        }
+    }
     // At 200 the same summary is one line.
     let wide = report.terminal(false, 200);
     assert!(

@@ -111,7 +111,8 @@ impl DoctorReport {
     /// Which findings rest on a measurement here and which WARN/FAIL only on the
     /// settings read (`None` when nothing was measured: every finding is a reading).
     pub fn basis_line(&self) -> Option<String> {
-        if !self.measured {
+        // A version-1 file was judged before measurements decided: it has no basis.
+        if !self.measured || self.schema != SCHEMA {
             return None;
         }
         let (measured, read) = super::judge::bases(&self.findings);
@@ -225,12 +226,49 @@ fn wrap_into(out: &mut String, first: &str, rest: &str, text: &str, width: usize
         .initial_indent(first)
         .subsequent_indent(rest)
         .break_words(true)
-        // Commands and paths keep their hyphens: a line breaks between words only.
-        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+        // Commands and paths keep their hyphens: a line breaks between words only, and
+        // never between a number and its unit.
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .word_separator(textwrap::WordSeparator::Custom(words_with_units));
     for line in textwrap::wrap(&text, options) {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+}
+
+/// A unit that stays on the line of the number before it (`16 %`, `2.5 ms`).
+fn is_unit(word: &str) -> bool {
+    let bare = word.trim_end_matches([',', ';', ':', ')', '.']);
+    ["%", "µs", "ms", "ns", "s", "min", "Hz", "KiB"].contains(&bare)
+}
+
+/// The words of `line` split at spaces (textwrap's own way), a unit kept with the
+/// number before it.
+fn words_with_units(line: &str) -> Box<dyn Iterator<Item = textwrap::core::Word<'_>> + '_> {
+    // Each token: its start and its end with the spaces after it.
+    let mut tokens: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    let bytes = line.as_bytes();
+    while start < line.len() {
+        let mut end = start;
+        while end < line.len() && bytes[end] != b' ' {
+            end += 1;
+        }
+        let word_end = end;
+        while end < line.len() && bytes[end] == b' ' {
+            end += 1;
+        }
+        match tokens.last_mut() {
+            Some(last) if is_unit(&line[start..word_end]) => last.1 = end,
+            _ => tokens.push((start, end)),
+        }
+        start = end;
+    }
+    Box::new(
+        tokens
+            .into_iter()
+            .map(move |(a, b)| textwrap::core::Word::from(&line[a..b])),
+    )
 }
 
 /// One finding: `  WARN id  summary` with the summary in its own column, then its

@@ -121,3 +121,28 @@ pub fn report(args: &ReportArgs, text: &str) -> anyhow::Result<i32> {
     }
     Ok(EXIT_OK)
 }
+
+#[cfg(test)]
+mod tests {
+    /// A file the previous latscope wrote (`latscope-doctor/1`, recorded on this VM by
+    /// `doctor -v --export-json` before issue 36) reads and renders: no INFO, no basis,
+    /// its A/B line as it was.
+    #[test]
+    fn a_version_1_file_reads_and_renders() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/doctor/saved-v1.json");
+        let report = super::load(&path).unwrap();
+        assert_eq!(report.schema, "latscope-doctor/1");
+        assert_eq!((report.counts.info, report.counts.warn), (0, 7));
+        let text = report.terminal(false, 80);
+        assert!(
+            text.starts_with("latscope doctor: NOT READY (1 FAIL, 7 WARN, 17 PASS, 2 SKIP)\n"),
+            "{text}"
+        );
+        assert!(!text.contains("rest on"), "{text}");
+        assert!(
+            text.contains("measured: cpu_dma_latency 0: p99 53 → 51 µs"),
+            "{text}"
+        );
+    }
+}
