@@ -164,7 +164,7 @@ fn output(args: &DoctorArgs, report: &DoctorReport) -> anyhow::Result<()> {
             .terminal(args.verbose, report::checklist_width())
             .as_bytes(),
     )
-        .context("writing to stdout")
+    .context("writing to stdout")
 }
 
 /// Why nothing is measured here, or `None` when the A/Bs can run.

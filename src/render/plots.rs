@@ -167,6 +167,32 @@ pub fn deadline_color() -> RGBColor {
 /// The largest latency of each second (µs) over the run, one series of points per entry
 /// on a log axis (no line joins two seconds: no sample took the values between them), and
 /// the deadline as a horizontal line when it is within twice the largest value.
+/// The most marks a per-second timeline draws for one CPU (a chart ~800 px wide shows no
+/// more): past it, each mark is the largest of `timeline_step` consecutive seconds, placed
+/// at their middle (three million marks took 1.1 GB to render, issue 34 item 7).
+pub const TIMELINE_MARKS: usize = 2000;
+
+/// How many seconds one mark of a timeline `seconds` long stands for.
+pub fn timeline_step(seconds: usize) -> usize {
+    seconds.div_ceil(TIMELINE_MARKS).max(1)
+}
+
+/// The marks of one series: the largest nonzero value of each `step` seconds (exactly
+/// each second's when `step` is 1) at the middle of its seconds, in µs.
+fn timeline_marks(values: &[u64], step: usize) -> Vec<(f64, f64)> {
+    values
+        .chunks(step)
+        .enumerate()
+        .filter_map(|(i, chunk)| {
+            let max = chunk.iter().copied().max().filter(|&v| v > 0)?;
+            Some((
+                (i * step) as f64 + chunk.len() as f64 / 2.0,
+                max as f64 / 1e3,
+            ))
+        })
+        .collect()
+}
+
 pub fn timeline_svg(
     title: &str,
     lines: &[(String, &[u64])],
@@ -194,14 +220,10 @@ pub fn timeline_svg(
             .x_label_formatter(&axis_number)
             .y_label_formatter(&axis_number)
             .draw()?;
+        let step = timeline_step(seconds);
         for (i, (label, values)) in lines.iter().enumerate() {
             let c = color(i);
-            let points: Vec<(f64, f64)> = values
-                .iter()
-                .enumerate()
-                .filter(|(_, &v)| v > 0)
-                .map(|(s, &v)| (s as f64 + 0.5, v as f64 / 1e3))
-                .collect();
+            let points = timeline_marks(values, step);
             let max = values.iter().copied().max().unwrap_or(0);
             let label = format!("{label} — max {}", crate::units::human_ns(max));
             draw_markers(&mut chart, i, &points, c, Some(label))?;
@@ -298,4 +320,29 @@ pub fn category_svg(
         }
         Style::Lines => svg,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each second's largest latency as it was while a run is short enough; past
+    /// TIMELINE_MARKS seconds the largest of each step, so no peak is lost and three
+    /// million seconds draw 2 000 marks (the audit's 1.1 GB HTML).
+    #[test]
+    fn a_long_timeline_keeps_every_peak_in_few_marks() {
+        assert_eq!(
+            timeline_marks(&[5_000, 0, 7_000], 1),
+            [(0.5, 5.0), (2.5, 7.0)]
+        );
+        let mut long = vec![1_000u64; 3_000_000];
+        long[2_345_678] = 90_000;
+        let step = timeline_step(long.len());
+        assert_eq!(step, 1500);
+        let marks = timeline_marks(&long, step);
+        assert_eq!(marks.len(), TIMELINE_MARKS);
+        assert_eq!(marks.iter().map(|m| m.1).fold(0.0, f64::max), 90.0);
+        let svg = timeline_svg("t", &[("CPU 0".to_string(), &long[..])], None).unwrap();
+        assert!(svg.len() < 2 << 20, "{} bytes of SVG", svg.len());
+    }
 }

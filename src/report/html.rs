@@ -204,8 +204,12 @@ fn scenario_figures(out: &mut String, sc: &Scenario) -> anyhow::Result<()> {
             deadline,
         )?;
         let (header, rows) = crate::render::chart_data::per_second(&series);
-        let caption = "The largest latency of each second of the run.";
-        out.push_str(&figure_with_data(&svg, caption, &header, &rows));
+        let seconds = series.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+        let caption = match plots::timeline_step(seconds) {
+            1 => "The largest latency of each second of the run.".to_string(),
+            step => format!("The largest latency of each {step} seconds of the run (one mark per {step} seconds: the chart shows at most {} per CPU).", plots::TIMELINE_MARKS),
+        };
+        out.push_str(&figure_with_data(&svg, &caption, &header, &rows));
     }
     Ok(())
 }

@@ -464,6 +464,53 @@ fn item34_07_a_lava_log_of_300000_cases_is_read_in_linear_time() {
     assert!(peak_kib < 1 << 20, "peak RSS {peak_kib} KiB");
 }
 
+/// Issue 34 item 7: a result with three million per-second maxima (the audit's took
+/// 1.1 GB to render as HTML) renders in bounded memory: one mark per 1 500 seconds,
+/// said in the caption, the peak kept.
+fn item34_07_three_million_per_second_maxima_render_as_html_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("run.json")).unwrap()).unwrap();
+    let scenarios = run["scenarios"].as_array_mut().unwrap();
+    scenarios.truncate(1);
+    let maxima: Vec<u64> = (0..3_000_000u64)
+        .map(|s| {
+            if s == 2_345_678 {
+                987_000
+            } else {
+                20_000 + s % 50_000
+            }
+        })
+        .collect();
+    scenarios[0]["threads"][0]["per_second_max_ns"] = maxima.into();
+    let file = cyclictest_file(dir.path(), "maxima.json", &run.to_string());
+    let html = dir.path().join("maxima.html");
+    let (out, peak_kib) = output_and_peak_rss_kib(
+        latscope_command()
+            .arg("report")
+            .arg(&file)
+            .arg("--export-html")
+            .arg(&html)
+            .args(["-q"]),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(peak_kib < 200 << 10, "peak RSS {peak_kib} KiB");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.len() < 4 << 20, "{} bytes of HTML", page.len());
+    assert!(
+        page.contains("The largest latency of each 1500 seconds of the run"),
+        "the caption says what a mark is"
+    );
+    assert!(
+        page.contains("max 987 µs"),
+        "the peak is kept in the legend"
+    );
+}
+
 /// Issue 34 item 10: a histogram holding more samples than `cycles` (the audit's 5
 /// million under `cycles: 10` gave a standard deviation of 999 874 868 µs) and a thread
 /// key that is no thread number (99999999999999999999 became a 2.05 s period) are refused
@@ -634,6 +681,7 @@ pub fn cases() -> Vec<common::Case> {
         item34_02_yaml_aliases_in_a_lava_log_are_not_expanded,
         item34_07_a_cyclictest_file_of_half_a_million_threads_is_refused_in_bounded_memory,
         item34_07_a_lava_log_of_300000_cases_is_read_in_linear_time,
+        item34_07_three_million_per_second_maxima_render_as_html_in_bounded_memory,
         item34_10_inconsistent_cyclictest_counts_and_keys_are_refused,
         item34_06_a_doctor_file_gets_the_input_limit,
         item34_09_escape_sequences_in_result_files_are_shown_escaped,
