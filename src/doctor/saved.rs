@@ -131,7 +131,8 @@ mod tests {
     fn a_version_1_file_reads_and_renders() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/doctor/saved-v1.json");
-        let report = super::load(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let report = super::from_text(&path, &text).unwrap();
         assert_eq!(report.schema, "latscope-doctor/1");
         assert_eq!((report.counts.info, report.counts.warn), (0, 7));
         let text = report.terminal(false, 80);
