@@ -148,7 +148,7 @@ fn item_11_cyclictest_json_with_min_above_max_or_garbage_is_refused() {
 fn item_11_interval_that_overflows_a_period_is_refused() {
     for cmd in ["timer", "wake", "net"] {
         refused(
-            &[cmd, "-i", "18446744073709551615", "-D", "1s"],
+            &[cmd, "-i", "18446744073709551615us", "-D", "1s"],
             2,
             &["--interval", "too large"],
             QUICK,

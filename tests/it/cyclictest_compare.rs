@@ -145,7 +145,7 @@ fn import_labels_each_thread_with_its_own_interval() {
             .unwrap(),
     );
     let text = String::from_utf8_lossy(&report.stdout);
-    for name in ["(cyclictest) 1ms", "(cyclictest) 1.5ms"] {
+    for name in ["(cyclictest) 1 ms", "(cyclictest) 1.5 ms"] {
         assert!(text.contains(name), "{name}: {text}");
     }
     let compare = common::assert_success(

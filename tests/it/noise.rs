@@ -31,7 +31,7 @@ fn noise_finds_an_injected_fifo_stall() {
         .args(["-n", "-20"])
         .arg(common::latscope_path())
         .args(["noise", "--cpus", &cpu.to_string(), "--policy", "other"])
-        .args(["-D", &MEASURE_S.to_string(), "--warmup", "0.3s", "-q"])
+        .args(["-D", &format!("{MEASURE_S}s"), "--warmup", "0.3s", "-q"])
         .arg("--raw")
         .arg(raw.path())
         .args(["--export-json", "-"])

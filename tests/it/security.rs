@@ -589,7 +589,7 @@ fn item22_03_a_second_run_sharing_any_output_file_is_refused() {
             vec![
                 "timer".into(),
                 "-D".into(),
-                "1".into(),
+                "1s".into(),
                 "-q".into(),
                 flag.to_string(),
                 path,
