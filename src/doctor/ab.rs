@@ -265,9 +265,10 @@ pub fn restored_line(before: &Knob, after: &Knob, text: &mut String) -> bool {
     if before.value != after.value && restored {
         let pids: Vec<String> = others.iter().map(u32::to_string).collect();
         text.push_str(&format!(
-            " (the value moved from {} to {} while pid {} held requests of their own, not latscope's)",
+            " (the value moved from {} to {} while pid{} {} held requests of their own, not latscope's)",
             before.value,
             after.value,
+            if pids.len() == 1 { "" } else { "s" },
             pids.join(", ")
         ));
     }
@@ -353,5 +354,47 @@ pub fn no_knob() -> Knob {
 pub fn attach(findings: &mut [Finding], id: CheckId, measured: Measured) {
     if let Some(f) = findings.iter_mut().find(|f| f.id == id) {
         f.measured.push(measured);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knob(value: &str, others: &[u32], held_here: bool) -> Knob {
+        Knob {
+            value: value.into(),
+            others: others.to_vec(),
+            held_here,
+        }
+    }
+
+    /// The "requests of pid []": a value that moved with nobody else holding a
+    /// request is not restored and names no pid; one moved by others names them.
+    #[test]
+    fn a_moved_knob_names_who_moved_it_or_is_not_restored() {
+        let mut text = String::new();
+        let same = knob("0 µs", &[], false);
+        assert!(restored_line(&same, &same, &mut text));
+        assert_eq!(text, "");
+        let moved = knob("2000000000 µs", &[], false);
+        assert!(!restored_line(&same, &moved, &mut text));
+        assert_eq!(text, "", "no pid to name: nothing said, not restored");
+        let by_others = knob("no limit", &[4242], false);
+        assert!(restored_line(
+            &knob("0 µs", &[17], false),
+            &by_others,
+            &mut text
+        ));
+        assert_eq!(
+            text,
+            " (the value moved from 0 µs to no limit while pids 17, 4242 held requests of their own, not latscope's)"
+        );
+        let mut text = String::new();
+        assert!(restored_line(&same, &knob("1 µs", &[99], false), &mut text));
+        assert!(text.contains(" while pid 99 held requests"), "{text}");
+        // Still held by this process afterwards: never restored.
+        let mut text = String::new();
+        assert!(!restored_line(&same, &knob("0 µs", &[], true), &mut text));
     }
 }

@@ -386,6 +386,78 @@ fn the_smt_ab_loads_the_sibling_on_a_tree_with_smt() {
         .all(|ab| ab.finding != CheckId::CpusSmt));
 }
 
+/// The issue: `--try isolate` measured worse here (an isolated vCPU halts to the host),
+/// yet the isolation WARN still recommended isolating. On this VM's tree the A/B is
+/// planned with the reason (a hypervisor was found; none on bare metal), a worse verdict
+/// refutes the finding and the WARN becomes a PASS that keeps the usual fix as evidence;
+/// `--try swappiness` without swap is a note, not an A/B.
+#[test]
+fn try_isolate_measured_worse_on_this_vm_is_not_recommended() {
+    use super::paired::AbVerdict;
+    use clap::Parser;
+    let doctor = |root: &str, cpus: &str, fixes: &[&str]| {
+        let mut argv = vec!["latscope", "doctor", "--cpus", cpus, "--root", root];
+        for fix in fixes {
+            argv.extend(["--try", fix]);
+        }
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Doctor(args) => args,
+            _ => panic!("not doctor"),
+        }
+    };
+    let mut findings = checks("this-vm", Some("1"));
+    let vm = Inputs::new(tree("this-vm"), Some("1"), 95).unwrap();
+    let mut notes = Vec::new();
+    let args = doctor("this-vm", "1", &["isolate", "swappiness"]);
+    let abs = super::planned_abs(&args, &vm, &findings, &mut notes);
+    let iso = abs
+        .iter()
+        .find(|ab| ab.finding == CheckId::CpusIsolation)
+        .expect("an isolate A/B");
+    assert_eq!(
+        (iso.label.as_str(), iso.a.as_slice()),
+        ("--isolate 1", &["--isolate".to_string(), "1".into()][..])
+    );
+    assert!(iso
+        .why_worse
+        .as_deref()
+        .unwrap()
+        .contains("halts to the host"));
+    assert!(abs.iter().all(|ab| ab.finding != CheckId::MemorySwappiness));
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("--try swappiness: no swap in use")),
+        "{notes:?}"
+    );
+    assert_eq!(get(&findings, CheckId::CpusIsolation).status, Status::Warn);
+    let worse = super::finding::Measured::observed("--isolate 1: p99 42 → 70 µs (+68 %): worse")
+        .bearing(Some(iso.bearing(AbVerdict::Worse)));
+    super::ab::attach(&mut findings, CheckId::CpusIsolation, worse);
+    let tried: Vec<(CheckId, String)> = abs.iter().map(|a| (a.finding, a.fix.clone())).collect();
+    super::judge::apply(&mut findings, &tried);
+    let f = get(&findings, CheckId::CpusIsolation);
+    assert_eq!(f.status, Status::Pass, "{f:?}");
+    assert_eq!(f.basis, super::finding::Basis::Measured);
+    assert!(
+        f.summary.contains("but its fix measured no gain here"),
+        "{f:?}"
+    );
+    assert!(f.fix.is_none(), "{f:?}");
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.starts_with("the usual fix, not a gain as measured here: ")));
+    // Bare metal (no hypervisor): the same A/B says no reason of a VM's.
+    let bare = Inputs::new(tree("bare-metal-cgroup-v2"), Some("3"), 95).unwrap();
+    let args = doctor("bare-metal-cgroup-v2", "3", &["isolate"]);
+    let read = checks("bare-metal-cgroup-v2", Some("3"));
+    let abs = super::planned_abs(&args, &bare, &read, &mut Vec::new());
+    assert!(abs
+        .iter()
+        .any(|ab| ab.finding == CheckId::CpusIsolation && ab.why_worse.is_none()));
+}
+
 /// The tick check of the observation window (never seen stop here: this VM has no
 /// nohz_full) on this VM's recorded /proc/interrupts, its CPU 1 local timer count
 /// advanced as a stopped tick (3 in 3.2 s: nohz_full's residual 1 Hz) and a running one

@@ -303,6 +303,15 @@ fn dma_latency_ab_restores_the_knob_and_prints_a_number() {
             .contains("local timer interrupts"),
         "{iso}"
     );
+    // ... and the kernel threads that ran there, counted and named (or none).
+    assert!(
+        iso["measured"].as_array().unwrap().iter().any(|m| {
+            let s = m["summary"].as_str().unwrap_or_default();
+            s.starts_with("kernel threads ran ") && s.contains(" on CPU ") && s.contains(" ×")
+                || s.starts_with("no kernel thread ran on CPU ")
+        }),
+        "{iso}"
+    );
     // The traced window: the host's stops counted on platform.hypervisor, with evidence
     // (the number is not judged: it is the host's, not latscope's).
     let hv = finding(&doc, "platform.hypervisor");
