@@ -88,25 +88,10 @@ fn remove_files(state: &RunFilesState, ours: bool) -> usize {
 
 /// `latscope restore`: the files of every run that is gone (all runs' with `force`).
 pub fn restore_run_files(dirs: &[PathBuf], force: bool) -> Vec<RestoreOutcome> {
-    let mut outcomes = Vec::new();
-    for dir in dirs {
-        for path in super::state::state_files_named(dir, PREFIX) {
-            outcomes.push(restore_file(&path, force));
-        }
-    }
-    outcomes
+    super::state::restore_each(dirs, PREFIX, |path, state| restore_file(path, state, force))
 }
 
-fn restore_file(path: &Path, force: bool) -> RestoreOutcome {
-    let state: RunFilesState = match std::fs::read_to_string(path)
-        .map_err(anyhow::Error::from)
-        .and_then(|t| serde_json::from_str(&t).map_err(anyhow::Error::from))
-    {
-        Ok(state) => state,
-        Err(e) => {
-            return RestoreOutcome::done(format!("cannot read {}: {e}", path.display()), false)
-        }
-    };
+fn restore_file(path: &Path, state: RunFilesState, force: bool) -> RestoreOutcome {
     if !force && procfs::is_running_task(state.pid, state.pid_start_time) {
         return RestoreOutcome::done(
             format!(

@@ -179,6 +179,32 @@ pub(super) fn state_files(dir: &Path) -> Vec<PathBuf> {
     state_files_named(dir, "isolation-")
 }
 
+/// `latscope restore` of one kind of record: every `PREFIX*.json` file in `dirs` read
+/// into `T` and handed to `restore`; a file that cannot be read is an outcome of its own
+/// (not restored), so one broken record never hides the others.
+pub(super) fn restore_each<T: serde::de::DeserializeOwned>(
+    dirs: &[PathBuf],
+    prefix: &str,
+    mut restore: impl FnMut(&Path, T) -> super::report::RestoreOutcome,
+) -> Vec<super::report::RestoreOutcome> {
+    let mut outcomes = Vec::new();
+    for dir in dirs {
+        for path in state_files_named(dir, prefix) {
+            let read = std::fs::read_to_string(&path)
+                .map_err(anyhow::Error::from)
+                .and_then(|t| serde_json::from_str(&t).map_err(anyhow::Error::from));
+            outcomes.push(match read {
+                Ok(state) => restore(&path, state),
+                Err(e) => super::report::RestoreOutcome::done(
+                    format!("cannot read {}: {e}", path.display()),
+                    false,
+                ),
+            });
+        }
+    }
+    outcomes
+}
+
 /// The `PREFIX*.json` files in `dir`, sorted (isolation states, terminal records).
 pub(super) fn state_files_named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
