@@ -30,6 +30,14 @@ edges() {
     i=$((i + 1))
   done
 }
+# The edges the kernel saw on latscope's line: its IRQ's count in /proc/interrupts, summed
+# over the CPUs. On a loaded host the simulator's irq_work can run after the next pull, and
+# the kernel merges the two edges before any event exists: what latscope must count is what
+# the kernel saw, which this tells apart from what the shell wrote.
+line_irqs() {
+  awk '/latscope/ { s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s; exit }' \
+    /proc/interrupts
+}
 irq_thread_pid() {
   for c in /proc/[0-9]*/comm; do
     case $(cat "$c" 2>/dev/null) in irq/*-latscope*) basename "$(dirname "$c")"; return ;; esac
@@ -75,11 +83,17 @@ latscope gpio --in sim-in --edge both --event-buffer 8 -D 120s --warmup 0 -q \
   --export-json /tmp/stopped.json >/dev/null &
 pid=$!
 wait_for_irq_thread
+i0=$(line_irqs)
 edges 10; sleep 1
-kill -STOP "$pid"; wait_stopped "$pid"; edges 50; kill -CONT "$pid"; sleep 1
+i1=$(line_irqs)
+kill -STOP "$pid"; wait_stopped "$pid"; edges 50
+i2=$(line_irqs)
+kill -CONT "$pid"; sleep 1
 edges 5; sleep 1
+i3=$(line_irqs)
 kill -INT "$pid"; wait "$pid"; fact stopped_rc $?
 fact stopped_edges 130
+fact stopped_irqs "$((i1 - i0)) $((i2 - i1)) $((i3 - i2))"
 section stopped /tmp/stopped.json
 
 stamp respond

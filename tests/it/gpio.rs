@@ -352,15 +352,35 @@ fn counts_and_order(lab: &LabOutput) {
     }
 }
 
-/// 130 edges: 20 read, 100 while stopped into a buffer of 8, 10 after: 38 samples, 92 missed.
+/// 130 edges: 20 read, 100 while stopped into a buffer of 8, 10 after: 38 samples, 92
+/// missed, when the kernel saw every edge. Judged against the edges the kernel saw in each
+/// phase (the line's IRQ count): under a loaded host the simulator merges two edges before
+/// any event exists, which no reader can count (the guest saw 128 of 130 beside a full test
+/// run), so the test judges latscope's count, not the host's pace.
 fn stopped_reader(lab: &LabOutput) {
     assert_eq!(lab.fact("stopped_rc"), "130", "{}", lab.console);
     let t = lab.thread("stopped", "irq_to_user");
     let samples = t["samples"].as_u64().unwrap();
     let missed = t["extra"]["missed_edges"].as_u64().unwrap();
-    assert_eq!(samples + missed, 130, "every edge counted: {t}");
-    assert_eq!((samples, missed), (38, 92), "{t}");
-    assert_eq!(t["missed"], 92, "{t}");
+    let seen: Vec<u64> = lab
+        .fact("stopped_irqs")
+        .split(' ')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let [before, stopped, after] = seen[..] else {
+        panic!("three phases: {seen:?}")
+    };
+    assert!(before <= 20 && stopped <= 100 && after <= 10, "{seen:?}");
+    if before + stopped + after < 130 {
+        eprintln!("gpio lab: the kernel saw {seen:?} of 20, 100 and 10 edges (merged under load)");
+    }
+    let kept = stopped.min(8);
+    assert_eq!(
+        (samples, missed),
+        (before + kept + after, stopped - kept),
+        "every edge the kernel saw counted ({seen:?} per phase): {t}"
+    );
+    assert_eq!(t["missed"], missed, "{t}");
 }
 
 /// The answer follows the input (both edges): gpio-sim's value of sim-out read back.
