@@ -555,6 +555,7 @@ fn worst_case_options(
         threshold_ns: duration("--threshold", &a.threshold)?,
         period_ns: duration("--period", &a.period)?,
         plot: true,
+        first_only: false,
     })
 }
 
