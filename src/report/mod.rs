@@ -26,7 +26,9 @@ pub mod table;
 pub mod terminal_table;
 pub mod trace;
 pub mod worst_case;
+pub mod worst_case_diagnostics;
 pub mod worst_case_plots;
+pub mod worst_case_series;
 
 use crate::output::exports::{Export, Format};
 use crate::result::Run;
