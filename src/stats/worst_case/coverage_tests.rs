@@ -309,7 +309,7 @@ fn line(f: &Family, n: usize, r: &Row) -> String {
     };
     format!(
         "| {} | {n} | {} | {} | {} | {} | {} | {}{reasons} | {theta} |",
-        f.name,
+        f.name.replace('|', "\\|"),
         pct(r.usable),
         of_usable(r.covered),
         of_usable(r.below),

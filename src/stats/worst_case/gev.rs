@@ -36,7 +36,10 @@ pub fn nll(maxima: &[f64], g: Gev) -> f64 {
             if t <= 0.0 {
                 return IMPOSSIBLE;
             }
-            sum += (1.0 + 1.0 / shape) * t.ln() + t.powf(-1.0 / shape);
+            // t^(−1/ξ) as exp(−ln t / ξ): ln t is needed anyway, and `powf` costs several
+            // times `exp` here (most of the time of 10⁵ per-second maxima, bench/README.md).
+            let ln_t = t.ln();
+            sum += (1.0 + 1.0 / shape) * ln_t + (-ln_t / shape).exp();
         }
     }
     sum
@@ -180,7 +183,7 @@ pub fn cdf(g: Gev, z: f64) -> f64 {
     if t <= 0.0 {
         return if g.shape > 0.0 { 0.0 } else { 1.0 };
     }
-    (-t.powf(-1.0 / g.shape)).exp()
+    (-(-t.ln() / g.shape).exp()).exp()
 }
 
 #[cfg(test)]
