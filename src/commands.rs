@@ -474,6 +474,7 @@ fn worst_case_options(
         threshold_ns: duration("--threshold", &a.threshold)?,
         period_ns: duration("--period", &a.period)?,
         plot: true,
+        first_only: false,
     })
 }
 
@@ -490,21 +491,44 @@ fn worst_case_of_series(args: &crate::cli::ReportArgs, text: &str) -> anyhow::Re
         }),
     )?;
     let opts = worst_case_options(a, true)?;
+    let (_, limits, all) = report_exports(args)?;
+    let refuse = |option: &str, value: String, reason: &str| -> anyhow::Result<i32> {
+        Err(crate::error::UserError::InvalidValue {
+            option: option.into(),
+            value,
+            reason: reason.into(),
+        }
+        .into())
+    };
+    if !limits.is_empty() {
+        let value = args.output.exports.fail_above.clone().unwrap_or_default();
+        return refuse("--fail-above", value, "a plain series has no scenario statistics to limit; leave it out, or report a result file");
+    }
+    let by_format = |e: &crate::output::exports::Export, wc| {
+        let title = crate::result::input_name(&args.input);
+        crate::report::worst_case_series::series_bytes(
+            e.format,
+            &title,
+            wc,
+            opts.period_ns,
+            args.output.ns,
+        )
+    };
+    let writable = crate::report::worst_case_series::series_writes;
+    if let Some(e) = all.iter().find(|e| !writable(e.format)) {
+        let value = e.path.display().to_string();
+        return refuse(e.format.flag(), value, "a plain series' estimate is written as text, JSON, Markdown or HTML; CSV, JUnit and LAVA list a result's scenarios and CPUs");
+    }
+    crate::output::exports::check(&all)?;
     let wc = crate::stats::worst_case::estimate(
         crate::stats::worst_case::Input::Samples(&samples),
         &opts,
     );
-    let bytes = match args.format {
-        crate::output::exports::Format::Json => serde_json::to_vec_pretty(&wc)?,
-        _ => {
-            let title = crate::result::input_name(&args.input);
-            crate::report::worst_case::render_one(&title, &wc, opts.period_ns, args.output.ns)
-                .into_bytes()
-        }
-    };
-    let target = args.out_file.clone().unwrap_or_else(|| "-".into());
-    let _locked = crate::output::exports::claim_paths(&[("-o", &args.out_file)])?;
-    crate::output::atomic::write_atomically(&target, &bytes)?;
+    let _locked = crate::output::exports::claim(&all)?;
+    for e in &all {
+        let bytes = by_format(e, &wc).unwrap_or_else(|| Ok(Vec::new()))?;
+        crate::output::atomic::write_atomically(&e.path, &bytes)?;
+    }
     Ok(EXIT_OK)
 }
 

@@ -259,8 +259,27 @@ pub fn latency_cell(ns: u64, in_ns: bool) -> String {
 /// `p` as a power of ten in superscript (`10⁻⁶`).
 pub fn power_of_ten(p: f64) -> String {
     let e = -p.log10().round() as i32;
-    let digits: String = e
-        .to_string()
+    format!("10⁻{}", superscript(e))
+}
+
+/// `x` as `3.6·10⁶` (plain below 10⁴): counts too large to read digit by digit.
+pub fn scientific(x: f64) -> String {
+    if x < 1e4 {
+        return format!("{x:.0}");
+    }
+    let e = x.log10().floor() as i32;
+    let m = x / 10f64.powi(e);
+    let m = if (m - m.round()).abs() < 0.05 {
+        format!("{m:.0}")
+    } else {
+        format!("{m:.1}")
+    };
+    format!("{m}·10{}", superscript(e))
+}
+
+/// An exponent in superscript digits (`-6` → `⁻⁶`).
+fn superscript(e: i32) -> String {
+    e.to_string()
         .chars()
         .map(|c| match c {
             '0' => '⁰',
@@ -272,10 +291,10 @@ pub fn power_of_ten(p: f64) -> String {
             '6' => '⁶',
             '7' => '⁷',
             '8' => '⁸',
+            '-' => '⁻',
             _ => '⁹',
         })
-        .collect();
-    format!("10⁻{digits}")
+        .collect()
 }
 
 #[cfg(test)]

@@ -20,7 +20,9 @@ pub mod study;
 pub mod table;
 pub mod trace;
 pub mod worst_case;
+pub mod worst_case_diagnostics;
 pub mod worst_case_plots;
+pub mod worst_case_series;
 
 use crate::output::exports::{Export, Format};
 use crate::result::Run;

@@ -1,6 +1,7 @@
 //! The worst-case estimate in the HTML report: per thread its words (as in the terminal),
 //! the return-level plot (latency against −log₁₀ of the probability per period, the fitted
-//! curve with its 95 % band and the observed tail) and the QQ plot of the fit.
+//! curve with its 95 % band and the observed tail) and the QQ plot of the fit, then the
+//! diagnostics (worst_case_diagnostics.rs).
 
 use crate::render::escape::esc;
 use crate::render::plots::{axis_number, chart_builder, color, draw_legend, with_svg};
@@ -95,7 +96,7 @@ pub fn qq_svg(title: &str, plot: &Plot) -> anyhow::Result<String> {
     })
 }
 
-fn thread_part(title: &str, wc: &WorstCase, period: Option<u64>) -> anyhow::Result<String> {
+pub fn thread_part(title: &str, wc: &WorstCase, period: Option<u64>) -> anyhow::Result<String> {
     let mut out = String::new();
     let text = super::worst_case::render_one(title, wc, period, false);
     let _ = writeln!(out, "<pre>{}</pre>", esc(&text));
@@ -120,6 +121,7 @@ fn thread_part(title: &str, wc: &WorstCase, period: Option<u64>) -> anyhow::Resu
         }
         None => {}
     }
+    out.push_str(&super::worst_case_diagnostics::part(title, wc)?);
     Ok(out)
 }
 
@@ -163,7 +165,7 @@ mod tests {
     use crate::stats::worst_case::{estimate, Input, Options};
 
     #[test]
-    fn a_passing_estimate_draws_both_plots_and_its_table() {
+    fn a_passing_estimate_draws_its_plots_diagnostics_and_table() {
         let mut rng = fastrand::Rng::with_seed(11);
         let xs: Vec<u64> = (0..20_000)
             .map(|_| (50_000.0 - 2000.0 * (1.0 - rng.f64()).ln()).round() as u64)
@@ -176,25 +178,45 @@ mod tests {
         let wc = estimate(Input::Samples(&xs), &opts);
         assert!(wc.usable(), "{:?}", wc.refused);
         let html = super::thread_part("CPU 1", &wc, Some(1_000_000)).unwrap();
-        assert_eq!(html.matches("<svg").count(), 2, "{html}");
-        assert!(html.contains("Return levels: CPU 1"));
-        assert!(html.contains("QQ plot of the fit"));
+        // Return levels, QQ, mean residual life, ξ and σ* against the threshold, and the
+        // estimate against the samples.
+        assert_eq!(html.matches("<svg").count(), 6, "{html}");
+        for title in [
+            "Return levels: CPU 1",
+            "QQ plot of the fit",
+            "Mean residual life: CPU 1",
+            "Shape ξ against the threshold",
+            "Modified scale σ* against the threshold",
+            "The 10⁻⁶ estimate against the samples",
+            "chosen threshold",
+        ] {
+            assert!(html.contains(title), "{title}");
+        }
+        // From 2 tenths on (the first 2000 samples are below the rule's 2500), to all.
+        assert_eq!(wc.convergence.len(), 9, "{:?}", wc.convergence);
+        assert_eq!(wc.convergence[0].samples, 4000);
         let text = super::super::worst_case::render_one("CPU 1", &wc, Some(1_000_000), false);
         assert!(
-            text.contains("10⁻⁶") && text.contains("per hour at 1 ms"),
+            text.contains("10⁻⁶") && text.contains("per hour at 1 ms (3.6·10⁶ periods)"),
             "{text}"
         );
+        // 10⁻¹² per period reaches 5·10⁷ times the 20 000 samples: marked, and said.
+        assert!(
+            text.contains("]‡") && text.contains("‡ beyond 10⁶ times the data"),
+            "{text}"
+        );
+        assert!(text.contains("(has it settled?)"), "{text}");
     }
 
     #[test]
     fn a_refused_estimate_draws_its_qq_plot_naming_the_failed_check() {
-        // AR(1) with φ = 0.9 (as in the statistical tests): refused for independence.
+        // An exponential tail whose second half is 3 µs higher: refused for identical
+        // distribution; the QQ plot and the threshold diagnostics are drawn, no curve.
         let mut rng = fastrand::Rng::with_seed(5);
-        let mut x = 0.0f64;
         let xs: Vec<u64> = (0..20_000)
-            .map(|_| {
-                x = 0.9 * x - (1.0 - rng.f64()).ln() - 1.0;
-                (50_000.0 + 1000.0 * x).max(0.0).round() as u64
+            .map(|i| {
+                let shift = if i >= 10_000 { 3000.0 } else { 0.0 };
+                (50_000.0 + shift - 2000.0 * (1.0 - rng.f64()).ln()).round() as u64
             })
             .collect();
         let opts = Options {
@@ -203,12 +225,13 @@ mod tests {
         };
         let wc = estimate(Input::Samples(&xs), &opts);
         let reason = wc.refused.clone().expect("refused");
-        assert!(reason.contains("independence"), "{reason}");
+        assert!(reason.contains("identical distribution"), "{reason}");
         let html = super::thread_part("CPU 1", &wc, None).unwrap();
-        assert_eq!(html.matches("<svg").count(), 1, "only the QQ plot: {html}");
+        assert!(!html.contains("Return levels"), "no curve: {html}");
         assert!(html.contains("QQ plot of the fit"), "{html}");
+        assert!(html.contains("Mean residual life"), "{html}");
         assert!(
-            html.contains("refused by its checks (failed: independence"),
+            html.contains("refused by its checks (failed: identical distribution"),
             "{html}"
         );
     }

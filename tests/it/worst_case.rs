@@ -1,6 +1,7 @@
 //! `--worst-case` as a user reaches it (issue 27): a plain series through
 //! `latscope report SERIES --worst-case --unit us`, its JSON, a heavy tail said in words,
-//! and a series without its unit refused naming the fix. The statistics themselves are
+//! a series without its unit refused naming the fix, and a series' exports written (or
+//! refused, for the formats of a result). The statistics themselves are
 //! checked on synthetic data in src/stats/worst_case/tests.rs; this judges the command.
 
 use crate::common;
@@ -117,6 +118,46 @@ fn a_series_without_its_unit_is_refused_naming_the_fix() {
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
 }
 
+fn a_series_honours_its_exports_and_refuses_the_ones_of_a_result() {
+    // Issue 37: `report SERIES --worst-case --export-json F` exited 0 and wrote no file.
+    let values: Vec<f64> = uniforms(11, 5_000)
+        .into_iter()
+        .map(|u| 50.0 - 2.0 * u.ln())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = series_file(dir.path(), "exp.txt", &values);
+    let (json, html) = (dir.path().join("wc.json"), dir.path().join("wc.html"));
+    let out = latscope()
+        .arg("report")
+        .arg(&file)
+        .args(["--worst-case", "--unit", "us", "--export-json"])
+        .arg(&json)
+        .arg("--export-html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let wc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("the JSON file")).unwrap();
+    assert_eq!(wc["samples"], 5_000, "{wc}");
+    let page = std::fs::read_to_string(&html).expect("the HTML file");
+    assert!(page.contains("<svg"), "a page with its plots");
+    let csv = dir.path().join("wc.csv");
+    let out = latscope()
+        .arg("report")
+        .arg(&file)
+        .args(["--worst-case", "--unit", "us", "--export-csv"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("--export-csv"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(!csv.exists(), "nothing written");
+}
+
 /// GEV maxima with shape ξ = −0.2 (a bounded tail), location `mu_us`, scale 2 µs, in ns;
 /// `shift_us` added to the second half (a changed distribution).
 fn gev_maxima(seed: u64, n: usize, mu_us: f64, shift_us: f64) -> Vec<u64> {
@@ -227,6 +268,7 @@ pub fn cases() -> Vec<common::Case> {
         a_light_tailed_series_gets_an_estimate_with_its_interval,
         a_heavy_tail_is_said_in_words_without_a_number,
         a_series_without_its_unit_is_refused_naming_the_fix,
+        a_series_honours_its_exports_and_refuses_the_ones_of_a_result,
         compare_shows_estimates_in_markdown_and_html
     ]
 }

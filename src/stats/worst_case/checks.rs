@@ -1,7 +1,9 @@
 //! The tests that decide whether an estimate may be shown: independence (Ljung-Box on
 //! block maxima, Wald-Wolfowitz runs test on exceedances), identical distribution (two-
 //! sample Kolmogorov-Smirnov, first half against second), goodness of fit (Anderson-
-//! Darling). Each returns its statistic and p-value (or critical value) in words.
+//! Darling, against the 1 % point for fitted parameters), and the coefficient of
+//! variation of excesses that tells a light tail from an exponential one. Each returns
+//! its statistic and p-value (or critical value) in words.
 
 use super::Check;
 use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
@@ -9,11 +11,10 @@ use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
 /// Tests refuse at this level: rare false refusals of data that is fine.
 pub const ALPHA: f64 = 0.01;
 
-/// The 1 % point of A² for a fully specified distribution (Stephens 1974). With fitted
-/// parameters the statistic is smaller, so this refuses only clear misfits.
-pub const AD_CRITICAL: f64 = 3.857;
+/// The one-sided 1 % point of the standard normal.
+pub const Z_ONE_SIDED: f64 = 2.326_347_874_040_841;
 
-fn fmt_p(p: f64) -> String {
+pub fn fmt_p(p: f64) -> String {
     if p < 1e-4 {
         format!("{p:.1e}")
     } else {
@@ -21,8 +22,8 @@ fn fmt_p(p: f64) -> String {
     }
 }
 
-/// Ljung-Box on `xs` in time order with h = min(10, n/5) lags: χ²_h p-value.
-pub fn ljung_box(name: &str, xs: &[f64]) -> Check {
+/// Ljung-Box on `xs` in time order with h = min(10, n/5) lags: (Q, its χ²_h p-value, h).
+pub fn ljung_box_q(xs: &[f64]) -> (f64, f64, usize) {
     let n = xs.len();
     let h = (n / 5).clamp(1, 10);
     let mean = xs.iter().sum::<f64>() / n as f64;
@@ -35,11 +36,18 @@ pub fn ljung_box(name: &str, xs: &[f64]) -> Check {
     }
     q *= (n * (n + 2)) as f64;
     let p = ChiSquared::new(h as f64).map_or(f64::NAN, |c| c.sf(q));
+    (q, p, h)
+}
+
+/// Ljung-Box on `xs` in time order as a check (refused below `ALPHA`).
+pub fn ljung_box(name: &str, xs: &[f64]) -> Check {
+    let (q, p, h) = ljung_box_q(xs);
     Check::new(
         name,
         p >= ALPHA,
         format!(
-            "Ljung-Box on {n} values, {h} lags: Q = {q:.2}, p = {} (refused below {ALPHA})",
+            "Ljung-Box on {} values, {h} lags: Q = {q:.2}, p = {} (refused below {ALPHA})",
+            xs.len(),
             fmt_p(p)
         ),
     )
@@ -127,8 +135,16 @@ pub fn ks_halves(name: &str, xs: &[f64]) -> Check {
     )
 }
 
-/// Anderson-Darling A² of `xs` against the fitted distribution function `cdf`.
-pub fn anderson_darling(name: &str, xs: &[f64], cdf: impl Fn(f64) -> f64) -> Check {
+/// Anderson-Darling A² of `xs` against the fitted distribution function `cdf`, refused
+/// above `critical` (the 1 % point for the parameters fitted, ad_table.rs; `which` says
+/// for which model).
+pub fn anderson_darling(
+    name: &str,
+    xs: &[f64],
+    cdf: impl Fn(f64) -> f64,
+    critical: f64,
+    which: &str,
+) -> Check {
     let mut u: Vec<f64> = xs
         .iter()
         .map(|&x| cdf(x).clamp(1e-300, 1.0 - 1e-16))
@@ -141,7 +157,22 @@ pub fn anderson_darling(name: &str, xs: &[f64], cdf: impl Fn(f64) -> f64) -> Che
     let a2 = -(n as f64) - s / n as f64;
     Check::new(
         name,
-        a2 <= AD_CRITICAL,
-        format!("Anderson-Darling on {n} values: A² = {a2:.3} (refused above {AD_CRITICAL})"),
+        a2 <= critical,
+        format!(
+            "Anderson-Darling on {n} values: A² = {a2:.3} (refused above {critical:.3}, its 1 % point with the parameters fitted, {which})"
+        ),
     )
+}
+
+/// The coefficient of variation of excesses and its z score against an exponential tail's
+/// 1 (√k·(CV − 1) is standard normal for k exponential excesses): below −2.33 the tail
+/// is lighter than exponential at 1 %, above +2.33 heavier (MBPTA-CV: Abella et al.,
+/// "Measurement-based worst-case execution time estimation using the coefficient of
+/// variation", ACM TODAES 22(4), 2017).
+pub fn coefficient_of_variation(excesses: &[f64]) -> (f64, f64) {
+    let k = excesses.len() as f64;
+    let mean = excesses.iter().sum::<f64>() / k;
+    let var = excesses.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / k;
+    let cv = var.sqrt() / mean;
+    (cv, k.sqrt() * (cv - 1.0))
 }

@@ -3,7 +3,10 @@
 //! likelihood (Coles 2001, ch. 4). Excesses are given scaled (divided by their mean), so
 //! the optimizer works on numbers near 1.
 
-use super::optimize::{minimize, IMPOSSIBLE};
+use super::optimize::{minimize, thinned, IMPOSSIBLE};
+
+/// Above this many values a fit starts from the fit of a thinned copy.
+pub const THIN_ABOVE: usize = 4000;
 
 /// Below this |ξ| the exponential limit is used.
 const XI_ZERO: f64 = 1e-7;
@@ -36,18 +39,23 @@ pub fn nll(excesses: &[f64], scale: f64, shape: f64) -> f64 {
     n * scale.ln() + (1.0 + 1.0 / shape) * sum
 }
 
-/// The maximum-likelihood fit and its negative log-likelihood.
-pub fn fit(excesses: &[f64]) -> (Gpd, f64) {
-    let f = |p: &[f64]| nll(excesses, p[0].exp(), p[1]);
-    let starts = [0.1, -0.3, 0.4];
-    let mut best = (vec![0.0, 0.0], IMPOSSIBLE);
-    for xi in starts {
-        let found = minimize(f, &[0.0, xi], 0.2);
-        if found.1 < best.1 {
-            best = found;
+/// The maximum-likelihood fit and its negative log-likelihood (`sorted` excesses: a long
+/// series is first fitted thinned, then once from there).
+pub fn fit(sorted: &[f64]) -> (Gpd, f64) {
+    let f = |p: &[f64]| nll(sorted, p[0].exp(), p[1]);
+    let (p, v) = if sorted.len() > THIN_ABOVE {
+        let (g, _) = fit(&thinned(sorted, THIN_ABOVE / 2));
+        minimize(f, &[g.scale.ln(), g.shape], 0.02)
+    } else {
+        let mut best = (vec![0.0, 0.0], IMPOSSIBLE);
+        for xi in [0.1, -0.3, 0.4] {
+            let found = minimize(f, &[0.0, xi], 0.2);
+            if found.1 < best.1 {
+                best = found;
+            }
         }
-    }
-    let (p, v) = best;
+        best
+    };
     (
         Gpd {
             scale: p[0].exp(),
@@ -72,11 +80,24 @@ pub fn excess_level(g: Gpd, ratio: f64) -> f64 {
     g.scale * growth(ratio, g.shape)
 }
 
+/// The exponential fit (ξ fixed at 0): σ is the mean excess.
+pub fn fit_exponential(excesses: &[f64]) -> (Gpd, f64) {
+    let scale = excesses.iter().sum::<f64>() / excesses.len() as f64;
+    let g = Gpd { scale, shape: 0.0 };
+    (g, nll(excesses, scale, 0.0))
+}
+
 /// The profile negative log-likelihood of the excess level `level` at `ratio`: the
-/// minimum over ξ with σ tied to the level, from the fit's shape `start`.
-pub fn profile_nll(excesses: &[f64], level: f64, ratio: f64, start: f64) -> f64 {
+/// minimum over ξ with σ tied to the level, from the fit's shape `start` and from ξ = 0
+/// (a bounded start can put the largest excess outside the support of a low level, where
+/// every trial is impossible; ξ = 0 has no upper end). With `fixed` the shape stays 0 and
+/// the level fixes σ.
+pub fn profile_nll(excesses: &[f64], level: f64, ratio: f64, start: f64, fixed: bool) -> f64 {
     if level <= 0.0 {
         return IMPOSSIBLE;
+    }
+    if fixed {
+        return nll(excesses, level / growth(ratio, 0.0), 0.0);
     }
     let f = |p: &[f64]| {
         let g = growth(ratio, p[0]);
@@ -85,13 +106,18 @@ pub fn profile_nll(excesses: &[f64], level: f64, ratio: f64, start: f64) -> f64 
         }
         nll(excesses, level / g, p[0])
     };
-    minimize(f, &[start], 0.1).1
+    let (_, a) = minimize(f, &[start], 0.1);
+    if start == 0.0 {
+        return a;
+    }
+    a.min(minimize(f, &[0.0], 0.1).1)
 }
 
 /// The profile negative log-likelihood at shape `shape` (σ free).
 pub fn profile_shape_nll(excesses: &[f64], shape: f64) -> f64 {
+    let mean = excesses.iter().sum::<f64>() / excesses.len() as f64;
     let f = |p: &[f64]| nll(excesses, p[0].exp(), shape);
-    minimize(f, &[0.0], 0.2).1
+    minimize(f, &[mean.ln()], 0.2).1
 }
 
 /// The fitted distribution function of an excess.
