@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The function order that keeps a run's program text small (bench/README.md, "Peak memory"):
 # the functions a measuring run executes, linked together at the front of the text, so a
-# `latscope timer` run keeps ~0.8 MB of latscope's text resident instead of ~3 MB. The
-# kernel maps the cached pages around every first touch (64 KB, or a whole large folio),
-# and a run touches a few hundred functions spread over 4.4 MB.
+# `latscope timer` run keeps ~1.1 MB of latscope's text resident instead of ~3 MB, while the
+# list names this build's functions (a fresh clone's build renames ~8 % of them and keeps
+# ~2.2 MB: bench/README.md). The kernel maps the cached pages around every first touch
+# (64 KB, or a whole large folio), and a run touches about 900 functions spread over 6.5 MB.
 #
 # `cargo build --release` applies the committed list, contrib/lean/hot-functions.txt, by
 # itself (build.rs; x86-64 glibc with Rust >= 1.90, which links with LLD). This script

@@ -355,11 +355,21 @@ pub(crate) use test_cases;
 /// process before its exec, which for a child of this test binary would be this binary's
 /// (the other tests' buffers included).
 pub fn output_and_peak_rss_kib(command: &mut std::process::Command) -> (std::process::Output, u64) {
+    let (out, peak_kib, _) = output_peak_rss_and_cpu(command);
+    (out, peak_kib)
+}
+
+/// As `output_and_peak_rss_kib`, with the CPU time (user + system) the process took: a
+/// measure of its work that other processes on the machine do not inflate, as they do a
+/// wall-clock time.
+pub fn output_peak_rss_and_cpu(
+    command: &mut std::process::Command,
+) -> (std::process::Output, u64, std::time::Duration) {
     const WAIT4: &str = "import os, sys\n\
 pid = os.fork()\n\
 if pid == 0:\n    os.execvp(sys.argv[1], sys.argv[1:])\n\
 _, status, usage = os.wait4(pid, 0)\n\
-sys.stderr.write('\\nPEAK_RSS_KIB %d\\n' % usage.ru_maxrss)\n\
+sys.stderr.write('\\nPEAK_RSS_KIB %d %.6f\\n' % (usage.ru_maxrss, usage.ru_utime + usage.ru_stime))\n\
 sys.exit(os.waitstatus_to_exitcode(status) % 256)\n";
     let mut wrapped = std::process::Command::new("python3");
     wrapped
@@ -378,9 +388,17 @@ sys.exit(os.waitstatus_to_exitcode(status) % 256)\n";
     let mut out = wrapped.output().expect("python3 runs");
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
     let at = text.rfind("\nPEAK_RSS_KIB ").expect("the peak");
-    let peak = text[at + 14..].trim().parse().expect("a number");
+    let mut fields = text[at + 14..].split_whitespace();
+    let peak = fields
+        .next()
+        .and_then(|f| f.parse().ok())
+        .expect("a number");
+    let cpu_s: f64 = fields
+        .next()
+        .and_then(|f| f.parse().ok())
+        .expect("a number");
     out.stderr.truncate(at);
-    (out, peak)
+    (out, peak, std::time::Duration::from_secs_f64(cpu_s))
 }
 
 /// Runs `cases` like the built-in harness does (filters, --ignored, --test-threads), with

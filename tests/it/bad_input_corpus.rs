@@ -430,7 +430,8 @@ fn item34_07_a_cyclictest_file_of_half_a_million_threads_is_refused_in_bounded_m
 }
 
 /// Issue 34 item 7: a LAVA log of 300 000 cases (quadratic before: past 60 s) is read in
-/// linear time.
+/// linear time: judged by its CPU time (about 2 s), which compilers running beside it do
+/// not inflate as they do its wall-clock time.
 fn item34_07_a_lava_log_of_300000_cases_is_read_in_linear_time() {
     let dir = tempfile::tempdir().unwrap();
     let mut log = String::new();
@@ -445,8 +446,7 @@ fn item34_07_a_lava_log_of_300000_cases_is_read_in_linear_time() {
         }
     }
     let path = cyclictest_file(dir.path(), "cases.log", &log);
-    let start = Instant::now();
-    let (out, peak_kib) = output_and_peak_rss_kib(
+    let (out, peak_kib, cpu) = common::output_peak_rss_and_cpu(
         latscope_command()
             .args(["report", "-f", "csv", "-o", "/dev/null"])
             .arg(&path),
@@ -456,11 +456,7 @@ fn item34_07_a_lava_log_of_300000_cases_is_read_in_linear_time() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(
-        start.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        start.elapsed()
-    );
+    assert!(cpu < Duration::from_secs(15), "{cpu:?} of CPU time");
     assert!(peak_kib < 1 << 20, "peak RSS {peak_kib} KiB");
 }
 

@@ -336,6 +336,22 @@ fn version_names_the_commit() {
     }
 }
 
+/// The binary does not load libm.so.6: every C math function it calls is defined in
+/// src/sys/math_symbols.rs (mapping libm cost ~0.5 MB of each run's peak RSS; a new
+/// function called anywhere, as `exp` was, brings it back: issue 34 item 11).
+fn the_binary_loads_no_libm() {
+    let out = Command::new("ldd")
+        .arg(common::latscope_path())
+        .output()
+        .expect("ldd runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !text.contains("libm.so"),
+        "libm.so.6 is loaded; `nm -D --undefined-only` names the function to define in src/sys/math_symbols.rs:\n{text}"
+    );
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
     vec![
@@ -366,5 +382,9 @@ pub fn cases() -> Vec<common::Case> {
         )
         .unless(no_man()),
         common::case("version_names_the_commit", version_names_the_commit),
+        common::case("the_binary_loads_no_libm", the_binary_loads_no_libm).unless(
+            (!cfg!(all(target_arch = "x86_64", target_env = "gnu")) || !common::have("ldd"))
+                .then(|| "the math symbols are defined for x86-64 glibc builds".to_string()),
+        ),
     ]
 }
