@@ -32,6 +32,7 @@ mod net;
 mod noise;
 mod non_root;
 mod packaging;
+mod pictures;
 mod printed_units;
 mod raw_rows;
 mod readable;
@@ -78,6 +79,7 @@ fn main() {
         ("net", net::cases),
         ("noise", noise::cases),
         ("packaging", packaging::cases),
+        ("pictures", pictures::cases),
         ("non_root", non_root::cases),
         ("printed_units", printed_units::cases),
         ("raw_rows", raw_rows::cases),
