@@ -32,8 +32,10 @@ pub fn log_ticks(lo: f64, hi: f64, max_ticks: usize) -> Vec<f64> {
     let (lo, hi) = (lo.max(f64::MIN_POSITIVE), hi.max(lo));
     let within = |mantissas: &[f64], every: i32| -> Vec<f64> {
         let (d0, d1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        // Every few decades counted from the first power of ten on the axis.
+        let first = (lo * (1.0 - 1e-9)).log10().ceil() as i32;
         (d0..=d1)
-            .filter(|d| (d - d0) % every == 0)
+            .filter(|d| (d - first).rem_euclid(every) == 0)
             .flat_map(|d| mantissas.iter().map(move |m| m * 10f64.powi(d)))
             .filter(|&v| v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9))
             .collect()
@@ -135,6 +137,8 @@ mod tests {
         assert_eq!(t, [10.0, 100.0, 1e3, 1e4, 1e5, 1e6]);
         let t = log_ticks(10.0, 3.2e6, 4);
         assert_eq!(t, [10.0, 1e3, 1e5]);
+        // The first power of ten on the axis is labelled (not 10 µs off its left end).
+        assert_eq!(log_ticks(20.0, 5e6, 3), [100.0, 1e4, 1e6]);
         assert_eq!(
             log_ticks(20.0, 500.0, 10),
             [20.0, 50.0, 100.0, 200.0, 500.0]

@@ -105,7 +105,8 @@ pub fn value_axis(cat: &Categories, max_ticks: usize) -> ValueAxis {
     let log = cat.style == Style::Bars && max / min > 20.0
         || cat.style == Style::Lines && max / min > 50.0;
     let (lo, hi) = if log {
-        (nice_floor(min / 1.5), nice_ceil(max * 1.6))
+        // Room above the largest bar for its value: a factor of 4 on a log axis.
+        (nice_floor(min / 1.5), nice_ceil(max * 4.0))
     } else {
         (0.0, (max * 1.15).max(1e-9))
     };

@@ -295,7 +295,7 @@ fn worst(sc: &Scenario, stat: Stat) -> Option<f64> {
 /// lines for wake-competitors, grouped bars for rt-cost and irq-response) and notes.
 fn study_section(run: &Run, info: &crate::result::SuiteInfo) -> anyhow::Result<String> {
     let view = super::study::study_view(run, info, false);
-    let mut out = String::from("<section class=\"study\">\n");
+    let mut out = String::from("<section class=\"study\" id=\"study\">\n");
     let _ = writeln!(out, "<h2>{}</h2>", esc(&info.title));
     for t in &view.tables {
         if !t.title.is_empty() {
@@ -367,7 +367,7 @@ fn suite_charts(probe: ProbeKind, scenarios: &[&Scenario]) -> anyhow::Result<Str
         .collect();
     let (x_dim, categories, keys) = chart_axes(scenarios, &dims, &varying);
     let mut out = format!(
-        "<section class=\"suite\">\n<h2>Across {} scenarios</h2>\n",
+        "<section class=\"suite\" id=\"across-{0}\">\n<h2>Across {0} scenarios</h2>\n",
         esc(probe.name())
     );
     let _ = writeln!(

@@ -118,9 +118,9 @@ pub fn body_range(lo_ns: u64, end_ns: u64) -> (f64, f64) {
 const SPREAD: f64 = 2.8;
 
 /// The end of the body the lines share: the largest of their walks' ends (`line_body_end_ns`),
-/// or sooner where a line's p50 to p99 would take under a third of the body's axis: a heavy
-/// tail thinning slowly (a loaded run's) goes on in the strip, sample by sample, rather than
-/// squeezing the body's middle into a corner.
+/// or sooner where a line's p50 to p99 would take under a third of the body's axis (but
+/// not before the line's own p99.9): a heavy tail thinning slowly (a loaded run's) goes on
+/// in the strip, sample by sample, rather than squeezing the body's middle into a corner.
 pub fn body_end_ns(lines: &[HistogramLine]) -> u64 {
     let ends: Vec<(usize, u64)> = lines
         .iter()
@@ -141,7 +141,9 @@ pub fn body_end_ns(lines: &[HistogramLine]) -> u64 {
                 .filter(|b| b[0] <= end)
                 .collect();
             let spread = quantile(&inside, 0.99).saturating_sub(quantile(&inside, 0.5));
-            lo * 1e3 + SPREAD * spread as f64
+            // Never short of the body's own p99.9 (a straggler far under the median
+            // widens the axis; the body still reaches past its p99).
+            (lo * 1e3 + SPREAD * spread as f64).max(quantile(&inside, 0.999) as f64)
         })
         .fold(0.0, f64::max);
     let limit = walk.min(cap as u64);

@@ -209,6 +209,33 @@ fn a_smooth_tail_ends_where_it_thins_out() {
 }
 
 #[test]
+fn a_straggler_under_the_median_leaves_p99_in_the_body() {
+    // A narrow body (p50 35 µs, p99 40 µs) and one sample at 13 µs: the axis starts at 10,
+    // and 2.8 times p50..p99 from there would end it before the median.
+    let mut b: Vec<[u64; 2]> = (28..=42u64)
+        .map(|us| {
+            [
+                us * 1000,
+                (1000.0 * (-((us as f64 - 35.0) / 2.0).powi(2) / 2.0).exp()) as u64,
+            ]
+        })
+        .filter(|x| x[1] > 0)
+        .collect();
+    b.insert(0, [13_000, 1]);
+    let lines = [HistogramLine {
+        label: "CPU 0".into(),
+        buckets: &b,
+        max_ns: 0,
+    }];
+    let end = body_end_ns(&lines);
+    assert!(
+        end >= quantile(&b, 0.999),
+        "{end} < p99.9 {}",
+        quantile(&b, 0.999)
+    );
+}
+
+#[test]
 fn empty_bins_split_the_line() {
     let runs = rebin_runs(&[[1000, 1], [2000, 3], [9000, 2]], 1000, u64::MAX);
     assert_eq!(runs, vec![vec![(1.5, 1.0), (2.5, 3.0)], vec![(9.5, 2.0)]]);
