@@ -390,3 +390,95 @@ fn sideways_series<'a, CT: CoordTranslate<From = (f64, f64)>>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::canvas::{NARROW, WIDE};
+    use crate::render::svg_check::{assert_no_overlap, field, text_boxes};
+
+    /// Per series its name and a value per category.
+    type Series = Vec<(String, Vec<Option<f64>>)>;
+
+    /// The recorded memory-load suite's worst-CPU `stat` (µs) per load (categories, in
+    /// the plan's order) and period (series), as the suite page charts them.
+    fn suite(stat: &str) -> (Vec<String>, Series) {
+        let run = field("suite.json");
+        let (mut loads, mut periods): (Vec<String>, Vec<u64>) = (vec![], vec![]);
+        let mut cells: Vec<(String, u64, f64)> = vec![];
+        for sc in run["scenarios"].as_array().unwrap() {
+            let load = sc["params"]["loads"][0]
+                .as_str()
+                .unwrap_or("none")
+                .to_string();
+            let period = sc["params"]["period_ns"].as_u64().unwrap();
+            let threads = sc["threads"].as_array().unwrap();
+            let worst = threads.iter().map(|t| t[stat].as_f64().unwrap() / 1e3);
+            cells.push((load.clone(), period, worst.fold(0.0, f64::max)));
+            if !loads.contains(&load) {
+                loads.push(load);
+            }
+            if !periods.contains(&period) {
+                periods.push(period);
+            }
+        }
+        let series = periods
+            .iter()
+            .map(|&p| {
+                let values = loads
+                    .iter()
+                    .map(|l| cells.iter().find(|c| c.0 == *l && c.1 == p).map(|c| c.2))
+                    .collect();
+                (format!("period {}", crate::units::human_ns(p)), values)
+            })
+            .collect();
+        (loads, series)
+    }
+
+    /// Each figure type of the studies (grouped bars per load and period; lines, as the
+    /// wake-competitors sweep draws) for max, p99 and avg of the recorded suite, whose
+    /// max holds a 3 s stall beside 50 µs and whose avg 3 ms beside 20 µs: a log axis where
+    /// the values span over 20x, its top over the largest value, that value written once and
+    /// inside the chart, every text inside the chart and none over another, at both sizes.
+    #[test]
+    fn the_recorded_suites_figures_hold_a_3_s_maximum() {
+        for (stat, log) in [("max_ns", true), ("p99_ns", false), ("mean_ns", true)] {
+            let (categories, series) = suite(stat);
+            assert_eq!((categories.len(), series.len()), (9, 3));
+            for style in [Style::Bars, Style::Lines] {
+                let cat = Categories {
+                    style,
+                    title: "timer: latency per load",
+                    x_desc: "load",
+                    y_desc: "latency (µs)",
+                    categories: &categories,
+                    series: &series,
+                    latency: true,
+                };
+                let (_, _, max) = cat.max().unwrap();
+                let axis = value_axis(&cat, 6);
+                let what = format!("{stat} {style:?}");
+                assert_eq!(axis.log, log, "{what}");
+                assert!(axis.hi >= max && axis.ticks.len() >= 3, "{what}: {axis:?}");
+                let labels: Vec<&String> = axis.ticks.iter().map(|t| &t.1).collect();
+                let mut unique = labels.clone();
+                unique.dedup();
+                assert_eq!(labels, unique, "{what}: tick labels repeat");
+                for c in [WIDE, NARROW] {
+                    let what = format!("{what} at {} units", c.width);
+                    let svg = category_svg(&cat, c).unwrap();
+                    assert_no_overlap(&svg, &what);
+                    let width = f64::from(c.width);
+                    for b in text_boxes(&svg) {
+                        assert!(b.0 >= -1.0 && b.2 <= width + 1.0, "{what}: {b:?} cut off");
+                    }
+                    let written = format!(
+                        "class=\"value-max\" font-weight=\"bold\">{}<",
+                        cat.label(max)
+                    );
+                    assert_eq!(svg.matches(&written).count(), 1, "{what}: {written}");
+                }
+            }
+        }
+    }
+}

@@ -17,6 +17,8 @@ pub mod legend;
 pub mod markdown;
 pub mod plot_marks;
 pub mod plots;
+#[cfg(test)]
+pub mod svg_check;
 pub mod table;
 pub mod timeline;
 

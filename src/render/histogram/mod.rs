@@ -121,6 +121,7 @@ const SPREAD: f64 = 2.8;
 /// or sooner where a line's p50 to p99 would take under a third of the body's axis (but
 /// not before the line's own p99.9): a heavy tail thinning slowly (a loaded run's) goes on
 /// in the strip, sample by sample, rather than squeezing the body's middle into a corner.
+/// Never before a line's p99 lying within twice its walk's end.
 pub fn body_end_ns(lines: &[HistogramLine]) -> u64 {
     let ends: Vec<(usize, u64)> = lines
         .iter()
@@ -146,7 +147,18 @@ pub fn body_end_ns(lines: &[HistogramLine]) -> u64 {
             (lo * 1e3 + SPREAD * spread as f64).max(quantile(&inside, 0.999) as f64)
         })
         .fold(0.0, f64::max);
-    let limit = walk.min(cap as u64);
+    // A line's p99 within twice its walk's end (a short run's sparse shoulder: at 1000
+    // samples the walk stops at the first log bin under 2) stays in the body, so the body
+    // chart holds p50 to p99; a p99 farther out is a spike's, drawn in the strip.
+    let shoulder = ends
+        .iter()
+        .map(|&(i, _)| quantile(lines[i].buckets, 0.99))
+        .zip(ends.iter().map(|e| e.1))
+        .filter(|&(p99, end)| p99 <= 2 * end)
+        .map(|(p99, _)| p99)
+        .max()
+        .unwrap_or(0);
+    let limit = walk.min(cap as u64).max(shoulder);
     lines
         .iter()
         .flat_map(|l| {

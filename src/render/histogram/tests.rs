@@ -6,7 +6,8 @@
 use super::body::{bin_ns, body_svg};
 use super::whole::whole_svg;
 use super::*;
-use crate::render::canvas::{text_width, NARROW, WIDE};
+use crate::render::canvas::{NARROW, WIDE};
+use crate::render::svg_check::{assert_no_overlap, field};
 
 /// A body of 100 000 samples skewed right as this VM's timer runs are (log-normal: median
 /// 30 µs, p99 54 µs; nothing under 12 µs), in 1 µs buckets.
@@ -37,42 +38,6 @@ fn with_spikes(n: u64) -> Vec<[u64; 2]> {
 
 fn total(b: &[[u64; 2]]) -> u64 {
     b.iter().map(|x| x[1]).sum()
-}
-
-/// The text elements the layer wrote: (left, top, right, bottom, text), sized as laid out.
-fn text_boxes(svg: &str) -> Vec<(f64, f64, f64, f64, String)> {
-    let attr = |tag: &str, name: &str| -> f64 {
-        crate::render::plot_marks::svg_attr(tag, name)
-            .parse()
-            .unwrap()
-    };
-    svg.lines()
-        .filter(|l| l.starts_with("<text") && !l.contains("rotate("))
-        .map(|l| {
-            let tag = &l[..l.find('>').unwrap()];
-            let text = l[l.find('>').unwrap() + 1..l.rfind("</text>").unwrap()].to_string();
-            let (x, y, size) = (attr(tag, "x"), attr(tag, "y"), attr(tag, "font-size"));
-            let w = text_width(&text, size);
-            let left = match crate::render::plot_marks::svg_attr(tag, "text-anchor") {
-                "middle" => x - w / 2.0,
-                "end" => x - w,
-                _ => x,
-            };
-            (left, y - size / 2.0, left + w, y + size / 2.0, text)
-        })
-        .collect()
-}
-
-fn assert_no_overlap(svg: &str, what: &str) {
-    let boxes = text_boxes(svg);
-    assert!(!boxes.is_empty(), "{what}: no text");
-    for (i, a) in boxes.iter().enumerate() {
-        for b in &boxes[i + 1..] {
-            let w = a.2.min(b.2) - a.0.max(b.0);
-            let h = a.3.min(b.3) - a.1.max(b.1);
-            assert!(w <= 1.0 || h <= 1.0, "{what}: {:?} overlaps {:?}", a.4, b.4);
-        }
-    }
 }
 
 /// Every case: the body ends where the body ends, p50..p99 of the body spans a third of
@@ -268,4 +233,88 @@ fn many_lines_share_one_strip_row_and_the_deadline_off_the_axis_is_said() {
         6,
         "a listing per CPU"
     );
+}
+
+/// Per thread: its buckets, its max, its (p50, p99).
+type FieldLines = (Vec<Vec<[u64; 2]>>, Vec<u64>, Vec<(u64, u64)>);
+
+/// Each scenario's threads as the report draws them (their recorded histograms).
+fn field_lines(scenario: &serde_json::Value) -> FieldLines {
+    let threads = scenario["threads"].as_array().unwrap();
+    let buckets = threads
+        .iter()
+        .map(|t| serde_json::from_value(t["histogram"].clone()).unwrap())
+        .collect();
+    let u = |t: &serde_json::Value, k: &str| t[k].as_u64().unwrap();
+    let maxes = threads.iter().map(|t| u(t, "max_ns")).collect();
+    let p50_p99 = threads
+        .iter()
+        .map(|t| (u(t, "p50_ns"), u(t, "p99_ns")))
+        .collect();
+    (buckets, maxes, p50_p99)
+}
+
+/// The histogram per configuration on the field's data: the 13-spike timer run and each of
+/// the recorded suite's 27 scenarios (one with a 3 s stall). The worst CPU's p50..p99 lies
+/// in the body and spans a third of its axis, every sample beyond is listed, each max is
+/// written in the strip, and no text overlaps at either size.
+#[test]
+fn every_recorded_configuration_reads() {
+    let mut scenarios = field("spikes.json")["scenarios"]
+        .as_array()
+        .unwrap()
+        .clone();
+    scenarios.extend(field("suite.json")["scenarios"].as_array().unwrap().clone());
+    assert_eq!(scenarios.len(), 28);
+    for sc in &scenarios {
+        let name = sc["name"].as_str().unwrap().to_string();
+        let (buckets, maxes, p50_p99) = field_lines(sc);
+        let lines: Vec<HistogramLine> = buckets
+            .iter()
+            .zip(&maxes)
+            .enumerate()
+            .map(|(i, (b, &max_ns))| HistogramLine {
+                label: format!("CPU {i}"),
+                buckets: b,
+                max_ns,
+            })
+            .collect();
+        let end = body_end_ns(&lines);
+        let &(p50, p99) = p50_p99.iter().max_by_key(|p| p.1).unwrap();
+        let lo = buckets.iter().map(|b| b[0][0]).min().unwrap();
+        let (x_lo, x_hi) = body_range(lo, end);
+        let share = (p99 - p50) as f64 / 1e3 / (x_hi - x_lo);
+        assert!(
+            p99 <= end && share >= 1.0 / 3.0,
+            "{name}: p50 {p50} p99 {p99} on {x_lo}..{x_hi} µs: {share:.2}"
+        );
+        let listing = tail_listing(&lines, end);
+        for (l, line) in listing.iter().zip(&lines) {
+            let beyond: u64 = line
+                .buckets
+                .iter()
+                .filter(|b| b[0] > end)
+                .map(|b| b[1])
+                .sum();
+            assert!(
+                beyond == 0 || l.contains(&format!(" {beyond} of ")),
+                "{name}: {l}"
+            );
+        }
+        let d = Distribution {
+            name: name.clone(),
+            lines: &lines,
+            deadline_ns: sc["params"]["deadline_ns"].as_u64(),
+        };
+        for c in [WIDE, NARROW] {
+            let what = format!("{name} at {} units", c.width);
+            let b = body_svg(&d, c).unwrap();
+            assert_no_overlap(&b, &format!("{what}, body"));
+            assert_no_overlap(&whole_svg(&d, c).unwrap(), &format!("{what}, whole"));
+            for &max in maxes.iter().filter(|&&m| m > end) {
+                let written = format!(">{}<", human_ns(max));
+                assert!(b.contains(&written), "{what}: {written} not in the strip");
+            }
+        }
+    }
 }
