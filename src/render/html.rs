@@ -25,7 +25,7 @@ table.cards td{border:none;padding:.1em 0;text-align:left;overflow-wrap:anywhere
 table.cards td:first-child{grid-column:1/-1;font-weight:bold}table.cards td.card{display:block}\
 table.cards td.card+td.id,table.cards td.card~td.id{display:none}.card-note{display:block;\
 font-size:.9em}table.cards td:not(.card)::before{content:attr(data-label);display:block;\
-font-size:.75em;font-weight:normal;color:#666}}h1{font-size:1.3em;overflow-wrap:anywhere}.worst{font-size:1.2em;\
+font-size:.75em;font-weight:normal;color:#666}}h1{font-size:1.3em;overflow-wrap:anywhere}h2,h3{overflow-wrap:anywhere}.worst{font-size:1.2em;\
 font-weight:bold}dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em}\
 dt{font-weight:bold}dd{margin:0;overflow-wrap:anywhere}code{background:#f3f3f3;padding:0 .2em;\
 overflow-wrap:anywhere}:root{color-scheme:light dark}details{margin:.3em 0}\

@@ -1,11 +1,11 @@
 //! Issue 33's pictures as a person sees them, in headless chromium at 1400 and 420 px, on
 //! the field fixtures recorded on this machine (tests/fixtures/field/record.sh): the timer
 //! run with 13 spikes of up to 14.5 ms, the 27-scenario memory-load suite with its 3 s
-//! stall, and the idle and loaded runs compared. In every chart shown no two texts overlap
-//! and none is cut off; the body of the distribution (the worst CPU's p50 to p99, read off
-//! the body chart's own tick labels) spans a third of its plot at least; each chart's max
-//! is written where it can be read; the page never scrolls sideways; at 420 px the summary
-//! cells p99 and max lie on the screen.
+//! stall, the idle and loaded runs compared, and the three timer runs by date. In every
+//! chart shown no two texts overlap and none is cut off; the body of the distribution (the
+//! worst CPU's p50 to p99, read off the body chart's own tick labels) spans a third of its
+//! plot at least; each chart's max is written where it can be read; the page never scrolls
+//! sideways; at 420 px the summary cells p99 and max lie on the screen.
 
 use crate::common;
 use crate::html_browser::{chromium, chromium_cmd};
@@ -57,19 +57,29 @@ addEventListener('load', () => {
   const pre = document.createElement('pre');
   pre.id = 'probe';
   pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
+  // Measured in a frame of the width asked (see `measure`): the answer goes to the page.
+  parent.document.body.appendChild(parent.document.importNode(pre, true));
 });
 </script>"#;
 
+/// The page measured `width` px wide: in a frame that wide, as headless chromium never
+/// makes its window narrower than 500 px (a 420 px window measured 500).
 fn measure(browser: &str, page: &Path, width: u32) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let html = std::fs::read_to_string(page).unwrap();
     let probed = dir.path().join("probed.html");
     std::fs::write(&probed, html.replace("</body>", &format!("{PROBE}</body>"))).unwrap();
+    let framed = dir.path().join("framed.html");
+    let frame = format!(
+        "<!doctype html><body style=\"margin:0\"><iframe src=\"probed.html\" \
+         style=\"border:0;width:{width}px;height:1000px\"></iframe></body>"
+    );
+    std::fs::write(&framed, frame).unwrap();
     let out = chromium_cmd(browser, &dir.path().join("profile"))
-        .arg(format!("--window-size={width},1000"))
+        .arg(format!("--window-size={},1000", width.max(500) + 40))
+        .arg("--allow-file-access-from-files")
         .arg("--dump-dom")
-        .arg(format!("file://{}", probed.display()))
+        .arg(format!("file://{}", framed.display()))
         .output()
         .unwrap();
     let dom = String::from_utf8_lossy(&out.stdout);
@@ -80,7 +90,13 @@ fn measure(browser: &str, page: &Path, width: u32) -> Value {
         .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&amp;", "&");
-    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+    let m: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let seen = m["width"].as_f64().unwrap();
+    assert!(
+        seen <= f64::from(width) && seen >= f64::from(width) - 20.0,
+        "measured {seen} px wide, not {width}"
+    );
+    m
 }
 
 /// `latscope ARGS -o DIR/NAME` (or `--export-html` for compare): the page's path.
@@ -294,6 +310,55 @@ fn compare_overlay_reads_at_1400_and_420_px() {
     }
 }
 
+/// `--by date` over the field's three timer runs, started 04:12:55 to 04:14:06: each
+/// scenario's trend reads at both widths, its time axis ticked in clock times of those two
+/// minutes (it was 01:15 to 02:15 with "30000.0" ticks for runs 01:45 to 01:47), p99 and
+/// max on their log axis with the largest of each written in the legend.
+fn trend_reads_at_1400_and_420_px() {
+    let browser = chromium().expect("checked before");
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        field("spikes.json"),
+        field("idle.json"),
+        field("loaded.json"),
+    ];
+    let mut args = vec!["report"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["--by", "date"]);
+    let html = page(dir.path(), "trend.html", &args);
+    let clock = regex::Regex::new(r"^04:1[2-4](:[0-5][05])?$").unwrap();
+    for width in [1400, 420] {
+        let m = measure(browser, &html, width);
+        let what = format!("--by date at {width} px");
+        check_common(&m, &what);
+        let ticks: Vec<&str> = m["texts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["cls"] == "tick-x")
+            .map(|t| t["text"].as_str().unwrap())
+            .collect();
+        // The trends' time ticks (the histograms beside them tick in µs).
+        let times: Vec<&&str> = ticks.iter().filter(|t| t.contains(':')).collect();
+        assert!(times.len() >= 6, "{what}: time ticks {ticks:?}");
+        assert!(
+            times.iter().all(|t| clock.is_match(t)),
+            "{what}: x ticks not clock times of the runs' two minutes: {times:?}"
+        );
+        let bare = |t: &&&str| {
+            t.parse::<f64>()
+                .is_ok_and(|v| v >= 1000.0 || t.contains('.'))
+        };
+        assert!(
+            !ticks.iter().any(|t| bare(&t)),
+            "{what}: a bare number of seconds as a tick: {ticks:?}"
+        );
+        for text in ["max — largest 14.51 ms", "p99 — largest 53.15 µs"] {
+            assert!(text_shown(&m, text), "{what}: {text:?} not on the screen");
+        }
+    }
+}
+
 fn no_chromium() -> Option<String> {
     chromium().is_none().then(|| {
         "chromium not installed (apt-get install chromium): pictures not checked in a browser"
@@ -315,6 +380,10 @@ pub fn cases() -> Vec<common::Case> {
         case(
             "compare_overlay_reads_at_1400_and_420_px",
             compare_overlay_reads_at_1400_and_420_px,
+        ),
+        case(
+            "trend_reads_at_1400_and_420_px",
+            trend_reads_at_1400_and_420_px,
         ),
     ]
     .into_iter()
