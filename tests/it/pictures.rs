@@ -62,13 +62,26 @@ addEventListener('load', () => {
 });
 </script>"#;
 
-/// The page measured `width` px wide: in a frame that wide, as headless chromium never
-/// makes its window narrower than 500 px (a 420 px window measured 500).
+/// The page measured `width` px wide.
 fn measure(browser: &str, page: &Path, width: u32) -> Value {
+    let json = framed_probe(browser, page, PROBE, width);
+    let m: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let seen = m["width"].as_f64().unwrap();
+    assert!(
+        seen <= f64::from(width) && seen >= f64::from(width) - 20.0,
+        "measured {seen} px wide, not {width}"
+    );
+    m
+}
+
+/// What `probe` (a script putting a `<pre id="probe">` of JSON into its parent page) found
+/// on `page` shown `width` px wide: in a frame that wide, as headless chromium never makes
+/// its window narrower than 500 px (a 420 px window measured 500).
+pub(crate) fn framed_probe(browser: &str, page: &Path, probe: &str, width: u32) -> String {
     let dir = tempfile::tempdir().unwrap();
     let html = std::fs::read_to_string(page).unwrap();
     let probed = dir.path().join("probed.html");
-    std::fs::write(&probed, html.replace("</body>", &format!("{PROBE}</body>"))).unwrap();
+    std::fs::write(&probed, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
     let framed = dir.path().join("framed.html");
     let frame = format!(
         "<!doctype html><body style=\"margin:0\"><iframe src=\"probed.html\" \
@@ -85,18 +98,11 @@ fn measure(browser: &str, page: &Path, width: u32) -> Value {
     let dom = String::from_utf8_lossy(&out.stdout);
     let start = dom.find("<pre id=\"probe\">").expect("the probe ran") + 16;
     let end = start + dom[start..].find("</pre>").unwrap();
-    let json = dom[start..end]
+    dom[start..end]
         .replace("&quot;", "\"")
         .replace("&lt;", "<")
         .replace("&gt;", ">")
-        .replace("&amp;", "&");
-    let m: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
-    let seen = m["width"].as_f64().unwrap();
-    assert!(
-        seen <= f64::from(width) && seen >= f64::from(width) - 20.0,
-        "measured {seen} px wide, not {width}"
-    );
-    m
+        .replace("&amp;", "&")
 }
 
 /// `latscope ARGS -o DIR/NAME` (or `--export-html` for compare): the page's path.
