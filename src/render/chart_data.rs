@@ -1,5 +1,5 @@
 //! The numbers behind each chart of the HTML page as table rows (header, rows), for the
-//! closed `<details>` table under it (`escape::figure_with_data`): a screen reader, a
+//! closed `<details>` table under it (`figure::charts_figure`): a screen reader, a
 //! colour-blind reader or a script reads them instead of the picture.
 
 use super::histogram::HistogramLine;

@@ -87,6 +87,60 @@ fn marked<'a, CT: CoordTranslate<From = (f64, f64)>>(
     Ok(())
 }
 
+/// The i-th series' marker drawn at pixel `(x, y)` in colour `hex` as SVG (legends drawn
+/// beside the chart): the shapes `marked` draws through plotters, at the same sizes.
+pub fn marker_svg(i: usize, (x, y): (f64, f64), hex: &str) -> String {
+    let filled = format!("fill=\"{hex}\" stroke=\"none\"");
+    let hollow = format!("fill=\"none\" stroke=\"{hex}\" stroke-width=\"2\"");
+    let triangle = |style: &str| {
+        let pts: Vec<String> = [-90f64, -210.0, -330.0]
+            .iter()
+            .map(|d| {
+                let r = d.to_radians();
+                format!("{:.1},{:.1}", x + 5.0 * r.cos(), y + 5.0 * r.sin())
+            })
+            .collect();
+        format!("<polygon points=\"{}\" {style}/>", pts.join(" "))
+    };
+    let square = |style: &str| {
+        format!(
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"8\" height=\"8\" {style}/>",
+            x - 4.0,
+            y - 4.0
+        )
+    };
+    match i % SHAPES.len() {
+        0 => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4\" {filled}/>"),
+        1 => triangle(&filled),
+        2 => square(&filled),
+        3 => format!(
+            "<path d=\"M{:.1},{:.1}L{:.1},{:.1}M{:.1},{:.1}L{:.1},{:.1}\" {hollow}/>",
+            x - 4.0,
+            y - 4.0,
+            x + 4.0,
+            y + 4.0,
+            x - 4.0,
+            y + 4.0,
+            x + 4.0,
+            y - 4.0
+        ),
+        4 => format!(
+            "<polygon points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" {filled}/>",
+            x,
+            y - 5.0,
+            x + 5.0,
+            y,
+            x,
+            y + 5.0,
+            x - 5.0,
+            y
+        ),
+        5 => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4\" {hollow}/>"),
+        6 => triangle(&hollow),
+        _ => square(&hollow),
+    }
+}
+
 /// The fill patterns: white marks over the colour (bars after the first take them in
 /// order; other charts name one by its index, see `pattern_rects`).
 pub const PATTERNS: [&str; 7] = [
@@ -154,8 +208,9 @@ pub fn pattern_rects(svg: &str, fills: &[PatternFill]) -> String {
 }
 
 /// Fills the bars (and legend boxes) of series 1.. in `svg` with their patterns, outlined
-/// in their colour; series 0 stays solid. `colors[i]` is the i-th series' colour.
-pub fn pattern_bars(svg: &str, colors: &[RGBColor]) -> String {
+/// in their colour; series 0 stays solid. `colors[i]` is the i-th series' colour; the
+/// patterns' ids start with `prefix`.
+pub fn pattern_bars(svg: &str, colors: &[RGBColor], prefix: &str) -> String {
     // Beyond the palette a colour repeats: those series stay as their first.
     let fills: Vec<PatternFill> = colors
         .iter()
@@ -163,7 +218,7 @@ pub fn pattern_bars(svg: &str, colors: &[RGBColor]) -> String {
         .skip(1)
         .take(PATTERNS.len())
         .map(|(i, &color)| PatternFill {
-            id: format!("latscope-bars-{i}"),
+            id: format!("{prefix}-{i}"),
             color,
             pattern: i - 1,
         })
@@ -184,7 +239,10 @@ pub fn svg_attr<'a>(tag: &'a str, name: &str) -> &'a str {
 
 #[cfg(test)]
 mod tests {
-    use crate::render::plots::{category_svg, color, timeline_svg, Style};
+    use crate::render::canvas::WIDE;
+    use crate::render::category::{category_svg, Categories, Style};
+    use crate::render::plots::color;
+    use crate::render::timeline::timeline_svg;
 
     /// The elements (tag names) drawn in `hex`'s colour, fill or stroke, sorted.
     fn tags_of(svg: &str, hex: &str) -> Vec<String> {
@@ -213,7 +271,7 @@ mod tests {
             ("CPU 1".to_string(), &b[..]),
             ("CPU 2".to_string(), &c[..]),
         ];
-        let svg = timeline_svg("t", &lines, None).unwrap();
+        let svg = timeline_svg("t", &lines, None, WIDE).unwrap();
         let shapes: Vec<Vec<String>> = (0..3).map(|i| tags_of(&svg, &hex(i))).collect();
         assert_eq!(shapes[0], ["circle"], "{svg}");
         assert_eq!(shapes[1], ["polygon"], "a triangle: {svg}");
@@ -226,7 +284,16 @@ mod tests {
         let series: Vec<(String, Vec<Option<f64>>)> = (0..3)
             .map(|i| (format!("s{i}"), vec![Some(10.0 + i as f64), Some(20.0)]))
             .collect();
-        let svg = category_svg(Style::Bars, "t", "load", "µs", &cats, &series).unwrap();
+        let cat = Categories {
+            style: Style::Bars,
+            title: "t",
+            x_desc: "load",
+            y_desc: "µs",
+            categories: &cats,
+            series: &series,
+            latency: true,
+        };
+        let svg = category_svg(&cat, WIDE).unwrap();
         let fills: Vec<String> = svg
             .lines()
             .filter(|l| l.starts_with("<rect") && l.contains(" fill=\"url(#"))

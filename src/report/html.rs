@@ -7,9 +7,9 @@
 
 use super::html_trace::trace_section;
 use super::Reporter;
-use crate::render::escape::figure_with_data;
+use crate::render::category::{self, Categories, Style};
+use crate::render::figure::charts_figure;
 use crate::render::histogram::HistogramLine;
-use crate::render::plots;
 use crate::result::limits::{thread_failures, Limit};
 use crate::result::{metric_label, Metric, ProbeKind, Run, Scenario};
 use crate::stats::Stat;
@@ -41,8 +41,9 @@ const TABLE_STATS: [Stat; 11] = [
 
 fn stat_cell(th: &crate::result::ThreadResult, stat: Stat, failed: bool) -> String {
     let class = if failed { "num fail" } else { "num" };
+    let label = esc(&stat.header("µs"));
     if super::stat_unknown(th, stat) {
-        return format!("<td class=\"{class}\">–</td>");
+        return format!("<td class=\"{class}\" data-label=\"{label}\">–</td>");
     }
     let v = th.summary.stat(stat);
     let text = if stat.is_count() {
@@ -50,12 +51,14 @@ fn stat_cell(th: &crate::result::ThreadResult, stat: Stat, failed: bool) -> Stri
     } else {
         format!("{:.2}", v / 1e3)
     };
-    format!("<td class=\"{class}\">{text}</td>")
+    format!("<td class=\"{class}\" data-label=\"{label}\">{text}</td>")
 }
 
-/// The summary table of one scenario; cells failing a limit are marked.
+/// The summary table of one scenario (a card per CPU on a phone); cells failing a limit
+/// are marked.
 pub fn summary_table(sc: &Scenario, limits: &[Limit]) -> String {
-    let mut out = String::from("<table>\n<tr><th>CPU</th><th>method</th><th>samples</th>");
+    let mut out =
+        String::from("<table class=\"cards\">\n<tr><th>CPU</th><th>method</th><th>samples</th>");
     for s in TABLE_STATS {
         let _ = write!(out, "<th>{}</th>", s.header("µs"));
     }
@@ -66,7 +69,8 @@ pub fn summary_table(sc: &Scenario, limits: &[Limit]) -> String {
         let method = metric_label(&th.method, th.metric) + partial;
         let _ = write!(
             out,
-            "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>",
+            "<tr><td class=\"num\" data-label=\"CPU\">{}</td><td data-label=\"method\">{}</td>\
+<td class=\"num\" data-label=\"samples\">{}</td>",
             th.cpu,
             esc(&method),
             th.summary.samples
@@ -176,20 +180,16 @@ fn scenario_figures(out: &mut String, sc: &Scenario) -> anyhow::Result<()> {
     if lines.is_empty() {
         out.push_str("<p class=\"note\">No histogram was recorded for this scenario.</p>\n");
     } else {
-        let (svg, note) = crate::render::histogram::histogram_svg(
-            &format!("{} — latency histogram", sc.name),
-            &lines,
-            deadline,
-        )?;
-        let mut caption =
-            "Samples per latency bin, logarithmic count axis, one line per CPU.".to_string();
-        if let Some(n) = note {
-            caption.push(' ');
-            caption.push_str(&n);
-            caption.push('.');
-        }
-        let (header, rows) = crate::render::chart_data::histogram(&lines);
-        out.push_str(&figure_with_data(&svg, &caption, &header, &rows));
+        let d = crate::render::histogram::Distribution {
+            name: sc.name.clone(),
+            lines: &lines,
+            deadline_ns: deadline,
+        };
+        let caption = "The latency histogram, one line per CPU: every sample on a log latency \
+axis (bins 12 % wide), then the body on a linear axis in whole-µs bins, as OSADL draws it, \
+cut where the samples thin out; the samples beyond it are marked in the strip under it and \
+listed here.";
+        out.push_str(&crate::render::figure::distribution(&d, caption)?);
     }
     let series: Vec<(String, &[u64])> = sc
         .threads
@@ -198,18 +198,17 @@ fn scenario_figures(out: &mut String, sc: &Scenario) -> anyhow::Result<()> {
         .map(|t| (thread_label(t), t.per_second_max_ns.as_slice()))
         .collect();
     if !series.is_empty() {
-        let svg = plots::timeline_svg(
-            &format!("{} — largest latency per second", sc.name),
-            &series,
-            deadline,
-        )?;
+        let title = format!("{} — largest latency per second", sc.name);
+        let chart = crate::render::figure::Chart::drawn(&title, |c| {
+            crate::render::timeline::timeline_svg(&title, &series, deadline, c)
+        })?;
         let (header, rows) = crate::render::chart_data::per_second(&series);
         let seconds = series.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
-        let caption = match plots::timeline_step(seconds) {
-            1 => "The largest latency of each second of the run.".to_string(),
-            step => format!("The largest latency of each {step} seconds of the run (one mark per {step} seconds: the chart shows at most {} per CPU).", plots::TIMELINE_MARKS),
+        let caption = match crate::render::timeline::timeline_step(seconds) {
+            1 => "The largest latency of each second of the run (log axis).".to_string(),
+            step => format!("The largest latency of each {step} seconds of the run (log axis; one mark per {step} seconds: the chart shows at most {} per CPU).", crate::render::timeline::TIMELINE_MARKS),
         };
-        out.push_str(&figure_with_data(&svg, &caption, &header, &rows));
+        out.push_str(&charts_figure(&[chart], &caption, &[], &header, &rows));
     }
     Ok(())
 }
@@ -300,7 +299,7 @@ fn worst(sc: &Scenario, stat: Stat) -> Option<f64> {
 /// lines for wake-competitors, grouped bars for rt-cost and irq-response) and notes.
 fn study_section(run: &Run, info: &crate::result::SuiteInfo) -> anyhow::Result<String> {
     let view = super::study::study_view(run, info, false);
-    let mut out = String::from("<section class=\"study\">\n");
+    let mut out = String::from("<section class=\"study\" id=\"study\">\n");
     let _ = writeln!(out, "<h2>{}</h2>", esc(&info.title));
     for t in &view.tables {
         if !t.title.is_empty() {
@@ -313,21 +312,22 @@ fn study_section(run: &Run, info: &crate::result::SuiteInfo) -> anyhow::Result<S
     }
     for chart in &view.charts {
         let style = if chart.lines {
-            plots::Style::Lines
+            Style::Lines
         } else {
-            plots::Style::Bars
+            Style::Bars
         };
-        let svg = plots::category_svg(
+        let drawn = category::chart(&Categories {
             style,
-            &chart.title,
-            &chart.x_desc,
-            &chart.y_desc,
-            &chart.categories,
-            &chart.series,
-        )?;
+            title: &chart.title,
+            x_desc: &chart.x_desc,
+            y_desc: &chart.y_desc,
+            categories: &chart.categories,
+            series: &chart.series,
+            latency: chart.y_desc.contains("µs"),
+        })?;
         let (header, rows) =
             crate::render::chart_data::categories(&chart.x_desc, &chart.categories, &chart.series);
-        out.push_str(&figure_with_data(&svg, &chart.title, &header, &rows));
+        out.push_str(&charts_figure(&[drawn], &chart.title, &[], &header, &rows));
     }
     out.push_str("</section>\n");
     Ok(out)
@@ -371,7 +371,7 @@ fn suite_charts(probe: ProbeKind, scenarios: &[&Scenario]) -> anyhow::Result<Str
         .collect();
     let (x_dim, categories, keys) = chart_axes(scenarios, &dims, &varying);
     let mut out = format!(
-        "<section class=\"suite\">\n<h2>Across {} scenarios</h2>\n",
+        "<section class=\"suite\" id=\"across-{0}\">\n<h2>Across {0} scenarios</h2>\n",
         esc(probe.name())
     );
     let _ = writeln!(
@@ -400,17 +400,19 @@ fn suite_charts(probe: ProbeKind, scenarios: &[&Scenario]) -> anyhow::Result<Str
                 *slot = Some(slot.map_or(v / 1e3, |o: f64| o.max(v / 1e3)));
             }
         }
-        let svg = plots::category_svg(
-            plots::Style::Bars,
-            &format!("{probe}: {stat} latency per {x_dim}"),
-            x_dim,
-            &format!("{stat} (µs)"),
-            &categories,
-            &series,
-        )?;
+        let title = format!("{probe}: {stat} latency per {x_dim}");
+        let drawn = category::chart(&Categories {
+            style: Style::Bars,
+            title: &title,
+            x_desc: x_dim,
+            y_desc: &stat.to_string(),
+            categories: &categories,
+            series: &series,
+            latency: true,
+        })?;
         let (header, rows) = crate::render::chart_data::categories(x_dim, &categories, &series);
         let caption = format!("{stat} of the worst CPU per scenario (µs).");
-        out.push_str(&figure_with_data(&svg, &caption, &header, &rows));
+        out.push_str(&charts_figure(&[drawn], &caption, &[], &header, &rows));
     }
     out.push_str("</section>\n");
     Ok(out)
@@ -498,21 +500,23 @@ fn wake_section(run: &Run) -> anyhow::Result<String> {
                 (stat.to_string(), values)
             })
             .collect();
-        let svg = plots::category_svg(
-            plots::Style::Lines,
-            &format!("wake {method}: response against competitors"),
-            "competing tasks",
-            "response (µs)",
-            &categories,
-            &series,
-        )?;
+        let title = format!("wake {method}: response against competitors");
+        let drawn = category::chart(&Categories {
+            style: Style::Lines,
+            title: &title,
+            x_desc: "competing tasks",
+            y_desc: "response",
+            categories: &categories,
+            series: &series,
+            latency: true,
+        })?;
         if out.is_empty() {
             out.push_str("<section id=\"wake\">\n<h2>Response against competitors</h2>\n");
         }
         let (header, rows) =
             crate::render::chart_data::categories("competing tasks", &categories, &series);
         let caption = "Response-time percentiles (worst CPU, µs) per number of competing tasks.";
-        out.push_str(&figure_with_data(&svg, caption, &header, &rows));
+        out.push_str(&charts_figure(&[drawn], caption, &[], &header, &rows));
     }
     if !out.is_empty() {
         out.push_str("</section>\n");

@@ -1,7 +1,8 @@
 //! The HTML report's `--trace` section (split parts per thread, spikes, cause summary, the
 //! worst spike's timeline), in a file of its own to keep html.rs readable.
 
-use crate::render::escape::{esc, figure};
+use crate::render::escape::esc;
+use crate::render::figure::{charts_figure, Chart};
 use crate::result::Scenario;
 use crate::units::human_ns;
 use std::fmt::Write;
@@ -32,13 +33,16 @@ pub fn trace_section(
     trace_parts(&mut out, t);
     trace_causes(&mut out, t);
     if !t.worst_spike_spans.is_empty() {
-        let svg = super::spike_timeline::spike_timeline_svg(
-            &format!("{} — the worst spike", sc.name),
-            &t.worst_spike_spans,
-        )?;
-        out.push_str(&figure(
-            &svg,
+        let title = format!("{} — the worst spike", sc.name);
+        let chart = Chart::drawn(&title, |c| {
+            super::spike_timeline::spike_timeline_svg(&title, &t.worst_spike_spans, c)
+        })?;
+        out.push_str(&charts_figure(
+            &[chart],
             "One lane per traced CPU: tasks low in the lane (idle light grey; the others a colour and fill each), IRQ handlers (cross-hatched) and softirqs (striped) high; the dashed black line is the deadline (or the gap's start), the solid blue one the switch-in.",
+            &[],
+            &[],
+            &[],
         ));
     }
     if !t.worst_spike_events.is_empty() {

@@ -2,11 +2,13 @@
 //! (task, idle, IRQ handler, softirq) differs by more than colour: its band in the lane
 //! and its fill pattern, the legend alike; the deadline dashed, the switch-in solid.
 
+use crate::render::canvas::Canvas;
 use crate::render::plot_marks::{pattern_rects, PatternFill};
 use crate::render::plots::{
     axis_number, chart_builder, color, deadline_style, draw_legend, with_svg,
 };
 use crate::result::trace::TimelineSpan;
+use anyhow::Result;
 use plotters::prelude::*;
 
 /// IRQ handlers: vermillion, cross-hatched (pattern 4), high in the lane.
@@ -126,22 +128,18 @@ fn legend_entries(kinds: &[Option<Kind>], tasks: &[String]) -> Vec<(String, Kind
 /// The worst `--trace` spike as a timeline: one lane per CPU; IRQs and softirqs high in
 /// the lane, tasks low, each kind (and task) its own colour and fill pattern; the deadline
 /// and the switch-in as vertical lines. Times in µs from the window's start.
-pub fn spike_timeline_svg(title: &str, spans: &[TimelineSpan]) -> anyhow::Result<String> {
+pub fn spike_timeline_svg(title: &str, spans: &[TimelineSpan], c: Canvas) -> Result<String> {
     let lanes = span_lanes(spans);
     let t0 = spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
-    let t1 = spans
-        .iter()
-        .map(|s| s.end_ns)
-        .max()
-        .unwrap_or(t0 + 1)
-        .max(t0 + 1);
+    let t1 = spans.iter().map(|s| s.end_ns).max().unwrap_or(t0 + 1);
+    let t1 = t1.max(t0 + 1);
     let x = |ns: u64| (ns.saturating_sub(t0)) as f64 / 1e3;
     let x_max = x(t1) * 1.02;
     let lane_count = lanes.len().max(1) as f64;
     let (kinds, tasks) = kinds(spans);
     let legend = legend_entries(&kinds, &tasks);
     let headroom = legend_headroom(2 + legend.len(), lane_count);
-    let svg = with_svg(|root| {
+    let svg = with_svg(c, |root| {
         let mut chart = chart_builder(root, title)
             .build_cartesian_2d(0f64..x_max, 0f64..lane_count + headroom)?;
         chart
@@ -272,7 +270,7 @@ mod tests {
             span(1, 80, 100, "task", "latscope-cpu1/99"),
             span(0, 0, 100, "task", "swapper/0/0"),
         ];
-        let svg = spike_timeline_svg("t", &spans).unwrap();
+        let svg = spike_timeline_svg("t", &spans, crate::render::canvas::WIDE).unwrap();
         // Each kind drawn (its span(s)) and named in the legend with the same fill.
         let hexed = |c: RGBColor| crate::render::plot_marks::hex(c);
         let idle = format!("fill=\"{}\" stroke=\"none\"", hexed(IDLE));

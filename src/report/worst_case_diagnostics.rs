@@ -3,11 +3,11 @@
 //! its 95 % band and the chosen threshold marked) and the 10⁻⁶ estimate against the number
 //! of samples, so a reader judges the threshold and sees whether the estimate settled.
 
-use crate::render::escape::esc;
+use crate::render::canvas::Canvas;
+use crate::render::figure::{charts_figure, Chart};
 use crate::render::plots::{axis_number, chart_builder, color, draw_legend, with_svg};
 use crate::stats::worst_case::{Convergence, WorstCase};
 use plotters::prelude::*;
-use std::fmt::Write;
 
 fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values
@@ -30,7 +30,7 @@ struct Panel<'a> {
     threshold_ns: Option<u64>,
 }
 
-fn panel_svg(p: &Panel) -> anyhow::Result<String> {
+fn panel_svg(p: &Panel, c: Canvas) -> anyhow::Result<String> {
     let x = |r: &[f64; 4]| r[0] / 1e3;
     let (x0, x1) = range(p.rows.iter().map(x));
     let (y0, y1) = range(
@@ -39,7 +39,7 @@ fn panel_svg(p: &Panel) -> anyhow::Result<String> {
             .flat_map(|r| [r[2], r[3]])
             .map(|v| v / p.scale_y),
     );
-    with_svg(|root| {
+    with_svg(c, |root| {
         let mut chart = chart_builder(root, &p.title).build_cartesian_2d(x0..x1, y0..y1)?;
         chart
             .configure_mesh()
@@ -80,7 +80,7 @@ fn panel_svg(p: &Panel) -> anyhow::Result<String> {
 
 /// The 10⁻⁶ estimate (µs) against the samples it is made from, with its interval; points
 /// without an estimate are named in the caption.
-pub fn convergence_svg(title: &str, points: &[Convergence]) -> anyhow::Result<String> {
+pub fn convergence_svg(title: &str, points: &[Convergence], c: Canvas) -> anyhow::Result<String> {
     let usable: Vec<&Convergence> = points.iter().filter(|c| c.value_ns.is_some()).collect();
     let ends = |c: &Convergence| {
         let v = c.value_ns.unwrap_or(0) as f64;
@@ -93,7 +93,7 @@ pub fn convergence_svg(title: &str, points: &[Convergence]) -> anyhow::Result<St
         let (_, lo, hi) = ends(c);
         [lo, hi]
     }));
-    with_svg(|root| {
+    with_svg(c, |root| {
         let mut chart = chart_builder(root, title).build_cartesian_2d(x0..x1, y0..y1)?;
         chart
             .configure_mesh()
@@ -121,12 +121,11 @@ pub fn convergence_svg(title: &str, points: &[Convergence]) -> anyhow::Result<St
     })
 }
 
-fn figure(out: &mut String, svg: &str, caption: &str) {
-    let _ = writeln!(
-        out,
-        "<figure>\n{svg}\n<figcaption class=\"note\">{}</figcaption>\n</figure>",
-        esc(caption)
-    );
+/// A panel at both sizes (screen and phone) under its caption.
+fn panel_figure(out: &mut String, p: &Panel, caption: &str) -> anyhow::Result<()> {
+    let chart = Chart::drawn(&p.title, |c| panel_svg(p, c))?;
+    out.push_str(&charts_figure(&[chart], caption, &[], &[], &[]));
+    Ok(())
 }
 
 /// The threshold diagnostics and the convergence of one thread's estimate (empty without
@@ -135,14 +134,14 @@ pub fn part(title: &str, wc: &WorstCase) -> anyhow::Result<String> {
     let mut out = String::new();
     let threshold = wc.fit.as_ref().and_then(|f| f.threshold_ns);
     if let Some(plot) = wc.plot.as_ref().filter(|p| !p.mrl.is_empty()) {
-        let svg = panel_svg(&Panel {
+        let mrl = Panel {
             title: format!("Mean residual life: {title}"),
             y_desc: "mean excess (µs)",
             rows: plot.mrl.clone(),
             scale_y: 1e3,
             threshold_ns: threshold,
-        })?;
-        figure(&mut out, &svg, "Above a threshold where the GPD holds, the mean excess is a straight line in the threshold.");
+        };
+        panel_figure(&mut out, &mrl, "Above a threshold where the GPD holds, the mean excess is a straight line in the threshold.")?;
     }
     if let Some(plot) = wc.plot.as_ref().filter(|p| !p.stability.is_empty()) {
         let pick = |a: usize| {
@@ -159,7 +158,7 @@ pub fn part(title: &str, wc: &WorstCase) -> anyhow::Result<String> {
             threshold_ns: threshold,
         };
         let caption = "Above a threshold where the GPD holds, ξ and the modified scale σ* = σ − ξ·threshold stay constant within their bands.";
-        figure(&mut out, &panel_svg(&xi)?, caption);
+        panel_figure(&mut out, &xi, caption)?;
         let star = Panel {
             title: format!("Modified scale σ* against the threshold: {title}"),
             y_desc: "σ* (µs)",
@@ -167,13 +166,11 @@ pub fn part(title: &str, wc: &WorstCase) -> anyhow::Result<String> {
             scale_y: 1e3,
             threshold_ns: threshold,
         };
-        figure(&mut out, &panel_svg(&star)?, caption);
+        panel_figure(&mut out, &star, caption)?;
     }
     if wc.convergence.len() >= 2 {
-        let svg = convergence_svg(
-            &format!("The 10⁻⁶ estimate against the samples: {title}"),
-            &wc.convergence,
-        )?;
+        let name = format!("The 10⁻⁶ estimate against the samples: {title}");
+        let chart = Chart::drawn(&name, |c| convergence_svg(&name, &wc.convergence, c))?;
         let missing: Vec<String> = wc
             .convergence
             .iter()
@@ -184,7 +181,7 @@ pub fn part(title: &str, wc: &WorstCase) -> anyhow::Result<String> {
         if !missing.is_empty() {
             caption.push_str(&format!(" No estimate from {}.", missing.join("; ")));
         }
-        figure(&mut out, &svg, &caption);
+        out.push_str(&charts_figure(&[chart], &caption, &[], &[], &[]));
     }
     Ok(out)
 }

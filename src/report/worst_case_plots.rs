@@ -3,7 +3,9 @@
 //! curve with its 95 % band and the observed tail) and the QQ plot of the fit, then the
 //! diagnostics (worst_case_diagnostics.rs).
 
+use crate::render::canvas::Canvas;
 use crate::render::escape::esc;
+use crate::render::figure::{charts_figure, Chart};
 use crate::render::plots::{axis_number, chart_builder, color, draw_legend, with_svg};
 use crate::result::Scenario;
 use crate::stats::worst_case::{Plot, WorstCase};
@@ -20,7 +22,7 @@ fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
 }
 
 /// Return levels: x = −log₁₀ p, y = µs; the curve, its band (dashed) and observed points.
-pub fn return_level_svg(title: &str, plot: &Plot) -> anyhow::Result<String> {
+pub fn return_level_svg(title: &str, plot: &Plot, c: Canvas) -> anyhow::Result<String> {
     let x = |p: f64| -p.log10();
     let (x0, x1) = range(
         plot.curve
@@ -35,7 +37,7 @@ pub fn return_level_svg(title: &str, plot: &Plot) -> anyhow::Result<String> {
             .chain(plot.observed.iter().map(|o| o[1]))
             .map(|v| v / 1e3),
     );
-    with_svg(|root| {
+    with_svg(c, |root| {
         let mut chart = chart_builder(root, title).build_cartesian_2d(x0..x1, y0..y1)?;
         chart
             .configure_mesh()
@@ -74,9 +76,9 @@ pub fn return_level_svg(title: &str, plot: &Plot) -> anyhow::Result<String> {
 }
 
 /// QQ: the fit's quantile against the observed value (µs), with the diagonal.
-pub fn qq_svg(title: &str, plot: &Plot) -> anyhow::Result<String> {
+pub fn qq_svg(title: &str, plot: &Plot, c: Canvas) -> anyhow::Result<String> {
     let (lo, hi) = range(plot.qq.iter().flat_map(|q| [q[0], q[1]]).map(|v| v / 1e3));
-    with_svg(|root| {
+    with_svg(c, |root| {
         let mut chart = chart_builder(root, title).build_cartesian_2d(lo..hi, lo..hi)?;
         chart
             .configure_mesh()
@@ -101,17 +103,15 @@ pub fn thread_part(title: &str, wc: &WorstCase, period: Option<u64>) -> anyhow::
     let text = super::worst_case::render_one(title, wc, period, false);
     let _ = writeln!(out, "<pre>{}</pre>", esc(&text));
     if let Some(plot) = wc.plot.as_ref().filter(|p| !p.curve.is_empty()) {
-        let svg = return_level_svg(&format!("Return levels: {title}"), plot)?;
-        let _ = writeln!(out, "<figure>\n{svg}\n</figure>");
+        let name = format!("Return levels: {title}");
+        let chart = Chart::drawn(&name, |c| return_level_svg(&name, plot, c))?;
+        out.push_str(&charts_figure(&[chart], &name, &[], &[], &[]));
     }
     match wc.plot.as_ref().filter(|p| !p.qq.is_empty()) {
         Some(plot) => {
-            let svg = qq_svg(&format!("QQ plot of the fit: {title}"), plot)?;
-            let _ = writeln!(
-                out,
-                "<figure>\n{svg}\n<figcaption class=\"note\">{}</figcaption>\n</figure>",
-                esc(&qq_caption(wc))
-            );
+            let name = format!("QQ plot of the fit: {title}");
+            let chart = Chart::drawn(&name, |c| qq_svg(&name, plot, c))?;
+            out.push_str(&charts_figure(&[chart], &qq_caption(wc), &[], &[], &[]));
         }
         None if wc.refused.is_some() && wc.fit.is_none() => {
             let _ = writeln!(
@@ -179,8 +179,8 @@ mod tests {
         assert!(wc.usable(), "{:?}", wc.refused);
         let html = super::thread_part("CPU 1", &wc, Some(1_000_000)).unwrap();
         // Return levels, QQ, mean residual life, ξ and σ* against the threshold, and the
-        // estimate against the samples.
-        assert_eq!(html.matches("<svg").count(), 6, "{html}");
+        // estimate against the samples, each at both sizes (screen and phone).
+        assert_eq!(html.matches("<svg").count(), 12, "{html}");
         for title in [
             "Return levels: CPU 1",
             "QQ plot of the fit",

@@ -163,7 +163,7 @@ fn rt_cost_compare_exports_the_table_to_markdown_and_html() {
         html.contains("<h2>RT cost</h2>"),
         "the HTML has the study's table"
     );
-    assert!(html.contains("<td class=\"num\">\u{2212}9.0 %</td>"));
+    assert!(html.contains("<td class=\"num\" data-label=\"change\">\u{2212}9.0 %</td>"));
 }
 
 fn two_runs_with_loads_show_the_throughput_change() {

@@ -35,6 +35,7 @@ mod noise;
 mod non_root;
 mod outputs;
 mod packaging;
+mod pictures;
 mod printed_units;
 mod raw_rows;
 mod readable;
@@ -84,6 +85,7 @@ fn main() {
         ("net", net::cases),
         ("noise", noise::cases),
         ("packaging", packaging::cases),
+        ("pictures", pictures::cases),
         ("non_root", non_root::cases),
         ("outputs", outputs::cases),
         ("printed_units", printed_units::cases),

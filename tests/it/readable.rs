@@ -5,7 +5,7 @@
 //! headings hold their own options.
 
 use crate::common;
-use crate::html_browser::{chromium, chromium_cmd};
+use crate::html_browser::chromium;
 use common::{case, fixture};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -147,27 +147,13 @@ addEventListener('load', () => {
   out.textContent = JSON.stringify({overflow: de.scrollWidth - de.clientWidth,
     min_text_px: min, min_text: minText, first: first, overlaps: overlaps,
     overlap: overlap});
-  document.body.appendChild(out);
+  // Measured in a frame of the width asked (pictures::framed_probe).
+  parent.document.body.appendChild(parent.document.importNode(out, true));
 });
 </script>"#;
 
 fn measure(browser: &str, page: &Path, width: u32) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let html = std::fs::read_to_string(page).unwrap();
-    let probed = dir.path().join("probed.html");
-    std::fs::write(&probed, html.replace("</body>", &format!("{PROBE}</body>"))).unwrap();
-    let out = chromium_cmd(browser, &dir.path().join("profile"))
-        .arg(format!("--window-size={width},1000"))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", probed.display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let start = dom.find("<pre id=\"probe\">").expect("the probe ran") + 16;
-    let end = start + dom[start..].find("</pre>").unwrap();
-    let json = dom[start..end]
-        .replace("&quot;", "\"")
-        .replace("&amp;", "&");
+    let json = crate::pictures::framed_probe(browser, page, PROBE, width);
     serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
 }
 
@@ -277,22 +263,19 @@ fn suite_page_has_contents_accessible_charts_and_fits_420_px() {
     }
     let charts = html.matches("<svg ").count();
     assert!(charts >= 5, "{charts} charts");
+    let count = |tag: &str| html.matches(tag).count();
     assert_eq!(
-        html.matches("<svg role=\"img\"").count(),
+        count("<svg role=\"img\""),
         charts,
         "an SVG without role=img"
     );
-    assert_eq!(
-        html.matches("<title>").count(),
-        charts + 1,
-        "an SVG without <title>"
+    assert_eq!(count("<title>"), charts + 1, "an SVG without <title>");
+    assert_eq!(count("<desc>"), charts, "an SVG without <desc>");
+    // Each chart drawn twice (screen and phone), its data once per figure.
+    assert!(
+        html.matches("<summary>The chart's data</summary>").count() + 1
+            >= html.matches("<figure>").count()
     );
-    assert_eq!(
-        html.matches("<desc>").count(),
-        charts,
-        "an SVG without <desc>"
-    );
-    assert!(html.matches("<summary>The chart's data</summary>").count() >= charts - 1);
     assert!(
         html.contains("stroke-dasharray"),
         "lines differ only by colour"

@@ -338,21 +338,20 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
                     .flatten()
                     .next()
                     .map(|(s, _)| s.params.deadline_ns);
-                let (svg, note) = crate::render::histogram::histogram_svg(
-                    &format!("{} — histograms overlaid", a.key.label()),
-                    &lines,
-                    deadline,
-                )?;
-                let _ = writeln!(
-                    body,
-                    "<figure>\n{svg}\n<figcaption class=\"note\">One line per run, logarithmic count axis.{}</figcaption>\n</figure>",
-                    note.map(|n| format!(" {}.", esc(&n))).unwrap_or_default()
-                );
+                let d = crate::render::histogram::Distribution {
+                    name: format!("{} — histograms overlaid", a.key.label()),
+                    lines: &lines,
+                    deadline_ns: deadline.filter(|&d| d > 0),
+                };
+                let caption = "One line per run: every sample on a log latency axis, then \
+the bodies on a linear axis in whole-µs bins, cut where the samples thin out; the samples \
+beyond are marked in the strip and listed here.";
+                body.push_str(&crate::render::figure::distribution(&d, caption)?);
             }
             let (header, rows) = table(cmp, row, self.in_ns);
-            body.push_str("<table>\n<tr>");
-            for h in header {
-                let _ = write!(body, "<th>{}</th>", esc(&h));
+            body.push_str("<table class=\"cards\">\n<tr>");
+            for h in &header {
+                let _ = write!(body, "<th>{}</th>", esc(h));
             }
             body.push_str("</tr>\n");
             for r in rows {
@@ -364,7 +363,8 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
                 });
                 for (i, c) in r.iter().enumerate() {
                     let class = if i > 0 { " class=\"num\"" } else { "" };
-                    let _ = write!(body, "<td{class}>{}</td>", esc(c));
+                    let label = header.get(i).map_or(String::new(), |h| esc(h));
+                    let _ = write!(body, "<td{class} data-label=\"{label}\">{}</td>", esc(c));
                 }
                 body.push_str("</tr>\n");
             }

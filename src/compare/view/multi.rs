@@ -7,6 +7,7 @@ use crate::compare::multi::{started_epoch_s, Axis};
 use crate::compare::view::trend::trend_svg;
 use crate::compare::view::verdicts::verdict_lines;
 use crate::compare::{Aligned, Comparison};
+use crate::render::figure::Chart;
 use crate::result::stat_unknown;
 use crate::stats::Stat;
 use std::fmt::Write;
@@ -139,28 +140,33 @@ pub fn html_section(cmp: &Comparison, in_ns: bool) -> anyhow::Result<String> {
                 (s.to_string(), values)
             })
             .collect();
-        let (svg, caption) = match (&starts, axis) {
+        let title = a.key.label();
+        let (chart, caption) = match (&starts, axis) {
             (Some(starts), Axis::Date) => (
-                trend_svg(&a.key.label(), starts, &series)?,
+                Chart::drawn(&title, |c| trend_svg(&title, starts, &series, c))?,
                 "max and p99 over time (one point per run, OSADL style)",
             ),
             _ => (
-                crate::render::plots::category_svg(
-                    crate::render::plots::Style::Bars,
-                    &a.key.label(),
-                    axis.name(),
-                    "latency (µs)",
-                    &cmp.labels,
-                    &series,
-                )?,
+                crate::render::category::chart(&crate::render::category::Categories {
+                    style: crate::render::category::Style::Bars,
+                    title: &title,
+                    x_desc: axis.name(),
+                    y_desc: "latency",
+                    categories: &cmp.labels,
+                    series: &series,
+                    latency: true,
+                })?,
                 "p99 and max per column",
             ),
         };
-        let _ = writeln!(
-            out,
-            "<figure>\n{svg}\n<figcaption class=\"note\">{}: {caption}.</figcaption>\n</figure>",
-            esc(&a.key.label())
-        );
+        let caption = format!("{}: {caption}.", a.key.label());
+        out.push_str(&crate::render::figure::charts_figure(
+            &[chart],
+            &caption,
+            &[],
+            &[],
+            &[],
+        ));
     }
     out.push_str("</section>\n");
     Ok(out)

@@ -1,17 +1,21 @@
 //! The `--by date` trend chart: max and p99 of each run at the real time it started (UTC),
-//! on a time axis whose ticks read as clock times (`21:00`) with each day's date written
-//! once under them, or as dates when the runs span weeks (after OSADL's latency plots).
+//! on a time axis whose ticks read as clock times (`21:00`, `01:45:30` for runs minutes
+//! apart) with each day's date written once under them, or as dates when the runs span
+//! weeks (after OSADL's latency plots); latency on a log axis, so a max of seconds leaves
+//! the p99 readable.
 
+use crate::render::axis::{fitting, latency_label, log_ticks, nice_ceil, nice_floor};
+use crate::render::canvas::Canvas;
+use crate::render::frame::{self, Axes};
+use crate::render::legend::{Entry, Swatch};
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// Tick steps in seconds, the smallest that gives at most `MAX_TICKS` ticks is used. Every
-/// step under a day divides a day, so each midnight in range is a tick.
-const STEPS_S: [u64; 18] = [
-    60, 300, 600, 900, 1_800, 3_600, 7_200, 10_800, 21_600, 43_200, 86_400, 172_800, 604_800,
-    1_209_600, 2_419_200, 7_862_400, 15_724_800, 31_449_600,
+/// Tick steps in seconds, the smallest that gives at most the ticks the axis holds is used.
+/// Every step under a day divides a day, so each midnight in range is a tick.
+const STEPS_S: [u64; 21] = [
+    10, 15, 30, 60, 300, 600, 900, 1_800, 3_600, 7_200, 10_800, 21_600, 43_200, 86_400, 172_800,
+    604_800, 1_209_600, 2_419_200, 7_862_400, 15_724_800, 31_449_600,
 ];
-const MAX_TICKS: f64 = 8.0;
 const DAY_S: u64 = 86_400;
 
 /// `2026-11-23T21:15:00Z` of `epoch_s` (UTC).
@@ -25,17 +29,13 @@ pub fn date_text(epoch_s: u64) -> String {
     rfc3339(epoch_s)[..10].to_string()
 }
 
-/// The clock time (`21:15`) of `epoch_s`.
-fn clock_text(epoch_s: u64) -> String {
-    rfc3339(epoch_s)[11..16].to_string()
-}
-
-/// The x axis of a trend over `[x0, x1]` seconds: the step and the ticks (multiples of it).
-pub fn ticks(x0: f64, x1: f64) -> (u64, Vec<u64>) {
+/// The x axis of a trend over `[x0, x1]` seconds with at most `max_ticks` ticks: the step
+/// and the ticks (multiples of it).
+pub fn ticks_within(x0: f64, x1: f64, max_ticks: f64) -> (u64, Vec<u64>) {
     let span = (x1 - x0).max(1.0);
     let step = STEPS_S
         .into_iter()
-        .find(|&s| span / s as f64 <= MAX_TICKS)
+        .find(|&s| span / s as f64 <= max_ticks)
         .unwrap_or(STEPS_S[STEPS_S.len() - 1]);
     let first = (x0.max(0.0) as u64).div_ceil(step) * step;
     let ticks = (0..)
@@ -45,136 +45,126 @@ pub fn ticks(x0: f64, x1: f64) -> (u64, Vec<u64>) {
     (step, ticks)
 }
 
-/// A tick's label: the clock time for steps under a day, the date otherwise.
+/// A tick's label: the clock time (with seconds for steps under a minute) for steps under a
+/// day, the date otherwise.
 pub fn tick_label(step: u64, tick: u64) -> String {
-    if step < DAY_S {
-        clock_text(tick)
-    } else {
-        date_text(tick)
+    let text = rfc3339(tick);
+    match step {
+        s if s < 60 => text[11..19].to_string(),
+        s if s < DAY_S => text[11..16].to_string(),
+        _ => date_text(tick),
     }
 }
 
-/// Where each day in `[x0, x1]` gets its date written once (steps under a day): at its first
-/// tick, or at `x0` for a day that starts before the range and has no tick in it.
-pub fn day_marks(x0: f64, x1: f64, ticks: &[u64]) -> Vec<(f64, String)> {
-    let mut marks: Vec<(f64, String)> = Vec::new();
-    let first_day = x0.max(0.0) as u64 / DAY_S;
-    if ticks.first().is_none_or(|&t| t / DAY_S != first_day) {
-        marks.push((x0, date_text(first_day * DAY_S)));
-    }
-    for &t in ticks {
-        let date = date_text(t);
-        if marks.last().is_none_or(|m| m.1 != date) && t as f64 <= x1 {
-            marks.push((t as f64, date));
-        }
-    }
-    marks
+/// Each day in `[x0, x1]` (steps under a day): the part of the range it covers and its date,
+/// written once under the ticks.
+pub fn day_marks(x0: f64, x1: f64) -> Vec<(f64, f64, String)> {
+    let (d0, d1) = (x0.max(0.0) as u64 / DAY_S, x1.max(0.0) as u64 / DAY_S);
+    (d0..=d1)
+        .map(|d| {
+            let from = (d * DAY_S) as f64;
+            (
+                from.max(x0),
+                (from + DAY_S as f64).min(x1),
+                date_text(d * DAY_S),
+            )
+        })
+        .collect()
 }
 
-/// The range of the x axis: the runs' starts with a margin (at least 30 minutes).
-fn x_range(starts_s: &[f64]) -> (f64, f64) {
+/// The range of the x axis: the runs' starts with a margin (6 % of the span, at least 30 s;
+/// 5 minutes either side of a single run).
+pub fn x_range(starts_s: &[f64]) -> (f64, f64) {
     let (lo, hi) = starts_s
         .iter()
         .fold((f64::MAX, f64::MIN), |(l, h), &d| (l.min(d), h.max(d)));
-    let pad = ((hi - lo) * 0.06).max(1_800.0);
+    let pad = if hi - lo < 1.0 {
+        300.0
+    } else {
+        ((hi - lo) * 0.06).max(30.0)
+    };
     (lo - pad, hi + pad)
 }
 
 /// A trend chart: x = the runs' starts (seconds since the epoch, UTC), one line with
-/// markers per series (µs values; None: no point).
+/// markers per series (µs values; None: no point) on a log latency axis, so a max of
+/// seconds leaves a p99 of µs readable; each series' largest value in its legend entry.
 pub fn trend_svg(
     title: &str,
     starts_s: &[f64],
     series: &[(String, Vec<Option<f64>>)],
+    c: Canvas,
 ) -> anyhow::Result<String> {
     let (x0, x1) = x_range(starts_s);
-    let (step, tick_list) = ticks(x0, x1);
-    let y_max = series
+    let label_w = c.text_width("00:00:00", c.font);
+    let (step, tick_list) =
+        ticks_within(x0, x1, fitting(f64::from(c.width) - 120.0, label_w) as f64);
+    let values = || {
+        series
+            .iter()
+            .flat_map(|s| s.1.iter().flatten().copied())
+            .filter(|&v| v > 0.0)
+    };
+    let max = values().fold(1.0, f64::max);
+    let min = values().fold(max, f64::min);
+    let (y_lo, y_hi) = (nice_floor(min / 1.5), nice_ceil(max * 1.5));
+    let entries: Vec<Entry> = series
         .iter()
-        .flat_map(|s| s.1.iter().flatten().copied())
-        .fold(1.0f64, f64::max)
-        * 1.15;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (960, 400)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(64)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x0..x1, 0f64..y_max)?;
-        chart
-            .configure_mesh()
-            .x_labels(0)
-            .x_desc(if step < DAY_S {
-                "start of the run (UTC)"
-            } else {
-                "start of the run (UTC date)"
-            })
-            .y_desc("latency (µs)")
-            .y_label_formatter(&|v| format!("{v:.1}"))
-            .draw()?;
-        draw_time_axis(&root, &chart, (x0, x1), step, &tick_list)?;
-        for (i, (label, values)) in series.iter().enumerate() {
+        .enumerate()
+        .map(|(i, (name, v))| {
+            let top = v.iter().flatten().copied().fold(0.0, f64::max);
+            Entry {
+                swatch: Swatch::Line(i),
+                label: format!("{name} — largest {}", latency_label(top)),
+            }
+        })
+        .collect();
+    let head = frame::head_height(&c, title, &entries);
+    let axes = Axes {
+        x_ticks: tick_list
+            .iter()
+            .map(|&t| (t as f64, vec![tick_label(step, t)]))
+            .collect(),
+        x_groups: if step < DAY_S {
+            day_marks(x0, x1)
+        } else {
+            Vec::new()
+        },
+        y_ticks: log_ticks(y_lo, y_hi, 6)
+            .into_iter()
+            .map(|v| (v, latency_label(v)))
+            .collect(),
+        x_title: if step < DAY_S {
+            "start of the run (UTC)"
+        } else {
+            "start of the run (UTC date)"
+        }
+        .into(),
+        y_title: "latency (log axis)".into(),
+        x_centred: false,
+    };
+    let r = frame::plot_rect(&c, (0.0, f64::from(c.height)), head, &axes, 0.0);
+    frame::svg(&c, |root, layer| {
+        frame::draw_head(layer, &c, 0.0, title, &entries);
+        let area = frame::area(root, &c, r);
+        let mut chart =
+            ChartBuilder::on(&area).build_cartesian_2d(x0..x1, (y_lo..y_hi).log_scale())?;
+        let px = |x: f64| f64::from(chart.backend_coord(&(x, y_lo)).0);
+        let py = |y: f64| f64::from(chart.backend_coord(&(x0, y)).1);
+        frame::draw_axes(layer, &c, r, &axes, &px, &py);
+        for (i, (_, values)) in series.iter().enumerate() {
             let mut points: Vec<(f64, f64)> = starts_s
                 .iter()
                 .zip(values)
-                .filter_map(|(&d, v)| v.map(|v| (d, v)))
+                .filter_map(|(&d, v)| v.filter(|&v| v > 0.0).map(|v| (d, v)))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            crate::render::plots::draw_line_with_dots(&mut chart, &points, label, i)?;
+            let col = crate::render::plots::color(i);
+            chart.draw_series(LineSeries::new(points.iter().copied(), col.stroke_width(2)))?;
+            crate::render::plot_marks::draw_markers(&mut chart, i, &points, col, None)?;
         }
-        crate::render::plots::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-        root.present()?;
-    }
-    Ok(crate::render::plots::finish_svg(&svg))
-}
-
-type Chart<'a> = ChartContext<
-    'a,
-    SVGBackend<'a>,
-    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
->;
-
-/// The ticks, their grid lines and labels, and (steps under a day) each day's date once
-/// on a second row.
-fn draw_time_axis<'a>(
-    root: &DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
-    chart: &Chart<'a>,
-    (x0, x1): (f64, f64),
-    step: u64,
-    tick_list: &[u64],
-) -> anyhow::Result<()> {
-    let (_, y_top) = chart.plotting_area().get_pixel_range();
-    let (y_plot_top, y_axis) = (y_top.start, y_top.end);
-    let grid = BLACK.mix(0.1).stroke_width(1);
-    let font = |h| {
-        ("sans-serif", 13)
-            .into_font()
-            .into_text_style(root)
-            .pos(Pos::new(h, VPos::Top))
-    };
-    for &t in tick_list {
-        let (px, _) = chart.backend_coord(&(t as f64, 0.0));
-        root.draw(&PathElement::new(
-            vec![(px, y_plot_top), (px, y_axis)],
-            grid,
-        ))?;
-        root.draw(&PathElement::new(
-            vec![(px, y_axis), (px, y_axis + 6)],
-            BLACK.stroke_width(1),
-        ))?;
-        root.draw_text(&tick_label(step, t), &font(HPos::Center), (px, y_axis + 8))?;
-    }
-    if step < DAY_S {
-        for (x, date) in day_marks(x0, x1, tick_list) {
-            let (px, _) = chart.backend_coord(&(x, 0.0));
-            let h = if x <= x0 { HPos::Left } else { HPos::Center };
-            root.draw_text(&date, &font(h), (px, y_axis + 28))?;
-        }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -188,46 +178,53 @@ mod tests {
     #[test]
     fn one_evening_is_ticked_by_clock_time_and_dated_once() {
         let (x0, x1) = (NOV23 + 20.5 * 3600.0, NOV23 + 23.0 * 3600.0);
-        let (step, t) = ticks(x0, x1);
+        let (step, t) = ticks_within(x0, x1, 8.0);
         assert_eq!(step, 1_800);
         let labels: Vec<String> = t.iter().map(|&t| tick_label(step, t)).collect();
         assert_eq!(
             labels,
             ["20:30", "21:00", "21:30", "22:00", "22:30", "23:00"]
         );
-        let marks = day_marks(x0, x1, &t);
+        let marks = day_marks(x0, x1);
         assert_eq!(marks.len(), 1);
-        assert_eq!(marks[0].1, "2026-11-23");
+        assert_eq!(marks[0].2, "2026-11-23");
     }
 
     #[test]
-    fn two_days_get_each_date_once_at_their_first_tick() {
+    fn two_days_get_each_date_once_under_their_part_of_the_axis() {
         let (x0, x1) = (NOV23 + 7.5 * 3600.0, NOV23 + DAY + 10.0 * 3600.0);
-        let (step, t) = ticks(x0, x1);
+        let (step, t) = ticks_within(x0, x1, 8.0);
         assert_eq!(step, 21_600);
-        let marks = day_marks(x0, x1, &t);
-        let dates: Vec<&str> = marks.iter().map(|m| m.1.as_str()).collect();
+        assert_eq!(t.len(), 4, "12:00, 18:00, 00:00, 06:00");
+        let marks = day_marks(x0, x1);
+        let dates: Vec<&str> = marks.iter().map(|m| m.2.as_str()).collect();
         assert_eq!(dates, ["2026-11-23", "2026-11-24"]);
+        assert_eq!(marks[1].0, NOV23 + DAY, "the 24th starts at its midnight");
         assert_eq!(
-            marks[1].0,
-            NOV23 + DAY,
-            "the 24th is written at its midnight"
+            (marks[0].0, marks[1].1),
+            (x0, x1),
+            "each day's part of the range"
         );
-        // A range that starts after the day's last tick still names that day, at its left.
-        let marks = day_marks(
-            NOV23 + 23.5 * 3600.0,
-            NOV23 + DAY + 3600.0,
-            &[(NOV23 + DAY) as u64],
-        );
-        assert_eq!(marks[0], (NOV23 + 23.5 * 3600.0, "2026-11-23".to_string()));
-        assert_eq!(marks.len(), 2);
+    }
+
+    #[test]
+    fn runs_two_minutes_apart_get_an_axis_of_minutes_not_an_hour() {
+        // The review's runs: 01:45 to 01:47.
+        let starts = [NOV23 + 6300.0, NOV23 + 6360.0, NOV23 + 6420.0];
+        let (x0, x1) = x_range(&starts);
+        assert!(x1 - x0 < 300.0, "{}", x1 - x0);
+        let (step, t) = ticks_within(x0, x1, 8.0);
+        assert_eq!(step, 30);
+        let labels: Vec<String> = t.iter().map(|&t| tick_label(step, t)).collect();
+        assert_eq!(labels[0], "01:44:30");
+        assert!(labels.contains(&"01:47:00".to_string()), "{labels:?}");
     }
 
     #[test]
     fn weeks_are_ticked_by_date() {
-        let (step, t) = ticks(NOV23, NOV23 + 60.0 * DAY);
+        let (step, t) = ticks_within(NOV23, NOV23 + 60.0 * DAY, 8.0);
         assert!(step >= 7 * DAY_S, "{step}");
-        assert!(t.len() <= MAX_TICKS as usize);
+        assert!(t.len() <= 8);
         assert_eq!(tick_label(step, t[0]).len(), "2026-11-23".len());
     }
 }
