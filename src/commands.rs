@@ -239,8 +239,13 @@ fn suite_list_text() -> Result<String, crate::error::UserError> {
     ]
     .map(String::from)
     .to_vec();
-    let mut out = crate::render::table::condensed_table(header, rows, 2).to_string();
-    out.push_str("\nRun one: latscope suite --preset NAME [--samples N] [--export-html FILE]\n");
+    let width = crate::render::table::terminal_width();
+    let fit = crate::render::table::Fit::new(header, rows, 2);
+    let mut out = crate::render::table::fit_table(fit, width);
+    out.push_str(&crate::render::table::wrap(
+        "\nRun one: latscope suite --preset NAME [--samples N] [--export-html FILE]\n",
+        width,
+    ));
     Ok(out)
 }
 
@@ -310,7 +315,13 @@ pub fn run_loads(args: &crate::cli::LoadArgs) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     } else {
-        print!("{}", crate::report::loads::loads_table(&[("", &results)]));
+        print!(
+            "{}",
+            crate::report::loads::loads_table(
+                &[("", &results)],
+                crate::render::table::terminal_width()
+            )
+        );
     }
     for w in warnings {
         eprintln!("warning: {}", w.message);
@@ -577,8 +588,15 @@ fn worst_case_of_series(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         crate::output::exports::Format::Json => serde_json::to_vec_pretty(&wc)?,
         _ => {
             let title = crate::result::input_name(&args.input);
-            crate::report::worst_case::render_one(&title, &wc, opts.period_ns, args.output.ns)
-                .into_bytes()
+            let width = crate::render::table::terminal_width();
+            let text = crate::report::worst_case::render_one(
+                &title,
+                &wc,
+                opts.period_ns,
+                args.output.ns,
+                width,
+            );
+            crate::render::table::wrap(&text, width).into_bytes()
         }
     };
     let target = args.out_file.clone().unwrap_or_else(|| "-".into());
@@ -677,8 +695,12 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
     cmp.axis = arranged.axis;
     check_compared(&cmp)?;
     let to_stdout = exports.iter().any(|e| e.to_stdout());
-    if !output.quiet {
-        // Through anstream: verdict colours only on a terminal, never with NO_COLOR.
+    // Through anstream: verdict colours only on a terminal, never with NO_COLOR.
+    if output.quiet {
+        // -q: no table, the verdicts alone on stderr (as the help says).
+        let width = crate::render::table::terminal_width();
+        anstream::stderr().write_all(view::verdict_text(&cmp, width).as_bytes())?;
+    } else {
         let text = view::ComparisonTableReporter { in_ns: output.ns }.render(&cmp)?;
         if to_stdout {
             anstream::stderr().write_all(&text)?;
@@ -704,10 +726,12 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
         crate::result::limits::print_verdict(&failures, !limits.is_empty() && !output.quiet);
     let regressed = cmp.any_regressed();
     if regressed && args.fail_on_regression {
-        eprintln!(
-            "FAIL: at least one scenario regressed (rule {})",
-            rules_text(&rules)
-        );
+        for (scenario, run) in cmp.regressed() {
+            eprintln!(
+                "FAIL: {scenario} regressed in {run} (rule {})",
+                rules_text(&rules)
+            );
+        }
     }
     Ok(if limit_failed || (regressed && args.fail_on_regression) {
         EXIT_THRESHOLD

@@ -97,7 +97,7 @@ pub fn qq_svg(title: &str, plot: &Plot) -> anyhow::Result<String> {
 
 fn thread_part(title: &str, wc: &WorstCase, period: Option<u64>) -> anyhow::Result<String> {
     let mut out = String::new();
-    let text = super::worst_case::render_one(title, wc, period, false);
+    let text = super::worst_case::render_one(title, wc, period, false, usize::MAX);
     let _ = writeln!(out, "<pre>{}</pre>", esc(&text));
     if let Some(plot) = wc.plot.as_ref().filter(|p| !p.curve.is_empty()) {
         let svg = return_level_svg(&format!("Return levels: {title}"), plot)?;
@@ -179,7 +179,8 @@ mod tests {
         assert_eq!(html.matches("<svg").count(), 2, "{html}");
         assert!(html.contains("Return levels: CPU 1"));
         assert!(html.contains("QQ plot of the fit"));
-        let text = super::super::worst_case::render_one("CPU 1", &wc, Some(1_000_000), false);
+        let text =
+            super::super::worst_case::render_one("CPU 1", &wc, Some(1_000_000), false, usize::MAX);
         assert!(
             text.contains("10⁻⁶") && text.contains("per hour at 1 ms"),
             "{text}"
