@@ -32,15 +32,16 @@ pub fn condensed_table(header: Vec<String>, rows: Vec<Vec<String>>, first_numeri
 /// when set, else 80; 0 (a serial console's answer) counts as unknown.
 pub fn terminal_width() -> usize {
     let tty = Table::new().width().map(usize::from).filter(|w| *w > 0);
-    tty.or_else(|| {
-        std::env::var("COLUMNS")
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-            .filter(|w: &usize| *w > 0)
-    })
-    .unwrap_or(DEFAULT_WIDTH)
+    tty.unwrap_or_else(fallback_width)
+}
+
+/// The width when the terminal says none (or 0): `COLUMNS` when set and above 0, else 80.
+pub fn fallback_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok())
+        .filter(|w: &usize| *w > 0)
+        .unwrap_or(DEFAULT_WIDTH)
 }
 
 /// The widest line of a rendered text, in characters.
