@@ -324,11 +324,12 @@ pub fn run_loads(args: &crate::cli::LoadArgs) -> anyhow::Result<i32> {
         );
     }
     for w in warnings {
-        eprintln!("warning: {}", w.message);
+        eprintln!("{}", wrapped_for_stderr(&format!("warning: {}", w.message)));
     }
     for r in &results {
         if let Some(e) = r.extra.get("error") {
-            eprintln!("warning: load '{}' stopped early: {e}", r.spec);
+            let line = format!("warning: load '{}' stopped early: {e}", r.spec);
+            eprintln!("{}", wrapped_for_stderr(&line));
         }
     }
     Ok(if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -373,7 +374,8 @@ pub fn run_plan(
             }
         }
     }
-    let _ = std::io::stderr().write_all(crate::report::table::warning_lines(run).as_bytes());
+    let warnings = crate::report::table::warning_lines(run);
+    let _ = std::io::stderr().write_all(wrapped_for_stderr(&warnings).as_bytes());
     if json_to_stdout {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         outcome.write_document(&mut out)?;
@@ -421,7 +423,7 @@ fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Res
     };
     let serve = crate::plan::serve_plan(args, addr)?;
     for w in &serve.warnings {
-        eprintln!("warning: {}", w.message);
+        eprintln!("{}", wrapped_for_stderr(&format!("warning: {}", w.message)));
     }
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
     let outcome = crate::probe::net::serve(serve.addr, serve.placement, serve.duration_ns, stop)?;
@@ -496,7 +498,10 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
     };
     crate::report::write_exports(&all, &run, &opts, true)?;
     if args.format == crate::output::exports::Format::Table {
-        eprint!("{}", crate::report::table::warning_lines(&run));
+        eprint!(
+            "{}",
+            wrapped_for_stderr(&crate::report::table::warning_lines(&run))
+        );
     }
     let failed = crate::result::limits::print_verdict(
         &crate::result::limits::check_run(&run, &limits),
@@ -727,10 +732,11 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
     let regressed = cmp.any_regressed();
     if regressed && args.fail_on_regression {
         for (scenario, run) in cmp.regressed() {
-            eprintln!(
+            let line = format!(
                 "FAIL: {scenario} regressed in {run} (rule {})",
                 rules_text(&rules)
             );
+            eprintln!("{}", wrapped_for_stderr(&line));
         }
     }
     Ok(if limit_failed || (regressed && args.fail_on_regression) {
@@ -748,7 +754,8 @@ fn check_compared(cmp: &crate::compare::Comparison) -> anyhow::Result<()> {
         return Err(crate::error::UserError::NothingCompared(why).into());
     }
     for r in cmp.uncompared_runs() {
-        eprintln!("warning: {}", crate::compare::nothing_lined_up_text(cmp, r));
+        let line = format!("warning: {}", crate::compare::nothing_lined_up_text(cmp, r));
+        eprintln!("{}", wrapped_for_stderr(&line));
     }
     Ok(())
 }
@@ -771,4 +778,10 @@ fn compare_rules(given: &[String]) -> anyhow::Result<Vec<crate::compare::Rule>> 
             })
             .collect::<Result<_, _>>()?
     })
+}
+
+/// Prose for stderr (warnings, notes, FAIL lines) wrapped at its terminal's width (else
+/// `COLUMNS`, else 80) with a hanging indent, so no line is wider than a serial console.
+fn wrapped_for_stderr(text: &str) -> String {
+    crate::render::table::wrap(text, crate::render::table::stderr_width())
 }

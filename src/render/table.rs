@@ -35,6 +35,14 @@ pub fn terminal_width() -> usize {
     tty.unwrap_or_else(fallback_width)
 }
 
+/// The width stderr's prose (warnings, notes) must fit: its terminal's, else as
+/// `fallback_width`.
+pub fn stderr_width() -> usize {
+    crate::sys::term_size::stderr_columns()
+        .filter(|w| *w > 0)
+        .unwrap_or_else(fallback_width)
+}
+
 /// The width when the terminal says none (or 0): `COLUMNS` when set and above 0, else 80.
 pub fn fallback_width() -> usize {
     std::env::var("COLUMNS")
