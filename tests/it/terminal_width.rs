@@ -1,7 +1,8 @@
 //! Every command's terminal output as a terminal shows it (a real pseudo-terminal through
 //! `script`, sized with `stty`): at 80 and 200 columns, and at 0 columns as a serial
 //! console reports (then 80), no line of stdout or stderr (tables, headlines, warnings
-//! and notes) is wider than the terminal, on the field's recorded runs (issue 33).
+//! and notes) is wider than the terminal, on the field's recorded runs (issue 33); and a
+//! short timer, wake and suite run at 80 and 0 columns, progress line included.
 
 use crate::common;
 
@@ -72,11 +73,52 @@ fn every_line_fits_80_200_and_0_columns() {
     assert!(list.iter().any(|l| l.chars().count() > 80), "{list:#?}");
 }
 
+fn measuring_commands_fit_80_and_0_columns() {
+    let _lock = common::latency_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "[[matrix]]\nperiods = [\"1ms\", \"500us\"]\nloads = [\"cpu:50%\"]\n",
+    )
+    .unwrap();
+    let commands = [
+        "timer -D 1s --warmup 200ms -a 0-1 --method clock-nanosleep,timerfd".to_string(),
+        "wake -D 1s --warmup 200ms".to_string(),
+        format!(
+            "suite --plan {} -D 1s --warmup 200ms -a 0-1",
+            plan.display()
+        ),
+    ];
+    for args in &commands {
+        for columns in [80, 0] {
+            let lines = on_terminal(columns, args);
+            let is_progress = |l: &str| l.starts_with(|c| ('\u{2800}'..='\u{28ff}').contains(&c));
+            let shown: Vec<&String> = lines.iter().filter(|l| !is_progress(l)).collect();
+            assert!(shown.len() > 3, "{args}: {lines:#?}");
+            for line in &lines {
+                let n = line.chars().count();
+                assert!(n <= 80, "{columns} columns, {args}: {n} wide: {line:?}");
+            }
+            // A plan without a name: its headline is no ": 2 scenarios".
+            assert!(shown.iter().all(|l| !l.starts_with(": ")), "{shown:#?}");
+        }
+    }
+}
+
 /// This module's tests, for tests/it/main.rs.
 pub fn cases() -> Vec<common::Case> {
-    vec![common::case(
-        "every_line_fits_80_200_and_0_columns",
-        every_line_fits_80_200_and_0_columns,
-    )
-    .unless(common::missing("script", "bsdutils"))]
+    let no_script = || common::missing("script", "bsdutils");
+    vec![
+        common::case(
+            "every_line_fits_80_200_and_0_columns",
+            every_line_fits_80_200_and_0_columns,
+        )
+        .unless(no_script()),
+        common::case(
+            "measuring_commands_fit_80_and_0_columns",
+            measuring_commands_fit_80_and_0_columns,
+        )
+        .unless(no_script()),
+    ]
 }
