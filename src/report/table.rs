@@ -139,11 +139,29 @@ pub fn warning_lines(run: &Run) -> String {
         _ => 1,
     };
     let level = |r: u8| if r == 2 { "note" } else { "warning" };
+    // A message several scenarios share (a suite's loads on the measured CPUs) is said
+    // once, with how many scenarios it concerns.
+    let mut shared: Vec<(u8, &str, Vec<&str>)> = Vec::new();
     for sc in &run.scenarios {
         for w in &sc.warnings {
             let r = rank(&w.code);
-            lines.push((r, format!("{} [{}]: {}\n", level(r), sc.name, w.message)));
+            match shared
+                .iter_mut()
+                .find(|(q, m, _)| *q == r && *m == w.message)
+            {
+                Some((_, _, names)) => names.push(&sc.name),
+                None => shared.push((r, &w.message, vec![&sc.name])),
+            }
         }
+    }
+    let total = run.scenarios.len();
+    for (r, message, names) in shared {
+        let which = match names.as_slice() {
+            [one] => one.to_string(),
+            _ if names.len() == total => format!("all {total} scenarios"),
+            _ => format!("{} of {total} scenarios", names.len()),
+        };
+        lines.push((r, format!("{} [{which}]: {message}\n", level(r))));
     }
     for w in &run.warnings {
         let r = rank(&w.code);

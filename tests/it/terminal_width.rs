@@ -102,6 +102,18 @@ fn measuring_commands_fit_80_and_0_columns() {
             }
             // A plan without a name: its headline is no ": 2 scenarios".
             assert!(shown.iter().all(|l| !l.starts_with(": ")), "{shown:#?}");
+            if args.starts_with("suite") {
+                // The loads share the measured CPUs in both scenarios: said once.
+                let shared: Vec<_> = shown
+                    .iter()
+                    .filter(|l| l.contains("every online CPU"))
+                    .collect();
+                assert_eq!(shared.len(), 1, "{shown:#?}");
+                let said = shown
+                    .iter()
+                    .any(|l| l.starts_with("warning [all 2 scenarios]: "));
+                assert!(said, "{shown:#?}");
+            }
         }
     }
 }
