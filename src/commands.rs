@@ -152,8 +152,13 @@ fn suite_list_text() -> Result<String, crate::error::UserError> {
     ]
     .map(String::from)
     .to_vec();
-    let mut out = crate::render::table::condensed_table(header, rows, 2).to_string();
-    out.push_str("\nRun one: latscope suite --preset NAME [--samples N] [--export-html FILE]\n");
+    let width = crate::render::table::terminal_width();
+    let fit = crate::render::table::Fit::new(header, rows, 2);
+    let mut out = crate::render::table::fit_table(fit, width);
+    out.push_str(&crate::render::table::wrap(
+        "\nRun one: latscope suite --preset NAME [--samples N] [--export-html FILE]\n",
+        width,
+    ));
     Ok(out)
 }
 
@@ -223,14 +228,21 @@ pub fn run_loads(args: &crate::cli::LoadArgs) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     } else {
-        print!("{}", crate::report::loads::loads_table(&[("", &results)]));
+        print!(
+            "{}",
+            crate::report::loads::loads_table(
+                &[("", &results)],
+                crate::render::table::terminal_width()
+            )
+        );
     }
     for w in warnings {
-        eprintln!("warning: {}", w.message);
+        eprintln!("{}", wrapped_for_stderr(&format!("warning: {}", w.message)));
     }
     for r in &results {
         if let Some(e) = r.extra.get("error") {
-            eprintln!("warning: load '{}' stopped early: {e}", r.spec);
+            let line = format!("warning: load '{}' stopped early: {e}", r.spec);
+            eprintln!("{}", wrapped_for_stderr(&line));
         }
     }
     Ok(if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -276,7 +288,8 @@ pub fn run_plan(
             }
         }
     }
-    let _ = crate::output::pipe::write_stderr(crate::report::table::warning_lines(run).as_bytes());
+    let warnings = crate::report::table::warning_lines(run);
+    let _ = crate::output::pipe::write_stderr(wrapped_for_stderr(&warnings).as_bytes());
     if json_to_stdout {
         let mut out = crate::output::pipe::stdout()?;
         outcome.write_document(&mut out)?;
@@ -324,7 +337,7 @@ fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Res
     };
     let serve = crate::plan::serve_plan(args, addr)?;
     for w in &serve.warnings {
-        eprintln!("warning: {}", w.message);
+        eprintln!("{}", wrapped_for_stderr(&format!("warning: {}", w.message)));
     }
     let stop = crate::interrupt::install().context("installing the Ctrl-C handler")?;
     let outcome = crate::probe::net::serve(serve.addr, serve.placement, serve.duration_ns, stop)?;
@@ -404,7 +417,8 @@ pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
     crate::report::write_exports(&all, &run, &opts, true)?;
     if args.format == crate::output::exports::Format::Table {
         let warnings = crate::report::table::warning_lines(&run);
-        eprint!("{}", crate::output::terminal::escape_controls(&warnings));
+        let warnings = crate::output::terminal::escape_controls(&warnings);
+        eprint!("{}", wrapped_for_stderr(&warnings));
     }
     let failed = crate::result::limits::print_verdict(
         &crate::result::limits::check_run(&run, &limits),
@@ -624,8 +638,12 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
     cmp.axis = arranged.axis;
     check_compared(&cmp)?;
     let to_stdout = exports.iter().any(|e| e.to_stdout());
-    if !output.quiet {
-        // Through anstream: verdict colours only on a terminal, never with NO_COLOR.
+    // Through anstream: verdict colours only on a terminal, never with NO_COLOR.
+    if output.quiet {
+        // -q: no table, the verdicts alone on stderr (as the help says).
+        let width = crate::render::table::terminal_width();
+        anstream::stderr().write_all(view::verdict_text(&cmp, width).as_bytes())?;
+    } else {
         let text = view::ComparisonTableReporter { in_ns: output.ns }.render(&cmp)?;
         if to_stdout {
             anstream::stderr().write_all(&text)?;
@@ -652,10 +670,13 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
         crate::result::limits::print_verdict(&failures, !limits.is_empty() && !output.quiet);
     let regressed = cmp.any_regressed();
     if regressed && args.fail_on_regression {
-        eprintln!(
-            "FAIL: at least one scenario regressed (rule {})",
-            rules_text(&rules)
-        );
+        for (scenario, run) in cmp.regressed() {
+            let line = format!(
+                "FAIL: {scenario} regressed in {run} (rule {})",
+                rules_text(&rules)
+            );
+            eprintln!("{}", wrapped_for_stderr(&line));
+        }
     }
     Ok(if limit_failed || (regressed && args.fail_on_regression) {
         EXIT_THRESHOLD
@@ -672,7 +693,8 @@ fn check_compared(cmp: &crate::compare::Comparison) -> anyhow::Result<()> {
         return Err(crate::error::UserError::NothingCompared(why).into());
     }
     for r in cmp.uncompared_runs() {
-        eprintln!("warning: {}", crate::compare::nothing_lined_up_text(cmp, r));
+        let line = format!("warning: {}", crate::compare::nothing_lined_up_text(cmp, r));
+        eprintln!("{}", wrapped_for_stderr(&line));
     }
     Ok(())
 }
@@ -695,4 +717,10 @@ fn compare_rules(given: &[String]) -> anyhow::Result<Vec<crate::compare::Rule>> 
             })
             .collect::<Result<_, _>>()?
     })
+}
+
+/// Prose for stderr (warnings, notes, FAIL lines) wrapped at its terminal's width (else
+/// `COLUMNS`, else 80) with a hanging indent, so no line is wider than a serial console.
+fn wrapped_for_stderr(text: &str) -> String {
+    crate::render::table::wrap(text, crate::render::table::stderr_width())
 }

@@ -19,7 +19,8 @@ pub struct Progress {
 
 impl Progress {
     /// Starts the progress line labelled `label` if `show`; otherwise does nothing. The
-    /// first `warmup_ns` are labelled warm-up (their counts reset when it ends);
+    /// warm-up (`warmup_ns`) is labelled as such and its counts never shown: a CPU's counts
+    /// appear once its thread has started the measured phase (`LiveStats::measuring`);
     /// `total_ns` (warm-up included) gives the time left.
     pub fn start(
         show: bool,
@@ -50,26 +51,18 @@ impl Progress {
                 let mut tail = String::with_capacity(256);
                 while !done2.load(Ordering::Relaxed) {
                     let elapsed = started.elapsed().as_nanos() as u64;
-                    status.clear();
-                    tail.clear();
-                    if elapsed < warmup_ns {
-                        let left = (warmup_ns - elapsed).div_ceil(1_000_000_000);
-                        let _ = write!(status, " warm-up ({left} s left, not recorded)");
-                    } else if let Some(total) = total_ns {
-                        let pct = (elapsed as f64 / total as f64 * 100.0).min(100.0);
-                        let left = total.saturating_sub(elapsed).div_ceil(1_000_000_000);
-                        let _ = write!(status, " {pct:>3.0}% {left} s left");
+                    let measuring = lives.iter().any(|l| l.measuring.load(Ordering::Acquire));
+                    status_text(&mut status, elapsed, warmup_ns, total_ns, measuring);
+                    // A terminal of 0 columns (a serial console's answer) fits 80.
+                    let columns = crate::sys::term_size::stderr_columns()
+                        .unwrap_or_else(crate::render::table::fallback_width);
+                    let width = Some(columns.saturating_sub(PREFIX_COLUMNS));
+                    tail_text(&mut tail, &cpus, &lives, samples, false);
+                    let len = |t: &str| t.chars().count();
+                    if width.is_some_and(|w| len(&label) + len(&status) + len(&tail) > w) {
+                        // Too long for the line: the worst CPU first, so it is never cut.
+                        tail_text(&mut tail, &cpus, &lives, samples, true);
                     }
-                    if cpus.len() > MAX_CPUS_LISTED {
-                        worst_cpu(&mut tail, &cpus, &lives);
-                    } else {
-                        for (cpu, live) in cpus.iter().zip(&lives) {
-                            let _ = write!(tail, " | cpu{cpu}: ");
-                            cpu_part(&mut tail, live, samples);
-                        }
-                    }
-                    let width = crate::sys::term_size::stderr_columns()
-                        .map(|c| c.saturating_sub(PREFIX_COLUMNS));
                     let line = fit(&label, &status, &tail, width);
                     bar.set_message(line);
                     bar.tick();
@@ -93,12 +86,83 @@ impl Progress {
     }
 }
 
+/// The status after the label: the warm-up and its time left until the measuring threads
+/// say the measured phase began (a clock alone would show the warm-up's counts as
+/// measured, or a suite's `1962/1000`), then the share done and the time left.
+fn status_text(
+    status: &mut String,
+    elapsed: u64,
+    warmup_ns: u64,
+    total_ns: Option<u64>,
+    measuring: bool,
+) {
+    status.clear();
+    if !measuring && warmup_ns > 0 {
+        match warmup_ns.checked_sub(elapsed).filter(|&l| l > 0) {
+            Some(left) => {
+                let left = left.div_ceil(1_000_000_000);
+                let _ = write!(status, " warm-up ({left} s left, not recorded)");
+            }
+            None => status.push_str(" warm-up (ending, not recorded)"),
+        }
+    } else if let Some(total) = total_ns {
+        let pct = (elapsed as f64 / total as f64 * 100.0).min(100.0);
+        let left = total.saturating_sub(elapsed).div_ceil(1_000_000_000);
+        let _ = write!(status, " {pct:>3.0}% {left} s left");
+    }
+}
+
+/// The per-CPU part: each CPU's measured counts (none during its warm-up), in CPU order
+/// or with `worst_first` (a line too long) by the largest max and without the sample
+/// counts (the share done says as much); for many CPUs one part naming the worst.
+fn tail_text(
+    tail: &mut String,
+    cpus: &[usize],
+    lives: &[Arc<LiveStats>],
+    samples: Option<u64>,
+    worst_first: bool,
+) {
+    tail.clear();
+    let measured: Vec<(usize, &Arc<LiveStats>)> = cpus
+        .iter()
+        .copied()
+        .zip(lives)
+        .filter(|(_, l)| l.measuring.load(Ordering::Acquire))
+        .collect();
+    if measured.is_empty() {
+        return;
+    }
+    if cpus.len() > MAX_CPUS_LISTED {
+        let (cpus, lives): (Vec<usize>, Vec<Arc<LiveStats>>) =
+            measured.iter().map(|(c, l)| (*c, Arc::clone(l))).unzip();
+        worst_cpu(tail, &cpus, &lives);
+        return;
+    }
+    let mut order: Vec<usize> = (0..measured.len()).collect();
+    if worst_first {
+        order.sort_by_key(|&i| std::cmp::Reverse(measured[i].1.max_ns.load(Ordering::Relaxed)));
+    }
+    for i in order {
+        let (cpu, live) = measured[i];
+        let _ = write!(tail, " | cpu{cpu}: ");
+        if worst_first {
+            tail.push_str("max ");
+            tail.push_str(&crate::units::human_ns(live.max_ns.load(Ordering::Relaxed)));
+            missed_part(tail, live);
+        } else {
+            cpu_part(tail, live, samples);
+        }
+    }
+}
+
 /// The columns before the message (`⠁   1s `: spinner, elapsed) and the last column, which
 /// a terminal would wrap at.
 const PREFIX_COLUMNS: usize = 9;
 
-/// Columns of the label always kept (after a suite's `[3/40, ~2 min after this]`).
+/// Columns of the label kept after a suite's `[3/40, ~2 min after this]` unless the worst
+/// CPU needs them; `NAME_KEPT` are kept always (`timer clock…`).
 const LABEL_KEPT: usize = 30;
+const NAME_KEPT: usize = 12;
 
 /// `text` cut to `n` characters, `…` marking the cut.
 fn cut(text: &str, n: usize) -> String {
@@ -114,7 +178,9 @@ fn cut(text: &str, n: usize) -> String {
 
 /// The line `label + status + tail` in `width` columns (None: as long as it is). The
 /// label's end (the scenario's name) gives way first, so the suite's position and time
-/// left at its start and the status (time left) stay; then the per-CPU tail is cut.
+/// left at its start and the status (time left) stay; the name keeps `LABEL_KEPT`
+/// columns unless the tail's first part (the worst CPU, when the line is too long) needs
+/// them, and `NAME_KEPT` always; then the CPUs' parts that do not fit whole are left out.
 fn fit(label: &str, status: &str, tail: &str, width: Option<usize>) -> String {
     let whole = format!("{label}{status}{tail}");
     let Some(width) = width else {
@@ -125,15 +191,36 @@ fn fit(label: &str, status: &str, tail: &str, width: Option<usize>) -> String {
         return whole;
     }
     let head = label.find("] ").map_or(0, |i| len(&label[..i + 1]));
+    let first_part = tail
+        .get(3..)
+        .and_then(|t| t.find(" | "))
+        .map_or(tail, |i| &tail[..i + 3]);
+    let without_status = width.saturating_sub(len(status));
     let room = width
         .saturating_sub(len(status) + len(tail))
-        .max((head + LABEL_KEPT).min(width.saturating_sub(len(status))));
-    let line = format!("{}{status}", cut(label, room));
+        .max((head + LABEL_KEPT).min(without_status.saturating_sub(len(first_part))))
+        .max(head + NAME_KEPT)
+        .min(without_status);
+    let mut line = format!("{}{status}", cut(label, room));
     if len(&line) + MIN_TAIL > width {
         // No room for a useful part of the tail: the status stays whole.
         return cut(&line, width);
     }
-    cut(&format!("{line}{tail}"), width)
+    // The CPUs' parts that fit whole; the first one cut if none does.
+    let parts = tail.split(" | ").filter(|p| !p.is_empty());
+    let mut added = 0;
+    for part in parts {
+        if len(&line) + 3 + len(part) > width {
+            break;
+        }
+        line.push_str(" | ");
+        line.push_str(part);
+        added += 1;
+    }
+    if added == 0 {
+        return cut(&format!("{line}{tail}"), width);
+    }
+    line
 }
 
 /// The fewest columns of the per-CPU tail worth showing (`| cpu0: 12…`).
@@ -151,6 +238,11 @@ fn cpu_part(line: &mut String, live: &LiveStats, samples: Option<u64>) {
     }
     let max = live.max_ns.load(Ordering::Relaxed);
     let _ = write!(line, " max {}", crate::units::human_ns(max));
+    missed_part(line, live);
+}
+
+/// ` missed 3` when a CPU missed wake-ups.
+fn missed_part(line: &mut String, live: &LiveStats) {
     let missed = live.missed.load(Ordering::Relaxed);
     if missed > 0 {
         let _ = write!(line, " missed {missed}");
@@ -204,14 +296,15 @@ impl Drop for Progress {
 
 #[cfg(test)]
 mod tests {
-    use super::{fit, redrawing_terminal, worst_cpu, MAX_CPUS_LISTED};
+    use super::{fit, redrawing_terminal, status_text, tail_text, worst_cpu, MAX_CPUS_LISTED};
     use crate::stats::LiveStats;
     use std::sync::atomic::Ordering;
     use std::sync::Arc;
 
     #[test]
     fn the_line_fits_the_width_and_keeps_the_time_left() {
-        let label = "[1/3, ~4 s after this] timer clock-nanosleep 300us load=mem-churn:100%,cpus=1";
+        let label =
+            "[1/3, ~4 s after this] timer clock-nanosleep 300 µs load=mem-churn:100%,cpus=1";
         let status = "  38% 2 s left";
         let tail = " | cpu0: 1234 max 41.44 µs | cpu1: 1234 max 54.13 µs";
         for width in [40, 71, 80, 191] {
@@ -232,7 +325,16 @@ mod tests {
         let whole = fit(label, status, tail, None);
         assert_eq!(whole, format!("{label}{status}{tail}"));
         assert_eq!(fit(label, status, tail, Some(500)), whole);
-        assert!(fit(label, status, tail, Some(80)).contains("timer clock-nanosleep 300us"));
+        assert!(fit(label, status, tail, Some(100)).contains("timer clock-nanosleep 300 µs"));
+        // At 80 columns (71 for the message) the first CPU's part stays whole.
+        let line = fit(
+            label,
+            status,
+            " | cpu1: max 54.13 µs | cpu0: max 41.44 µs",
+            Some(71),
+        );
+        assert!(line.ends_with(" | cpu1: max 54.13 µs"), "{line}");
+        assert!(line.contains("timer clock"), "{line}");
     }
 
     #[test]
@@ -261,6 +363,64 @@ mod tests {
                 .count()
                 <= 80
         );
+    }
+
+    fn live(samples: u64, max_ns: u64, measuring: bool) -> Arc<LiveStats> {
+        let live = LiveStats::default();
+        live.samples.store(samples, Ordering::Relaxed);
+        live.max_ns.store(max_ns, Ordering::Relaxed);
+        live.measuring.store(measuring, Ordering::Relaxed);
+        Arc::new(live)
+    }
+
+    #[test]
+    fn the_warm_ups_counts_are_never_shown_as_measured() {
+        // The clock says the warm-up is over, the threads have not started measuring:
+        // still the warm-up, and no counts (they are the warm-up's 999 samples).
+        let mut status = String::new();
+        status_text(
+            &mut status,
+            1_100_000_000,
+            1_000_000_000,
+            Some(4e9 as u64),
+            false,
+        );
+        assert_eq!(status, " warm-up (ending, not recorded)");
+        status_text(
+            &mut status,
+            400_000_000,
+            1_000_000_000,
+            Some(4e9 as u64),
+            false,
+        );
+        assert_eq!(status, " warm-up (1 s left, not recorded)");
+        status_text(
+            &mut status,
+            2_000_000_000,
+            1_000_000_000,
+            Some(4e9 as u64),
+            true,
+        );
+        assert_eq!(status, "  50% 2 s left");
+        let mut tail = String::new();
+        let warm = [live(999, 476_500, false), live(1962, 90_000, false)];
+        tail_text(&mut tail, &[0, 1], &warm, Some(1000), false);
+        assert_eq!(tail, "");
+        let one = [live(249, 187_860, true), live(1962, 90_000, false)];
+        tail_text(&mut tail, &[0, 1], &one, Some(1000), false);
+        assert_eq!(tail, " | cpu0: 249/1000 max 187.86 µs");
+    }
+
+    #[test]
+    fn a_line_too_long_puts_the_worst_cpu_first() {
+        let lives = [live(1234, 41_440, true), live(1234, 3_000_000, true)];
+        let mut tail = String::new();
+        tail_text(&mut tail, &[0, 1], &lives, None, true);
+        assert_eq!(tail, " | cpu1: max 3 ms | cpu0: max 41.44 µs");
+        let label = "[9/27, ~40 s after this] timer clock-nanosleep 1 ms load=cpu:100%,cpus=1";
+        let line = fit(label, "  38% 2 s left", &tail, Some(71));
+        assert!(line.ends_with(" | cpu1: max 3 ms"), "{line}");
+        assert!(line.contains(" 38% 2 s left"), "{line}");
     }
 
     #[test]

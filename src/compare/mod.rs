@@ -99,6 +99,20 @@ impl Comparison<'_> {
             .any(|v| v.as_ref().is_some_and(|j| j.verdict == Verdict::Regressed))
     }
 
+    /// The regressed scenarios × CPUs, each with the run it regressed in (`--fail-on-
+    /// regression` names them).
+    pub fn regressed(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (a, vs) in self.aligned.iter().zip(&self.verdicts) {
+            for (r, v) in vs.iter().enumerate() {
+                if v.as_ref().is_some_and(|j| j.verdict == Verdict::Regressed) {
+                    out.push((a.key.label(), self.labels[r + 1].clone()));
+                }
+            }
+        }
+        out
+    }
+
     /// Whether any scenario of a later run lined up with one of the baseline.
     pub fn compared_any(&self) -> bool {
         self.verdicts.iter().flatten().any(Option::is_some)

@@ -1,8 +1,9 @@
 //! The rules that judge a run against the baseline (`--rule STATS:PERCENT[:ABSOLUTE]`,
 //! default: p99.9 or max worse by more than 10 % and more than 5 µs) and the verdict
 //! they give one aligned scenario × CPU: regressed, improved, within noise (the rule
-//! says worse or better but the runs' bootstrap intervals overlap: compare/noise.rs) or
-//! unchanged.
+//! says worse or better but the runs' bootstrap intervals overlap: compare/noise.rs),
+//! undecidable (they overlap because an interval is too wide to say anything: a maximum
+//! set by one 3 s stall spans 26 ms to 3 s) or unchanged.
 
 use crate::result::stat_unknown;
 use crate::result::ThreadResult;
@@ -119,8 +120,19 @@ pub enum Verdict {
     Improved,
     /// The rule saw a change, but inside both runs' bootstrap intervals.
     WithinNoise,
+    /// The rule saw a change the intervals can neither confirm nor rule out: they overlap
+    /// only because one spans more than `UNDECIDABLE_SPAN` (or the change is larger than
+    /// `UNDECIDABLE_RATIO` and still inside them).
+    Undecidable,
     Unchanged,
 }
+
+/// An interval whose top is more than this many times its bottom says nothing of a change
+/// (a maximum's interval reaches from the next-largest samples to the max itself).
+pub const UNDECIDABLE_SPAN: f64 = 10.0;
+/// A change by more than this factor (either way) that the intervals still hold is not
+/// "noise": the runs are too few or too spiky to tell.
+pub const UNDECIDABLE_RATIO: f64 = 2.0;
 
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -128,6 +140,7 @@ impl std::fmt::Display for Verdict {
             Verdict::Regressed => "regressed",
             Verdict::Improved => "improved",
             Verdict::WithinNoise => "within noise",
+            Verdict::Undecidable => "undecidable",
             Verdict::Unchanged => "unchanged",
         })
     }
@@ -142,6 +155,45 @@ pub struct Judgement {
     pub behind: Vec<Stat>,
     /// The statistics the rule saw change inside the noise, when others decided.
     pub noisy: Vec<Stat>,
+    /// The statistics whose change the intervals cannot decide, when others decided.
+    pub unclear: Vec<Stat>,
+}
+
+/// Whether overlapping intervals `a` and `b` of values `va`, `vb` say nothing of the
+/// change: one spans more than `UNDECIDABLE_SPAN`, or the values differ by more than
+/// `UNDECIDABLE_RATIO`.
+fn undecidable(
+    va: f64,
+    vb: f64,
+    a: crate::stats::bootstrap::Interval,
+    b: crate::stats::bootstrap::Interval,
+) -> bool {
+    let span = |i: crate::stats::bootstrap::Interval| i.hi > UNDECIDABLE_SPAN * i.lo.max(1.0);
+    let (lo, hi) = (va.min(vb).max(1.0), va.max(vb));
+    span(a) || span(b) || hi > UNDECIDABLE_RATIO * lo
+}
+
+/// `max 26.1 ms → 3.2 s (×123; 95 % intervals 12 ms–26.1 ms and 26.1 ms–3.2 s)`: both
+/// values and what the intervals were, for a change they cannot decide.
+fn unclear_reason(
+    stat: Stat,
+    va: f64,
+    vb: f64,
+    noise: (&super::noise::Noise, &super::noise::Noise),
+) -> String {
+    let t = |v: f64| stat.format_value(v);
+    let i = |n: &super::noise::Noise| {
+        n.of(stat)
+            .map_or("–".into(), |i| format!("{}–{}", t(i.lo), t(i.hi)))
+    };
+    format!(
+        "{stat} {} → {} ({}; 95 % intervals {} and {})",
+        t(va),
+        t(vb),
+        ratio_text(va, vb),
+        i(noise.0),
+        i(noise.1)
+    )
 }
 
 /// Where a change the rule sees stands against the noise: None when either run has no
@@ -162,7 +214,8 @@ pub fn judge(
     rules: &[Rule],
     noise: (&super::noise::Noise, &super::noise::Noise),
 ) -> Judgement {
-    let (mut worse, mut better, mut noisy) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut worse, mut better, mut noisy, mut unclear) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for rule in rules {
         for &stat in &rule.stats {
             if stat_unknown(base, stat) || stat_unknown(new, stat) {
@@ -179,10 +232,16 @@ pub fn judge(
             if !up && !down {
                 continue;
             }
-            let list = match (beyond_noise(stat, up, noise), up) {
-                (Some(false), _) => &mut noisy,
-                (_, true) => &mut worse,
-                (_, false) => &mut better,
+            let unsure = |n: (&super::noise::Noise, &super::noise::Noise)| {
+                Some(undecidable(a, b, n.0.of(stat)?, n.1.of(stat)?))
+            };
+            let (list, reason) = match (beyond_noise(stat, up, noise), up) {
+                (Some(false), _) if unsure(noise) == Some(true) => {
+                    (&mut unclear, unclear_reason(stat, a, b, noise))
+                }
+                (Some(false), _) => (&mut noisy, reason),
+                (_, true) => (&mut worse, reason),
+                (_, false) => (&mut better, reason),
             };
             if !list.iter().any(|(s, _)| *s == stat) {
                 list.push((stat, reason));
@@ -193,6 +252,8 @@ pub fn judge(
         (Verdict::Regressed, worse)
     } else if !better.is_empty() {
         (Verdict::Improved, better)
+    } else if !unclear.is_empty() {
+        (Verdict::Undecidable, std::mem::take(&mut unclear))
     } else {
         let verdict = if noisy.is_empty() {
             Verdict::Unchanged
@@ -202,6 +263,10 @@ pub fn judge(
         (verdict, std::mem::take(&mut noisy))
     };
     let mut reasons: Vec<String> = chosen.iter().map(|(_, r)| r.clone()).collect();
+    if !unclear.is_empty() {
+        let unsure: Vec<&str> = unclear.iter().map(|(_, r)| r.as_str()).collect();
+        reasons.push(format!("undecidable: {}", unsure.join(", ")));
+    }
     if !noisy.is_empty() {
         let inside: Vec<&str> = noisy.iter().map(|(_, r)| r.as_str()).collect();
         reasons.push(format!("within noise: {}", inside.join(", ")));
@@ -210,6 +275,7 @@ pub fn judge(
         verdict,
         behind: chosen.iter().map(|(s, _)| *s).collect(),
         noisy: noisy.iter().map(|(s, _)| *s).collect(),
+        unclear: unclear.iter().map(|(s, _)| *s).collect(),
         reasons,
     }
 }
@@ -298,21 +364,41 @@ mod tests {
             (Verdict::Regressed, vec![Stat::Max])
         );
         assert_eq!(j.reasons, ["max +200 µs (×3.00)"]);
-        // Overlapping: within noise, the same statistic behind it.
+        // Overlapping, ×3 apart: the intervals cannot tell, both values said.
         let j = judge(
             &a,
             &b,
             &rules,
             (&noise((90e3, 100e3)), &noise((95e3, 300e3))),
         );
-        assert_eq!(j.verdict, Verdict::WithinNoise);
+        assert_eq!(j.verdict, Verdict::Undecidable);
+        assert_eq!(
+            j.reasons,
+            ["max 100 µs → 300 µs (×3.00; 95 % intervals 90 µs–100 µs and 95 µs–300 µs)"]
+        );
+        // Overlapping, a modest change: within noise, the same statistic behind it.
+        let c = thread(0, 130_000);
         let j = judge(
-            &b,
+            &a,
+            &c,
+            &rules,
+            (&noise((90e3, 100e3)), &noise((95e3, 130e3))),
+        );
+        assert_eq!(
+            (j.verdict, j.behind.clone()),
+            (Verdict::WithinNoise, vec![Stat::Max])
+        );
+        let j = judge(
+            &c,
             &a,
             &rules,
-            (&noise((95e3, 300e3)), &noise((90e3, 100e3))),
+            (&noise((95e3, 130e3)), &noise((90e3, 100e3))),
         );
         assert_eq!(j.verdict, Verdict::WithinNoise, "improvements too");
+        // The field's case: a 3 s stall against 26 ms, its interval 26 ms to 3 s.
+        let (d, e) = (thread(0, 26_000_000), thread(0, 3_000_000_000));
+        let j = judge(&d, &e, &rules, (&noise((12e6, 26e6)), &noise((26e6, 3e9))));
+        assert_eq!(j.verdict, Verdict::Undecidable, "{:?}", j.reasons);
         // No interval (no histogram): the rule alone.
         let none = super::super::noise::Noise::default();
         assert_eq!(

@@ -211,11 +211,9 @@ impl DoctorReport {
 }
 
 /// The width the checklist fits: the terminal's, else `COLUMNS`; 80 when neither says
-/// (a pipe, a serial console) or says 0.
+/// (a pipe, a serial console) or says 0 (the width every table fits, render/table.rs).
 pub fn checklist_width() -> usize {
     crate::render::table::terminal_width()
-        .filter(|w| *w > 0)
-        .unwrap_or(80)
 }
 
 /// Appends `text` wrapped at `width`: its first line after `first`, the others after

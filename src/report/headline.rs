@@ -77,7 +77,9 @@ pub fn run_what_ran(run: &Run) -> String {
     match run.scenarios.as_slice() {
         [sc] => what_ran(sc),
         scs => {
+            // A plan without a name has an empty title: no ": 4 scenarios".
             let title = run.suite.as_ref().map(|s| s.title.as_str());
+            let title = title.filter(|t| !t.trim().is_empty());
             let head = title.map(|t| format!("{t}: ")).unwrap_or_default();
             let fallback = scs.iter().any(sched_other);
             let note = if fallback {

@@ -2,7 +2,6 @@
 //! /proc), printed by `latscope load` and under the latency table of a probe run.
 
 use crate::result::{LoadResult, Run};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 
 /// Formats a throughput with three significant digits or more.
 fn throughput_cell(v: f64) -> String {
@@ -15,29 +14,35 @@ fn throughput_cell(v: f64) -> String {
     }
 }
 
-/// A table of load results, grouped by scenario (an empty name hides the column).
-pub fn loads_table(groups: &[(&str, &[LoadResult])]) -> String {
+/// A table of load results, grouped by scenario (an empty name hides the column),
+/// fitted to `width` (a CPU list the same in every row said once above it).
+pub fn loads_table(groups: &[(&str, &[LoadResult])], width: usize) -> String {
+    use crate::render::table::{fit_table, Fit};
     let with_scenario = groups.iter().any(|(name, _)| !name.is_empty());
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
     let mut header = Vec::new();
     if with_scenario {
-        header.push("scenario");
+        header.push("scenario".to_string());
     }
-    header.extend(["load", "cpus", "throughput", "unit", "cpu share (%)"]);
-    t.set_header(header);
+    header.extend(["load", "cpus", "throughput", "unit", "cpu share (%)"].map(String::from));
+    let mut rows = Vec::new();
     for (name, results) in groups {
         for r in results.iter() {
             let mut row = Vec::new();
             if with_scenario {
                 row.push(name.to_string());
             }
-            let mut spec = r.spec.clone();
+            // The cpus column says where it ran: `cpu:50%,cpus=1` is `cpu:50%` there.
+            let cpus = crate::units::format_cpu_list(&r.cpus);
+            let mut spec = r
+                .spec
+                .strip_suffix(&format!(",cpus={cpus}"))
+                .unwrap_or(&r.spec)
+                .to_string();
             if r.extra.contains_key("error") {
                 spec.push_str(" (stopped early)");
             }
             row.push(spec);
-            row.push(crate::units::format_cpu_list(&r.cpus));
+            row.push(cpus);
             row.push(if r.unit == "-" {
                 "-".into()
             } else {
@@ -45,31 +50,72 @@ pub fn loads_table(groups: &[(&str, &[LoadResult])]) -> String {
             });
             row.push(r.unit.clone());
             row.push(format!("{:.1}", r.cpu_percent));
-            t.add_row(row);
+            rows.push(row);
         }
     }
     let first_numeric = if with_scenario { 3 } else { 2 };
-    for i in [first_numeric, first_numeric + 2] {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    let mut out = t.to_string();
-    out.push('\n');
-    out
+    fit_table(Fit::new(header, rows, first_numeric), width)
 }
 
-/// The loads of every scenario of a run, or nothing when no scenario had loads.
-pub fn run_loads_table(run: &Run) -> String {
+/// The loads of every scenario of a run, or nothing when no scenario had loads. Each
+/// load is printed once: the scenario column names what else tells the scenarios apart
+/// (`300 µs`), the words every scenario shares (`timer clock-nanosleep`) said in the title.
+pub fn run_loads_table(run: &Run, width: usize) -> String {
     let multi = run.scenarios.len() > 1;
-    let groups: Vec<(&str, &[LoadResult])> = run
+    let with_loads: Vec<_> = run
         .scenarios
         .iter()
         .filter(|s| !s.loads.is_empty())
-        .map(|s| (if multi { s.name.as_str() } else { "" }, s.loads.as_slice()))
         .collect();
-    if groups.is_empty() {
+    if with_loads.is_empty() {
         return String::new();
     }
-    format!("Loads\n{}", loads_table(&groups))
+    let names: Vec<String> = with_loads
+        .iter()
+        .map(|s| match s.name.find(" load=") {
+            Some(i) => s.name[..i].to_string(),
+            None => s.name.clone(),
+        })
+        .collect();
+    let shared = shared_words(&names);
+    let labels: Vec<String> = names
+        .iter()
+        .map(|n| {
+            n.split(' ')
+                .skip(shared.len())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    // Scenarios that differ only in their loads need no scenario column.
+    let named = multi && labels.iter().any(|l| !l.is_empty());
+    let groups: Vec<(&str, &[LoadResult])> = with_loads
+        .iter()
+        .zip(&labels)
+        .map(|(s, l)| (if named { l.as_str() } else { "" }, s.loads.as_slice()))
+        .collect();
+    let title = if multi && !shared.is_empty() {
+        format!("Loads ({})", shared.join(" "))
+    } else {
+        "Loads".into()
+    };
+    format!("{title}\n{}", loads_table(&groups, width))
+}
+
+/// The leading words every name shares, when every name has a word left after them.
+fn shared_words(names: &[String]) -> Vec<&str> {
+    let Some(first) = names.first() else {
+        return Vec::new();
+    };
+    let mut shared: Vec<&str> = first.split(' ').collect();
+    for n in names {
+        let words: Vec<&str> = n.split(' ').collect();
+        let same = shared
+            .iter()
+            .zip(&words)
+            .take_while(|(a, b)| a == b)
+            .count();
+        shared.truncate(same.min(words.len().saturating_sub(1)));
+    }
+    shared
 }

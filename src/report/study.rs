@@ -575,40 +575,91 @@ impl StudyTableReporter {
     }
 }
 
+/// The `,cpus=LIST` every load of the `load` column ends with (the presets put each load
+/// on the measured CPU: `cpu:50%,cpus=1`), taken out of the cells and said once
+/// (`loads on cpus=1`), so the column is as narrow as the loads themselves.
+fn lift_load_cpus(header: &[String], rows: &mut [Vec<String>]) -> Option<String> {
+    let i = header.iter().position(|h| h == "load")?;
+    let loaded: Vec<&String> = rows
+        .iter()
+        .map(|r| &r[i])
+        .filter(|l| *l != "none")
+        .collect();
+    let tail = loaded.first()?.rsplit_once(",cpus=")?.1.to_string();
+    let suffix = format!(",cpus={tail}");
+    let shared = loaded
+        .iter()
+        .all(|l| l.ends_with(&suffix) && l.split(" + ").all(|part| part.ends_with(&suffix)));
+    let cpu_list = tail
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == ',' || c == '-');
+    if !shared || !cpu_list {
+        return None;
+    }
+    for r in rows.iter_mut() {
+        r[i] = r[i].replace(&suffix, "");
+    }
+    Some(format!("loads on cpus={tail}"))
+}
+
 impl StudyTableReporter {
-    /// The title and the study's tables and notes, without the interruption note.
-    pub fn table_text(&self, run: &Run) -> Vec<u8> {
+    /// The columns of the terminal's table: the study's, then p99 and missed when it has
+    /// none (the headline quotes them, so the table shows where they come from).
+    fn terminal_columns(&self) -> Vec<String> {
+        let mut columns = self.columns.clone();
+        for stat in [Stat::P99, Stat::Missed] {
+            if !columns.iter().any(|c| Stat::parse(c) == Some(stat)) {
+                columns.push(stat.name().to_string());
+            }
+        }
+        columns
+    }
+
+    /// The title and the study's tables and notes fitted to `width`, without the
+    /// interruption note: what every row shares said once above each table, units there
+    /// too, a table too wide split (render::table::fit_table).
+    pub fn table_text(&self, run: &Run, width: usize) -> Vec<u8> {
+        use crate::render::table::{fit_table, wrap, Fit};
         let mut out = String::new();
         if !self.title.is_empty() {
-            out.push_str(&self.title);
+            out.push_str(&wrap(&self.title, width));
             out.push('\n');
         }
         let info = SuiteInfo {
             title: self.title.clone(),
-            columns: self.columns.clone(),
+            columns: self.terminal_columns(),
             study: self.study,
         };
         let view = study_view(run, &info, self.in_ns);
+        let u = unit(self.in_ns);
+        let suffix = format!(" ({u})");
         for (i, t) in view.tables.iter().enumerate() {
             if i > 0 {
                 out.push('\n');
             }
             if !t.title.is_empty() {
-                out.push_str(&t.title);
+                out.push_str(&wrap(&t.title, width));
                 out.push('\n');
             }
-            out.push_str(
-                &crate::render::table::condensed_table(
-                    t.header.clone(),
-                    t.rows.clone(),
-                    t.first_numeric,
-                )
-                .to_string(),
-            );
-            out.push('\n');
+            let mut above: Vec<String> = Vec::new();
+            if t.header.iter().any(|h| h.contains(&suffix)) {
+                above.push(format!("latencies in {u}"));
+            }
+            let header: Vec<String> = t.header.iter().map(|h| h.replace(&suffix, "")).collect();
+            let mut rows = t.rows.clone();
+            above.extend(lift_load_cpus(&header, &mut rows));
+            let fit = Fit {
+                above: (!above.is_empty()).then(|| above.join(" · ")),
+                // As the run's table: the spread goes first, p99, max and missed stay.
+                optional: &["stddev", "min", "avg", "p50"],
+                left_out_hint: "--export-csv has all",
+                ..Fit::new(header, rows, t.first_numeric)
+            };
+            out.push_str(&fit_table(fit, width));
         }
         for note in &view.notes {
-            out.push_str(&format!("note: {note}\n"));
+            out.push_str(&wrap(&format!("note: {note}"), width));
+            out.push('\n');
         }
         out.into_bytes()
     }

@@ -2,7 +2,7 @@
 //! scenario × thread, latencies in µs with two decimals (or ns), fitted to the terminal.
 
 use super::Reporter;
-use crate::render::table::{condensed_table, terminal_width, text_width};
+use crate::render::table::{fit_table, terminal_width, wrap, Fit};
 use crate::result::{metric_label, Run};
 use crate::stats::Stat;
 use crate::units::latency_cell;
@@ -66,58 +66,41 @@ pub fn header_and_rows(run: &Run, in_ns: bool) -> (Vec<String>, Vec<Vec<String>>
 /// that order (the headline keeps the worst value and p99 in view).
 const DROP_ORDER: [&str; 6] = ["stddev", "min", "avg", "p50", "overruns", "samples"];
 
-/// Removes column `i` from the header and every row.
-fn remove_column(header: &mut Vec<String>, rows: &mut [Vec<String>], i: usize) {
-    header.remove(i);
-    for r in rows.iter_mut() {
-        r.remove(i);
-    }
-}
-
 impl TableReporter {
-    /// The terminal table fitted to `width`: the method column goes when every row has the
-    /// same (the headline names it), units move into one line above the table, and
-    /// columns of `DROP_ORDER` go until the table fits (said below it).
-    pub fn fitted(&self, run: &Run, width: Option<usize>) -> String {
+    /// The terminal table fitted to `width` (render::table::fit_table): the method column
+    /// gone when every row has the same (the headline names it), units and other constant
+    /// labels said once above, and columns of `DROP_ORDER` left out until the table fits
+    /// (said below it).
+    pub fn fitted(&self, run: &Run, width: usize) -> String {
         let (mut header, mut rows, mut first_numeric) = header_and_rows(run, self.in_ns);
         let unit = if self.in_ns { "ns" } else { "µs" };
+        // The headline names the method when every row has the same.
         let method = header.iter().position(|h| h == "method");
         if let (Some(i), Some(first)) = (method, rows.first().cloned()) {
             if rows.iter().all(|r| r[i] == first[i]) && !first[i].contains("(partial)") {
-                remove_column(&mut header, &mut rows, i);
+                header.remove(i);
+                rows.iter_mut().for_each(|r| {
+                    r.remove(i);
+                });
                 first_numeric -= 1;
             }
         }
         for h in header.iter_mut() {
             *h = h.replace(&format!(" ({unit})"), "");
         }
-        let mut dropped = Vec::new();
-        let mut text = condensed_table(header.clone(), rows.clone(), first_numeric).to_string();
-        for name in DROP_ORDER {
-            let Some(w) = width else { break };
-            if text_width(&text) <= w {
-                break;
-            }
-            if let Some(i) = header.iter().position(|h| h == name) {
-                remove_column(&mut header, &mut rows, i);
-                dropped.push(name);
-                text = condensed_table(header.clone(), rows.clone(), first_numeric).to_string();
-            }
-        }
-        let mut out = format!("latencies in {unit}\n{text}\n");
-        if !dropped.is_empty() {
-            out.push_str(&format!(
-                "({} left out to fit {} columns; --export-csv has all)\n",
-                dropped.join(", "),
-                width.unwrap_or_default()
-            ));
-        }
-        out
+        let fit = Fit {
+            optional: &DROP_ORDER,
+            left_out_hint: "--export-csv has all",
+            above: Some(format!("latencies in {unit}")),
+            ..Fit::new(header, rows, first_numeric)
+        };
+        fit_table(fit, width)
     }
 }
 
 impl Reporter<Run> for TableReporter {
     fn render(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        let width = terminal_width();
         // A suite's run is shown as its study table.
         let mut out = match &run.suite {
             Some(suite) => String::from_utf8(
@@ -127,20 +110,21 @@ impl Reporter<Run> for TableReporter {
                     study: suite.study,
                     in_ns: self.in_ns,
                 }
-                .table_text(run),
+                .table_text(run, width),
             )?,
-            None => self.fitted(run, terminal_width()),
+            None => self.fitted(run, width),
         };
         out.insert_str(0, &super::headline::lines(run));
         out.push_str(&super::extras::extra_lines(run));
-        out.push_str(&super::loads::run_loads_table(run));
-        out.push_str(&super::trace::trace_lines(run, self.in_ns));
-        out.push_str(&super::worst_case::render_run(run, self.in_ns));
+        out.push_str(&super::loads::run_loads_table(run, width));
+        out.push_str(&super::trace::trace_lines(run, self.in_ns, width));
+        out.push_str(&super::worst_case::render_run(run, self.in_ns, width));
         if run.interrupted {
             out.push_str("interrupted: the statistics cover what was measured until then\n");
         }
         out.push_str(&crate::result::journal::partial_lines(run));
-        Ok(out.into_bytes())
+        // Prose (headline, notes, per-probe lines) wrapped; the tables fit already.
+        Ok(wrap(&out, width).into_bytes())
     }
 }
 
@@ -155,11 +139,29 @@ pub fn warning_lines(run: &Run) -> String {
         _ => 1,
     };
     let level = |r: u8| if r == 2 { "note" } else { "warning" };
+    // A message several scenarios share (a suite's loads on the measured CPUs) is said
+    // once, with how many scenarios it concerns.
+    let mut shared: Vec<(u8, &str, Vec<&str>)> = Vec::new();
     for sc in &run.scenarios {
         for w in &sc.warnings {
             let r = rank(&w.code);
-            lines.push((r, format!("{} [{}]: {}\n", level(r), sc.name, w.message)));
+            match shared
+                .iter_mut()
+                .find(|(q, m, _)| *q == r && *m == w.message)
+            {
+                Some((_, _, names)) => names.push(&sc.name),
+                None => shared.push((r, &w.message, vec![&sc.name])),
+            }
         }
+    }
+    let total = run.scenarios.len();
+    for (r, message, names) in shared {
+        let which = match names.as_slice() {
+            [one] => one.to_string(),
+            _ if names.len() == total => format!("all {total} scenarios"),
+            _ => format!("{} of {total} scenarios", names.len()),
+        };
+        lines.push((r, format!("{} [{which}]: {message}\n", level(r))));
     }
     for w in &run.warnings {
         let r = rank(&w.code);

@@ -92,7 +92,7 @@ fn spike_lines(out: &mut String, t: &crate::result::trace::TraceResult) {
 }
 
 /// The trace section of every traced scenario (empty when none was traced).
-pub fn trace_lines(run: &Run, in_ns: bool) -> String {
+pub fn trace_lines(run: &Run, in_ns: bool, width: usize) -> String {
     let mut out = String::new();
     for sc in &run.scenarios {
         let Some(t) = &sc.trace else { continue };
@@ -137,8 +137,8 @@ pub fn trace_lines(run: &Run, in_ns: bool) -> String {
         if !rows.is_empty() {
             let mut header = vec!["cpu".to_string(), "part".to_string()];
             header.extend(PART_STATS.map(|s| s.header(unit)));
-            out.push_str(&crate::render::table::condensed_table(header, rows, 2).to_string());
-            out.push('\n');
+            let fit = crate::render::table::Fit::new(header, rows, 2);
+            out.push_str(&crate::render::table::fit_table(fit, width));
         }
         for th in &t.threads {
             for note in &th.notes {

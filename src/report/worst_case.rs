@@ -69,7 +69,13 @@ fn fit_line(wc: &WorstCase, in_ns: bool) -> Option<String> {
 }
 
 /// One thread's estimate as text (`title` names the scenario and thread).
-pub fn render_one(title: &str, wc: &WorstCase, period_ns: Option<u64>, in_ns: bool) -> String {
+pub fn render_one(
+    title: &str,
+    wc: &WorstCase,
+    period_ns: Option<u64>,
+    in_ns: bool,
+    width: usize,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Worst case beyond the samples: {title}");
     let _ = writeln!(
@@ -102,7 +108,7 @@ pub fn render_one(title: &str, wc: &WorstCase, period_ns: Option<u64>, in_ns: bo
     } else if wc.unbounded {
         let _ = writeln!(out, "  {UNBOUNDED_WORDS}");
     } else {
-        render_estimates(&mut out, wc, period_ns, in_ns);
+        render_estimates(&mut out, wc, period_ns, in_ns, width);
     }
     if let Some(line) = convergence_line(&wc.convergence, in_ns) {
         let _ = writeln!(out, "{line}");
@@ -131,7 +137,13 @@ fn convergence_line(points: &[Convergence], in_ns: bool) -> Option<String> {
     ))
 }
 
-fn render_estimates(out: &mut String, wc: &WorstCase, period_ns: Option<u64>, in_ns: bool) {
+fn render_estimates(
+    out: &mut String,
+    wc: &WorstCase,
+    period_ns: Option<u64>,
+    in_ns: bool,
+    width: usize,
+) {
     let hour = period_ns.filter(|_| wc.estimates.iter().any(|e| e.per == Per::Hour));
     let mut header = vec![
         "exceeded with probability".to_string(),
@@ -157,8 +169,9 @@ fn render_estimates(out: &mut String, wc: &WorstCase, period_ns: Option<u64>, in
             row
         })
         .collect();
-    let table = crate::render::table::condensed_table(header, rows, 1);
-    let _ = writeln!(out, "{table}");
+    let table =
+        crate::render::table::fit_table(crate::render::table::Fit::new(header, rows, 1), width);
+    out.push_str(&table);
     if let Some(c) = &wc.clusters {
         let _ = writeln!(
             out,
@@ -185,7 +198,7 @@ fn render_estimates(out: &mut String, wc: &WorstCase, period_ns: Option<u64>, in
 }
 
 /// Every thread's estimate of a run, after its table.
-pub fn render_run(run: &Run, in_ns: bool) -> String {
+pub fn render_run(run: &Run, in_ns: bool, width: usize) -> String {
     let mut out = String::new();
     for sc in &run.scenarios {
         for th in &sc.threads {
@@ -194,7 +207,7 @@ pub fn render_run(run: &Run, in_ns: bool) -> String {
             let title = format!("{} {label}", sc.name);
             let period = (sc.params.period_ns > 0).then_some(sc.params.period_ns);
             out.push('\n');
-            out.push_str(&render_one(&title, wc, period, in_ns));
+            out.push_str(&render_one(&title, wc, period, in_ns, width));
         }
     }
     out

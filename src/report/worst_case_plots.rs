@@ -100,7 +100,7 @@ pub fn qq_svg(title: &str, plot: &Plot, c: Canvas) -> anyhow::Result<String> {
 
 pub fn thread_part(title: &str, wc: &WorstCase, period: Option<u64>) -> anyhow::Result<String> {
     let mut out = String::new();
-    let text = super::worst_case::render_one(title, wc, period, false);
+    let text = super::worst_case::render_one(title, wc, period, false, usize::MAX);
     let _ = writeln!(out, "<pre>{}</pre>", esc(&text));
     if let Some(plot) = wc.plot.as_ref().filter(|p| !p.curve.is_empty()) {
         let name = format!("Return levels: {title}");
@@ -195,7 +195,8 @@ mod tests {
         // From 2 tenths on (the first 2000 samples are below the rule's 2500), to all.
         assert_eq!(wc.convergence.len(), 9, "{:?}", wc.convergence);
         assert_eq!(wc.convergence[0].samples, 4000);
-        let text = super::super::worst_case::render_one("CPU 1", &wc, Some(1_000_000), false);
+        let text =
+            super::super::worst_case::render_one("CPU 1", &wc, Some(1_000_000), false, usize::MAX);
         assert!(
             text.contains("10⁻⁶") && text.contains("per hour at 1 ms (3.6·10⁶ periods)"),
             "{text}"

@@ -37,14 +37,18 @@ pub fn series_bytes(
     in_ns: bool,
 ) -> Option<anyhow::Result<Vec<u8>>> {
     use crate::output::exports::Format;
-    let text = || super::worst_case::render_one(title, wc, period_ns, in_ns);
+    let width = crate::render::table::terminal_width();
+    let text = |width| super::worst_case::render_one(title, wc, period_ns, in_ns, width);
     match format {
-        Format::Table => Some(Ok(text().into_bytes())),
+        // The terminal's width; a Markdown code block keeps its long lines.
+        Format::Table => Some(Ok(
+            crate::render::table::wrap(&text(width), width).into_bytes()
+        )),
         Format::Json => Some(serde_json::to_vec_pretty(wc).map_err(Into::into)),
         Format::Markdown => Some(Ok(format!(
             "### Worst case beyond the samples: {}\n\n```\n{}```\n",
             crate::render::markdown::md_cell(title),
-            text()
+            text(usize::MAX)
         )
         .into_bytes())),
         Format::Html => Some(series_page(title, wc, period_ns).map(String::into_bytes)),

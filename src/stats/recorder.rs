@@ -40,6 +40,10 @@ pub struct LiveStats {
     /// The latest samples in order, when a reader prints them while the run goes on
     /// (`Recorder::with_sample_ring`).
     pub ring: std::sync::OnceLock<Arc<SampleRing>>,
+    /// Set when the measured phase starts (`Recorder::restart`, after the counts are
+    /// zeroed): until then the counts are the warm-up's, which the progress line never
+    /// shows as measured.
+    pub measuring: std::sync::atomic::AtomicBool,
     /// The measured Recorder's bucket counts, when the run checkpoints (see
     /// `live_histogram::enable`): what a checkpoint's percentiles come from.
     pub histogram: std::sync::OnceLock<Arc<LiveHistogram>>,
@@ -100,7 +104,8 @@ impl Recorder {
 
     /// A recorder for a warm-up, thrown away after it: the same recording code with a
     /// coarse histogram (a few KB), one per-second slot and no `--raw` buffer. It shares
-    /// `live`, so the progress line counts the warm-up as before.
+    /// `live`, which counts the warm-up with `measuring` still false (the progress line
+    /// shows no counts until `restart` zeroes them and sets it).
     pub fn scratch(config: &RecorderConfig, live: Arc<LiveStats>) -> Self {
         let small = RecorderConfig {
             deadline_ns: config.deadline_ns,
@@ -180,6 +185,7 @@ impl Recorder {
         self.live.min_ns.store(0, Ordering::Relaxed);
         self.live.last_ns.store(0, Ordering::Relaxed);
         self.live.sum_ns.store(0, Ordering::Relaxed);
+        self.live.measuring.store(true, Ordering::Release);
     }
 
     /// Forgets every sample: zeroes the histogram (~220 KB), so never between a warm-up
@@ -384,6 +390,31 @@ mod tests {
         let kept: Vec<u64> = drained.samples.iter().map(|s| s.value_ns).collect();
         assert_eq!(kept, values[2..]);
         assert_eq!(drained.samples[0].at_ns, 200 + 12);
+    }
+
+    #[test]
+    fn the_live_view_says_measuring_only_after_restart_with_counts_from_zero() {
+        let live = Arc::new(LiveStats::default());
+        let mut scratch = Recorder::scratch(&config(), live.clone());
+        let mut rec = Recorder::new(&config(), live.clone());
+        for (i, v) in [500, 476_500, 900].into_iter().enumerate() {
+            scratch.record(i as u64, i as u64 + 1, v);
+        }
+        let seen = |l: &LiveStats| {
+            (
+                l.measuring.load(Ordering::Acquire),
+                l.samples.load(Ordering::Relaxed),
+                l.max_ns.load(Ordering::Relaxed),
+                l.overruns.load(Ordering::Relaxed),
+            )
+        };
+        // The warm-up: 3 samples, max 476.5 µs (1 over the 1 µs deadline), not measuring.
+        assert_eq!(seen(&live), (false, 3, 476_500, 1));
+        rec.restart(10);
+        assert_eq!(seen(&live), (true, 0, 0, 0));
+        rec.record(10, 11, 187_860);
+        rec.record(11, 12, 700);
+        assert_eq!(seen(&live), (true, 2, 187_860, 1));
     }
 
     #[test]

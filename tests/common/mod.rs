@@ -8,9 +8,16 @@ pub mod sched_seen;
 use assert_cmd::Command;
 use serde_json::Value;
 
-/// The latscope binary built by cargo for this test run.
+/// The width the tests' pipes report (`COLUMNS`): wide, so a test about content finds
+/// each line whole; the tests about fitting a width (tests/it/terminal_width.rs) set
+/// their own, or remove it for the default of 80.
+pub const TEST_COLUMNS: &str = "1000";
+
+/// The latscope binary built by cargo for this test run (`COLUMNS` = `TEST_COLUMNS`).
 pub fn latscope() -> Command {
-    Command::cargo_bin("latscope").expect("binary built")
+    let mut cmd = Command::cargo_bin("latscope").expect("binary built");
+    cmd.env("COLUMNS", TEST_COLUMNS);
+    cmd
 }
 
 /// The binary's path, for command lines built by hand (`ip netns exec … latscope`).
@@ -20,7 +27,9 @@ pub fn latscope_path() -> std::path::PathBuf {
 
 /// The binary as a std Command: for children that are spawned, signalled and waited for.
 pub fn latscope_command() -> std::process::Command {
-    std::process::Command::new(latscope_path())
+    let mut cmd = std::process::Command::new(latscope_path());
+    cmd.env("COLUMNS", TEST_COLUMNS);
+    cmd
 }
 
 /// Runs latscope with `args` plus `--export-json -`, asserts success, returns the JSON.

@@ -91,7 +91,9 @@ fn idle_and_loaded_line_up_only_with_ignore_load() {
     assert_eq!(code, 0, "{out}{err}");
     let cpu = usable_cpu();
     assert!(
-        out.contains(&format!("timer clock-nanosleep 1 ms cpu{cpu} (any load)\n")),
+        out.contains(&format!(
+            "\ntimer clock-nanosleep 1 ms cpu{cpu} (any load) — "
+        )),
         "{out}"
     );
     let loads = row(&out, "loads");

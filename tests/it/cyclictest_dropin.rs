@@ -395,7 +395,7 @@ fn compare_reads_latscope_cyclictest_json() {
             .unwrap(),
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(!text.contains("missing:"), "both align: {text}");
+    assert!(!text.contains("not compared:"), "both align: {text}");
     assert!(
         text.contains(&format!("timer clock-nanosleep 1 ms cpu{cpu}")),
         "{text}"

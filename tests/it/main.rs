@@ -47,6 +47,7 @@ mod security;
 mod suite;
 mod suite_progress;
 mod suite_studies;
+mod terminal_width;
 mod timer_methods;
 mod trace;
 mod trace_recording;
@@ -99,6 +100,7 @@ fn main() {
         ("suite", suite::cases),
         ("suite_progress", suite_progress::cases),
         ("suite_studies", suite_studies::cases),
+        ("terminal_width", terminal_width::cases),
         ("timer_methods", timer_methods::cases),
         ("trace", trace::cases),
         ("trace_recording", trace_recording::cases),

@@ -2,7 +2,8 @@
 //! `script`, its size set with `stty`): at 80 and 200 columns every redraw of the line
 //! fits the width (a wrapped line leaves its second row behind at the next redraw) and
 //! says the time left, the suite's (`[1/2, ~2 s after this]`) and the scenario's
-//! (`38% 1 s left`).
+//! (`38% 1 s left`); the warm-up shows no counts, and at 80 columns a CPU's part (the
+//! worst first) stays whole.
 
 use crate::common;
 
@@ -34,6 +35,7 @@ fn suite_progress_shows_the_time_left_and_fits_80_and_200_columns() {
     )
     .unwrap();
     let left = regex::Regex::new(r" \d+% \d+ s left").unwrap();
+    let cpu_part = regex::Regex::new(r"\| cpu\d: (max|\d+ max) \d").unwrap();
     for columns in [80, 200] {
         let json = dir.path().join(format!("run{columns}.json"));
         let command = format!(
@@ -75,6 +77,15 @@ fn suite_progress_shows_the_time_left_and_fits_80_and_200_columns() {
                 .iter()
                 .any(|r| r.contains(" warm-up (1 s left, not recorded)")),
             "the warm-up labelled: {progress:#?}"
+        );
+        // The warm-up's counts are never shown as measured (they were: "cpu1: 1962/1000").
+        for row in progress.iter().filter(|r| r.contains("warm-up")) {
+            assert!(!row.contains("| cpu"), "warm-up counts shown: {row:?}");
+        }
+        // At 80 columns too, a CPU's measured part (the worst one first) fits whole.
+        assert!(
+            progress.iter().any(|r| cpu_part.is_match(r)),
+            "{columns} columns: no CPU's part: {progress:#?}"
         );
         if columns == 200 {
             assert!(

@@ -80,6 +80,27 @@ fn warnings_text(run: &Run) -> String {
 /// The context table's row of the command lines (shown as code in Markdown and HTML).
 const COMMAND_LINE: &str = "command line";
 
+/// The runs' context side by side, narrow: a header (`context`, then each run's label),
+/// one row per item that differs between the runs, and the items every run shares said
+/// once (`host vm · policy fifo 95 · tool latscope 0.1.0`).
+pub fn context(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>, String) {
+    let (header, rows) = context_table(cmp);
+    let (same, differ): (Vec<_>, Vec<_>) = rows
+        .into_iter()
+        .partition(|r| r[1..].iter().all(|c| *c == r[1]));
+    let shared: Vec<String> = same.iter().map(|r| format!("{} {}", r[0], r[1])).collect();
+    (header, differ, shared.join(" · "))
+}
+
+/// `same in both: ...` (or `in all`) under the context table, or nothing.
+pub fn same_line(cmp: &Comparison, shared: &str) -> String {
+    if shared.is_empty() {
+        return String::new();
+    }
+    let all = if cmp.runs.len() > 2 { "all" } else { "both" };
+    format!("same in {all}: {shared}")
+}
+
 /// Both (all) runs' context side by side: a header (`""`, then each run's label) and
 /// one row per item.
 pub fn context_table(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
@@ -150,14 +171,15 @@ pub fn noise_cell(cmp: &Comparison, row: usize, stat: Stat, in_ns: bool) -> Stri
 }
 
 /// The mark of `stat` in aligned row `row` against the first later run: `◀ regressed`,
-/// `◀ improved`, `◀ within noise` for the statistics behind the verdict, `within noise`
-/// for a change inside the noise beside them, `judged` for the rest a rule judges, empty
-/// otherwise.
+/// `◀ improved`, `◀ undecidable`, `◀ within noise` for the statistics behind the
+/// verdict, `within noise` or `undecidable` for a change beside them, `judged` for the
+/// rest a rule judges, empty otherwise.
 pub fn mark(cmp: &Comparison, row: usize, stat: Stat) -> String {
     let judged = cmp.rules.iter().any(|r| r.stats.contains(&stat));
     match cmp.verdicts[row].first().and_then(Option::as_ref) {
         Some(j) if j.behind.contains(&stat) => format!("◀ {}", j.verdict),
         Some(j) if j.noisy.contains(&stat) => "within noise".into(),
+        Some(j) if j.unclear.contains(&stat) => "undecidable".into(),
         _ if judged => "judged".into(),
         _ => String::new(),
     }
@@ -169,12 +191,13 @@ pub fn verdict_word(v: Verdict) -> &'static str {
         Verdict::Regressed => "REGRESSED",
         Verdict::Improved => "improved",
         Verdict::WithinNoise => "within noise",
+        Verdict::Undecidable => "undecidable",
         Verdict::Unchanged => "unchanged",
     }
 }
 
 /// A verdict line in the terminal's colours: regressed red and bold, improved green,
-/// within noise yellow. The caller writes through anstream, which drops the colours when
+/// within noise yellow, undecidable magenta. The caller writes through anstream, which drops the colours when
 /// stdout is not a terminal or `NO_COLOR` is set.
 pub fn paint(v: Option<Verdict>, line: &str) -> String {
     use anstyle::{AnsiColor, Style};
@@ -182,6 +205,7 @@ pub fn paint(v: Option<Verdict>, line: &str) -> String {
         Some(Verdict::Regressed) => AnsiColor::Red.on_default().bold(),
         Some(Verdict::Improved) => AnsiColor::Green.on_default(),
         Some(Verdict::WithinNoise) => AnsiColor::Yellow.on_default(),
+        Some(Verdict::Undecidable) => AnsiColor::Magenta.on_default(),
         _ => Style::new(),
     };
     format!("{style}{line}{style:#}")
@@ -194,7 +218,7 @@ pub fn context_html(cmp: &Comparison) -> String {
         "<style>tr.behind td{background:#fff3cd;font-weight:bold}\
 .noisetext{color:#8a6d00;font-weight:bold}</style>\n<h2>Context</h2>\n<table>\n<tr>",
     );
-    let (header, rows) = context_table(cmp);
+    let (header, rows, shared) = context(cmp);
     for h in header {
         out.push_str(&format!("<th>{}</th>", esc(&h)));
     }
@@ -212,13 +236,17 @@ pub fn context_html(cmp: &Comparison) -> String {
         out.push_str("</tr>\n");
     }
     out.push_str("</table>\n");
+    let same = same_line(cmp, &shared);
+    if !same.is_empty() {
+        out.push_str(&format!("<p class=\"note\">{}</p>\n", esc(&same)));
+    }
     out
 }
 
 /// The context table in Markdown, each command line a code span.
 pub fn context_markdown(cmp: &Comparison) -> String {
     use crate::render::markdown::{md_cell, md_code, md_table_of_cells};
-    let (header, rows) = context_table(cmp);
+    let (header, rows, shared) = context(cmp);
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -235,5 +263,10 @@ pub fn context_markdown(cmp: &Comparison) -> String {
                 .collect()
         })
         .collect();
-    md_table_of_cells(&header, &rows, 1)
+    let mut out = md_table_of_cells(&header, &rows, 1);
+    let same = same_line(cmp, &shared);
+    if !same.is_empty() {
+        out.push_str(&format!("\n{}\n", md_cell(&same)));
+    }
+    out
 }

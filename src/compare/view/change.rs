@@ -105,26 +105,24 @@ pub fn finding_lines(items: &[ChangeItem], who: &str) -> Vec<String> {
 
 /// The RT-cost study's table for the terminal: sign convention, one row per item and
 /// statistic, then the finding lines.
-pub fn rt_cost_text(cmp: &Comparison, in_ns: bool) -> String {
+pub fn rt_cost_text(cmp: &Comparison, in_ns: bool, width: usize) -> String {
+    use crate::render::table::{fit_table, wrap, Fit};
     let items = changes(cmp, 1, &chosen_stats(&cmp.runs[0]));
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\nRT cost: B against A\n{SIGN_CONVENTION}\nA: {} ({})\nB: {} ({})",
+    let intro = format!(
+        "\nRT cost: B against A\n{SIGN_CONVENTION}\nA: {} ({})\nB: {} ({})\n",
         cmp.labels[0],
         kernel_text(&cmp.runs[0]),
         cmp.labels[1],
         kernel_text(&cmp.runs[1])
     );
+    out.push_str(&wrap(&intro, width));
     let (header, rows) = change_rows(&items, "", "", in_ns);
     let header = header.into_iter().map(|h| h.trim().to_string()).collect();
-    let _ = writeln!(
-        out,
-        "{}",
-        crate::render::table::condensed_table(header, rows, 2)
-    );
+    out.push_str(&fit_table(Fit::new(header, rows, 2), width));
     for line in finding_lines(&items, &who_is_b(cmp)) {
-        let _ = writeln!(out, "{line}");
+        out.push_str(&wrap(&line, width));
+        out.push('\n');
     }
     out
 }
@@ -147,7 +145,7 @@ fn kernel_text(run: &crate::result::Run) -> String {
 }
 
 /// For any two runs whose scenarios ran loads: the loads' throughput change, or nothing.
-pub fn throughput_text(cmp: &Comparison) -> String {
+pub fn throughput_text(cmp: &Comparison, width: usize) -> String {
     if cmp.runs.len() != 2 {
         return String::new();
     }
@@ -160,9 +158,10 @@ pub fn throughput_text(cmp: &Comparison) -> String {
     }
     let (header, rows) = change_rows(&items, "", "", false);
     let header = header.into_iter().map(|h| h.trim().to_string()).collect();
+    let fit = crate::render::table::Fit::new(header, rows, 2);
     format!(
-        "\nLoad throughput, B against A (lower is worse)\n{}\n",
-        crate::render::table::condensed_table(header, rows, 2)
+        "\nLoad throughput, B against A (lower is worse)\n{}",
+        crate::render::table::fit_table(fit, width)
     )
 }
 

@@ -57,6 +57,18 @@ fn cell(th: &ThreadResult, stat: Stat) -> Option<f64> {
     Some(th.summary.stat(stat))
 }
 
+/// A change in the column's unit, whatever its size (`+0.98`, `-20160.00` µs; `+976` ns;
+/// `+3` for counts): a µs column never holds `976 ns` or `20.16 ms`.
+fn change_cell(stat: Stat, delta: f64, in_ns: bool) -> String {
+    if stat.is_count() {
+        signed_change(stat, delta)
+    } else if in_ns {
+        format!("{:+.0}", delta)
+    } else {
+        format!("{:+.2}", delta / 1e3)
+    }
+}
+
 fn value_text(stat: Stat, v: Option<f64>, in_ns: bool) -> String {
     match v {
         None => "–".into(),
@@ -100,11 +112,7 @@ pub fn table(cmp: &Comparison, row: usize, in_ns: bool) -> (Vec<String>, Vec<Vec
             if r > 0 {
                 match (base, v) {
                     (Some(b), Some(v)) => {
-                        cells.push(if in_ns && !stat.is_count() {
-                            format!("{:+.0}", v - b)
-                        } else {
-                            signed_change(stat, v - b).replace(" µs", "")
-                        });
+                        cells.push(change_cell(stat, v - b, in_ns));
                         cells.push(ratio_text(b, v));
                     }
                     _ => cells.extend(["–".into(), "–".into()]),
@@ -118,52 +126,111 @@ pub fn table(cmp: &Comparison, row: usize, in_ns: bool) -> (Vec<String>, Vec<Vec
     (header, rows)
 }
 
-/// The terminal rendering: a table per aligned scenario × CPU, then the verdicts.
+/// The terminal rendering, answers first: the verdicts (the worst first) and the count of
+/// what lined up with nothing, then a table per lined-up scenario × CPU (changed ones
+/// first), the loads' throughput and worst-case lines, and last the basis: the rule, the
+/// noise method and the context (only what differs, the rest in one line); fitted to
+/// the terminal's width.
 pub struct ComparisonTableReporter {
     pub in_ns: bool,
+}
+
+/// The verdict lines as `compare` prints them first (and alone, on stderr, with `-q`):
+/// painted, wrapped at `width`.
+pub fn verdict_text(cmp: &Comparison, width: usize) -> String {
+    use crate::render::table::wrap;
+    let mut out = String::new();
+    for (v, line) in verdict_lines(cmp) {
+        // Names read from files escaped (issue 34, item 9); the verdicts' own colours kept.
+        let line = crate::output::terminal::escape_controls(&line);
+        out.push_str(&basis::paint(v, &wrap(&line, width)));
+        out.push('\n');
+    }
+    out
+}
+
+impl ComparisonTableReporter {
+    /// One lined-up scenario × CPU: its label and verdict, then its statistics fitted.
+    fn row_text(&self, cmp: &Comparison, row: usize, width: usize) -> String {
+        use crate::render::table::{fit_table, wrap, Fit};
+        let unit = if self.in_ns { "ns" } else { "µs" };
+        let verdict = cmp.verdicts[row]
+            .iter()
+            .flatten()
+            .map(|j| basis::verdict_word(j.verdict))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let title = format!("{} — {verdict}", cmp.aligned[row].key.label());
+        let (header, rows) = table(cmp, row, self.in_ns);
+        let header = header
+            .into_iter()
+            .map(|h| h.replace(&format!(" ({unit})"), ""))
+            .collect();
+        let fit = Fit {
+            above: Some(format!(
+                "latencies in {unit}; samples, overruns and missed are counts"
+            )),
+            ..Fit::new(header, rows, 1)
+        };
+        format!("\n{}\n{}", wrap(&title, width), fit_table(fit, width))
+    }
+
+    /// The basis last: the rule and the noise method, the runs, then the context table of
+    /// what differs and one line of what the runs share.
+    fn basis_text(cmp: &Comparison, width: usize) -> String {
+        use crate::render::table::{fit_table, wrap, Fit};
+        let mut out = String::from("\n");
+        for line in basis::rule_lines(cmp) {
+            out.push_str(&wrap(&line, width));
+            out.push('\n');
+        }
+        for (i, l) in cmp.labels.iter().enumerate() {
+            let role = if i == 0 { "baseline" } else { "compared" };
+            let _ = writeln!(out, "{} {role}: {l}", (b'A' + (i % 26) as u8) as char);
+        }
+        let (header, rows, shared) = basis::context(cmp);
+        if !rows.is_empty() {
+            // Words only: every column a label, long ones wrapped inside their cells.
+            let columns = header.len();
+            out.push_str(&fit_table(Fit::new(header, rows, columns), width));
+        }
+        let same = basis::same_line(cmp, &shared);
+        if !same.is_empty() {
+            out.push_str(&wrap(&same, width));
+            out.push('\n');
+        }
+        out
+    }
 }
 
 impl Reporter<Comparison<'_>> for ComparisonTableReporter {
     fn render(&self, cmp: &Comparison) -> anyhow::Result<Vec<u8>> {
         use crate::output::terminal::escape_controls;
+        use crate::render::table::{terminal_width, wrap};
         if cmp.is_multi() {
             let text = crate::compare::view::multi::terminal_text(cmp, self.in_ns);
             return Ok(escape_controls(&text).into_owned().into_bytes());
         }
+        let width = terminal_width();
+        let verdicts = verdict_text(cmp, width);
         let mut out = String::new();
-        for (i, l) in cmp.labels.iter().enumerate() {
-            let role = if i == 0 { "baseline" } else { "compared" };
-            let _ = writeln!(out, "{} {role}: {l}", (b'A' + (i % 26) as u8) as char);
-        }
-        let (header, rows) = basis::context_table(cmp);
-        // Words, left-aligned (no numeric column).
-        let t = crate::render::table::condensed_table(header, rows, usize::MAX);
-        let _ = writeln!(out, "{t}");
-        for line in basis::rule_lines(cmp) {
-            let _ = writeln!(out, "{line}");
-        }
         if crate::compare::view::change::wants_rt_cost_layout(cmp) {
-            out.push_str(&crate::compare::view::change::rt_cost_text(cmp, self.in_ns));
+            out.push_str(&crate::compare::view::change::rt_cost_text(
+                cmp, self.in_ns, width,
+            ));
         } else {
-            for (i, a) in cmp.aligned.iter().enumerate() {
-                let (header, rows) = table(cmp, i, self.in_ns);
-                let t = crate::render::table::condensed_table(header, rows, 1);
-                let _ = writeln!(out, "\n{}\n{t}", a.key.label());
+            for row in verdicts::printed_rows(cmp) {
+                out.push_str(&self.row_text(cmp, row, width));
             }
-            out.push_str(&crate::compare::view::change::throughput_text(cmp));
-        }
-        out.push('\n');
-        // Names and labels read from files escaped; the verdicts' own colours kept.
-        let mut out = escape_controls(&out).into_owned();
-        for (v, line) in verdict_lines(cmp) {
-            out.push_str(&basis::paint(v, &escape_controls(&line)));
-            out.push('\n');
+            out.push_str(&crate::compare::view::change::throughput_text(cmp, width));
         }
         for line in crate::compare::worst_case::lines(cmp) {
-            out.push_str(&escape_controls(&line));
+            out.push_str(&wrap(&line, width));
             out.push('\n');
         }
-        Ok(out.into_bytes())
+        out.push_str(&Self::basis_text(cmp, width));
+        // Names and labels read from files escaped (issue 34, item 9).
+        Ok(format!("{verdicts}{}", escape_controls(&out)).into_bytes())
     }
 }
 
@@ -183,26 +250,27 @@ impl Reporter<Comparison<'_>> for ComparisonMarkdownReporter {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(out, "- {role}: `{}`", l.replace('`', "'"));
         }
-        out.push('\n');
-        for line in basis::rule_lines(cmp) {
-            let _ = writeln!(out, "{}\n", md_cell(&line));
+        // Answers first: the verdicts, then the tables (changed first), the basis last.
+        out.push_str("\n### Verdicts\n\n");
+        for (_, line) in verdict_lines(cmp) {
+            let _ = writeln!(out, "- {}", md_cell(&line));
         }
-        out.push_str(&basis::context_markdown(cmp));
         if crate::compare::view::change::wants_rt_cost_layout(cmp) {
             out.push_str(&crate::compare::view::change::rt_cost_markdown(
                 cmp, self.in_ns,
             ));
         }
-        for (i, a) in cmp.aligned.iter().enumerate() {
+        for i in verdicts::printed_rows(cmp) {
             let (header, rows) = table(cmp, i, self.in_ns);
-            let _ = writeln!(out, "\n### {}\n", md_cell(&a.key.label()));
+            let _ = writeln!(out, "\n### {}\n", md_cell(&cmp.aligned[i].key.label()));
             out.push_str(&md_table(&header, &rows, 1));
         }
-        out.push_str("\n### Verdicts\n\n");
-        for (_, line) in verdict_lines(cmp) {
-            let _ = writeln!(out, "- {}", md_cell(&line));
-        }
         out.push_str(&worst_case::markdown(cmp, self.in_ns));
+        out.push_str("\n### Basis\n\n");
+        for line in basis::rule_lines(cmp) {
+            let _ = writeln!(out, "{}\n", md_cell(&line));
+        }
+        out.push_str(&basis::context_markdown(cmp));
         Ok(out.into_bytes())
     }
 }
@@ -277,7 +345,7 @@ fn verdicts_html(cmp: &Comparison) -> String {
         let class = match v {
             Some(Verdict::Regressed) => "failtext",
             Some(Verdict::Improved) => "pass",
-            Some(Verdict::WithinNoise) => "noisetext",
+            Some(Verdict::WithinNoise | Verdict::Undecidable) => "noisetext",
             _ => "note",
         };
         let _ = writeln!(
@@ -305,18 +373,16 @@ impl Reporter<Comparison<'_>> for ComparisonHtmlReporter {
             let _ = writeln!(body, "<li>{role}: <code>{}</code></li>", esc(l));
         }
         body.push_str("</ul>\n");
-        for line in basis::rule_lines(cmp) {
-            let _ = writeln!(body, "<p class=\"note\">{}</p>", esc(&line));
-        }
-        body.push_str(&basis::context_html(cmp));
+        // Answers first: the verdicts, the tables (changed first), the basis last.
+        body.push_str(&verdicts_html(cmp));
         if cmp.is_multi() {
             body.push_str(&crate::compare::view::multi::html_section(cmp, self.in_ns)?);
         }
         if crate::compare::view::change::wants_rt_cost_layout(cmp) {
             body.push_str(&crate::compare::view::change::rt_cost_html(cmp, self.in_ns));
         }
-        body.push_str(&verdicts_html(cmp));
-        for (row, a) in cmp.aligned.iter().enumerate() {
+        for row in verdicts::printed_rows(cmp) {
+            let a = &cmp.aligned[row];
             let _ = writeln!(body, "<section>\n<h2>{}</h2>", esc(&a.key.label()));
             let lines: Vec<HistogramLine> = a
                 .entries
@@ -371,6 +437,10 @@ beyond are marked in the strip and listed here.";
             body.push_str("</table>\n</section>\n");
         }
         body.push_str(&worst_case::html(cmp, self.in_ns));
+        for line in basis::rule_lines(cmp) {
+            let _ = writeln!(body, "<p class=\"note\">{}</p>", esc(&line));
+        }
+        body.push_str(&basis::context_html(cmp));
         Ok(page("latscope comparison", &body).into_bytes())
     }
 }

@@ -61,7 +61,8 @@ pub fn header_and_rows(cmp: &Comparison, in_ns: bool) -> (Vec<String>, Vec<Vec<S
     let mut header = vec!["scenario".to_string(), format!("statistic ({unit})")];
     header.extend(cmp.labels.iter().cloned());
     let mut rows = Vec::new();
-    for a in &cmp.aligned {
+    for row in crate::compare::view::verdicts::printed_rows(cmp) {
+        let a = &cmp.aligned[row];
         for (i, stat) in MULTI_STATS.into_iter().enumerate() {
             let mut row = vec![
                 if i == 0 { a.key.label() } else { String::new() },
@@ -82,20 +83,35 @@ fn intro(cmp: &Comparison) -> String {
     )
 }
 
-/// The terminal rendering: the columns, the table, the verdicts against the first.
+/// The terminal rendering, answers first: the verdicts against the first result, then
+/// the columns and the table (a wide one split into column groups), fitted to the width.
 pub fn terminal_text(cmp: &Comparison, in_ns: bool) -> String {
-    let mut out = format!("{}\n", intro(cmp));
-    for line in column_lines(cmp) {
-        let _ = writeln!(out, "  {line}");
+    use crate::render::table::{fit_table, terminal_width, wrap, Fit};
+    let width = terminal_width();
+    let mut out = String::new();
+    for (v, line) in verdict_lines(cmp) {
+        out.push_str(&crate::compare::view::basis::paint(v, &wrap(&line, width)));
+        out.push('\n');
     }
+    let mut intro_lines = format!("\n{}\n", intro(cmp));
+    for line in column_lines(cmp) {
+        let _ = writeln!(intro_lines, "  {line}");
+    }
+    out.push_str(&wrap(&intro_lines, width));
+    let unit = if in_ns { "ns" } else { "µs" };
+    let _ = writeln!(out, "\nlatencies in {unit}");
     let (header, rows) = header_and_rows(cmp, in_ns);
-    let _ = writeln!(
-        out,
-        "\n{}\n",
-        crate::render::table::condensed_table(header, rows, 2)
-    );
-    for (_, line) in verdict_lines(cmp) {
-        let _ = writeln!(out, "{line}");
+    // One table per scenario, its label above it (a label column would take half the
+    // width); the columns split into groups when the runs do not fit beside each other.
+    let header: Vec<String> = header[1..]
+        .iter()
+        .map(|h| h.replace(&format!(" ({unit})"), ""))
+        .collect();
+    for group in rows.chunks(MULTI_STATS.len()) {
+        let label = group.first().map_or(String::new(), |r| r[0].clone());
+        let rows = group.iter().map(|r| r[1..].to_vec()).collect();
+        out.push_str(&wrap(&format!("\n{label}\n"), width));
+        out.push_str(&fit_table(Fit::new(header.clone(), rows, 1), width));
     }
     out
 }
