@@ -655,19 +655,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
         let bytes = crate::output::terminal::escape_export(e.format, reporter.render(&cmp)?);
         crate::output::exports::write_bytes(&e.path, &bytes)?;
     }
-    let mut failures = Vec::new();
-    for (run, label) in runs.iter().zip(&labels).skip(1) {
-        failures.extend(
-            crate::result::limits::check_run(run, &limits)
-                .into_iter()
-                .map(|mut f| {
-                    f.source = Some(label.clone());
-                    f
-                }),
-        );
-    }
-    let limit_failed =
-        crate::result::limits::print_verdict(&failures, !limits.is_empty() && !output.quiet);
+    let limit_failed = compare_limits(runs, &labels, &limits, output.quiet);
     let regressed = cmp.any_regressed();
     if regressed && args.fail_on_regression {
         for (scenario, run) in cmp.regressed() {
@@ -683,6 +671,28 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<i32> {
     } else {
         EXIT_OK
     })
+}
+
+/// The `--fail-above` limits checked on every compared run (each failure named by its
+/// run's label) and the verdict printed; whether one failed.
+fn compare_limits(
+    runs: &[Run],
+    labels: &[String],
+    limits: &[crate::result::limits::Limit],
+    quiet: bool,
+) -> bool {
+    let mut failures = Vec::new();
+    for (run, label) in runs.iter().zip(labels).skip(1) {
+        failures.extend(
+            crate::result::limits::check_run(run, limits)
+                .into_iter()
+                .map(|mut f| {
+                    f.source = Some(label.clone());
+                    f
+                }),
+        );
+    }
+    crate::result::limits::print_verdict(&failures, !limits.is_empty() && !quiet)
 }
 
 /// Nothing lined up is an error (exit code 9) naming the axes that differ; a later run
