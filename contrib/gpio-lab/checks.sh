@@ -132,7 +132,8 @@ pid=$!
 wait_for_irq_thread
 sleep 3
 kill -KILL "$pid"; wait "$pid"; fact killed_rc $?
-latscope report /tmp/killed.json --export-json /tmp/killed-report.json >/tmp/killed.txt
+# Wide enough for every column (a file is 80 columns, which leaves samples out).
+COLUMNS=200 latscope report /tmp/killed.json --export-json /tmp/killed-report.json >/tmp/killed.txt
 fact killed_report_rc $?
 section killed_table /tmp/killed.txt
 section killed /tmp/killed-report.json

@@ -208,8 +208,7 @@ impl Reporter<Comparison<'_>> for ComparisonTableReporter {
         use crate::output::terminal::escape_controls;
         use crate::render::table::{terminal_width, wrap};
         if cmp.is_multi() {
-            let text = crate::compare::view::multi::terminal_text(cmp, self.in_ns);
-            return Ok(escape_controls(&text).into_owned().into_bytes());
+            return Ok(crate::compare::view::multi::terminal_text(cmp, self.in_ns).into_bytes());
         }
         let width = terminal_width();
         let verdicts = verdict_text(cmp, width);

@@ -86,13 +86,17 @@ fn intro(cmp: &Comparison) -> String {
 /// The terminal rendering, answers first: the verdicts against the first result, then
 /// the columns and the table (a wide one split into column groups), fitted to the width.
 pub fn terminal_text(cmp: &Comparison, in_ns: bool) -> String {
+    use crate::output::terminal::escape_controls;
     use crate::render::table::{fit_table, terminal_width, wrap, Fit};
     let width = terminal_width();
-    let mut out = String::new();
+    let mut verdicts = String::new();
     for (v, line) in verdict_lines(cmp) {
-        out.push_str(&crate::compare::view::basis::paint(v, &wrap(&line, width)));
-        out.push('\n');
+        // Names read from files escaped (issue 34, item 9); the verdicts' own colours kept.
+        let line = wrap(&escape_controls(&line), width);
+        verdicts.push_str(&crate::compare::view::basis::paint(v, &line));
+        verdicts.push('\n');
     }
+    let mut out = String::new();
     let mut intro_lines = format!("\n{}\n", intro(cmp));
     for line in column_lines(cmp) {
         let _ = writeln!(intro_lines, "  {line}");
@@ -113,7 +117,7 @@ pub fn terminal_text(cmp: &Comparison, in_ns: bool) -> String {
         out.push_str(&wrap(&format!("\n{label}\n"), width));
         out.push_str(&fit_table(Fit::new(header.clone(), rows, 1), width));
     }
-    out
+    format!("{verdicts}{}", escape_controls(&out))
 }
 
 /// Markdown: the same.
