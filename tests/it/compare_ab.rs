@@ -132,30 +132,7 @@ fn the_same_command_twice_regresses_only_beyond_the_printed_noise() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     // latscope's decision against the intervals it printed, not the host's mood.
-    let mut marked = 0;
-    for stat in ["p99.9", "max"] {
-        let cells = row(&out, stat);
-        let [ia, ib] = intervals(cells[5]);
-        if stat == "max" {
-            let (va, vb): (f64, f64) = (cells[1].parse().unwrap(), cells[2].parse().unwrap());
-            assert!(
-                ia.1 == va && ib.1 == vb,
-                "a max interval ends at the max: {cells:?}"
-            );
-        }
-        let apart = ib.0 > ia.1 || ib.1 < ia.0;
-        match cells[6] {
-            "◀ regressed" | "◀ improved" => assert!(apart, "beyond the noise only: {cells:?}"),
-            // Undecidable is said only of a change inside the noise whose intervals are too
-            // wide to tell (a host's stop in one run's max): never of intervals apart.
-            "◀ within noise" | "within noise" | "◀ undecidable" | "undecidable" => {
-                assert!(!apart, "{cells:?}")
-            }
-            "judged" => {}
-            other => panic!("mark {other:?} on a judged row: {cells:?}"),
-        }
-        marked += usize::from(cells[6].starts_with('◀'));
-    }
+    let marked = marks_follow_the_intervals(&out);
     let verdict = out
         .lines()
         .find(|l| {
@@ -198,6 +175,36 @@ more than 5 µs than in a.json, beyond the noise";
     }
     assert_eq!(html.contains("<tr class=\"behind\">"), marked > 0, "{html}");
     command_lines_read_as_code(&html, &md);
+}
+
+/// Each judged statistic's mark agrees with the two intervals printed beside it (apart
+/// only when regressed or improved); how many rows carry a `◀` mark.
+fn marks_follow_the_intervals(out: &str) -> usize {
+    let mut marked = 0;
+    for stat in ["p99.9", "max"] {
+        let cells = row(out, stat);
+        let [ia, ib] = intervals(cells[5]);
+        if stat == "max" {
+            let (va, vb): (f64, f64) = (cells[1].parse().unwrap(), cells[2].parse().unwrap());
+            assert!(
+                ia.1 == va && ib.1 == vb,
+                "a max interval ends at the max: {cells:?}"
+            );
+        }
+        let apart = ib.0 > ia.1 || ib.1 < ia.0;
+        match cells[6] {
+            "◀ regressed" | "◀ improved" => assert!(apart, "beyond the noise only: {cells:?}"),
+            // Undecidable is said only of a change inside the noise whose intervals are too
+            // wide to tell (a host's stop in one run's max): never of intervals apart.
+            "◀ within noise" | "within noise" | "◀ undecidable" | "undecidable" => {
+                assert!(!apart, "{cells:?}")
+            }
+            "judged" => {}
+            other => panic!("mark {other:?} on a judged row: {cells:?}"),
+        }
+        marked += usize::from(cells[6].starts_with('◀'));
+    }
+    marked
 }
 
 /// The context's command lines read as code: `<code>` in HTML, a code span in Markdown.
