@@ -80,17 +80,7 @@ pub fn fit(labels: &[String], slot: f64, font: f64, max_lines: usize) -> Fitted 
             ..Fitted::default()
         };
     }
-    let key: Vec<(String, String)> = labels
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (letter(i), l.clone()))
-        .collect();
-    Fitted {
-        lines: key.iter().map(|k| vec![k.0.clone()]).collect(),
-        key,
-        common,
-        ..Fitted::default()
-    }
+    keyed(&labels, common)
 }
 
 /// Fits `labels` beside rows (a phone's horizontal bars) `width` units wide: families joined
@@ -107,6 +97,11 @@ pub fn fit_rows(labels: &[String], width: f64, font: f64) -> Fitted {
             ..Fitted::default()
         };
     }
+    keyed(&labels, common)
+}
+
+/// The last resort of both fits: each label a letter, its text in a key under the chart.
+fn keyed(labels: &[String], common: Option<String>) -> Fitted {
     let key: Vec<(String, String)> = labels
         .iter()
         .enumerate()
