@@ -20,6 +20,35 @@ fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// A fitted line (legend `label`) with its 95 % band dashed on either side, from rows of
+/// [x, value, low, high] in the chart's units (the return levels, the threshold diagnostics).
+pub(super) fn draw_line_and_band<'a>(
+    chart: &mut ChartContext<
+        'a,
+        SVGBackend<'a>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    rows: &[[f64; 4]],
+    label: &str,
+) -> anyhow::Result<()> {
+    let fit = color(0);
+    let line = |i: usize| rows.iter().map(move |r| (r[0], r[i]));
+    chart
+        .draw_series(LineSeries::new(line(1), fit.stroke_width(2)))?
+        .label(label)
+        .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 18, b)], fit.stroke_width(3)));
+    let band = fit.mix(0.5).stroke_width(1);
+    for i in [2, 3] {
+        let series = chart.draw_series(DashedLineSeries::new(line(i), 6, 4, band))?;
+        if i == 2 {
+            series
+                .label("95 % interval")
+                .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 18, b)], band));
+        }
+    }
+    Ok(())
+}
+
 /// A line of `rows[i][mid]` against `rows[i][0]` (µs on x), its band `lo`/`hi` dashed, and
 /// the chosen threshold as a vertical line. `scale_y` turns the y values into the axis' unit.
 struct Panel<'a> {
@@ -48,21 +77,12 @@ fn panel_svg(p: &Panel, c: Canvas) -> anyhow::Result<String> {
             .x_label_formatter(&axis_number)
             .y_label_formatter(&axis_number)
             .draw()?;
-        let fit = color(0);
-        let line = |i: usize| p.rows.iter().map(move |r| (x(r), r[i] / p.scale_y));
-        chart
-            .draw_series(LineSeries::new(line(1), fit.stroke_width(2)))?
-            .label("estimate")
-            .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 18, b)], fit.stroke_width(3)));
-        let band = fit.mix(0.5).stroke_width(1);
-        for i in [2, 3] {
-            let series = chart.draw_series(DashedLineSeries::new(line(i), 6, 4, band))?;
-            if i == 2 {
-                series
-                    .label("95 % interval")
-                    .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 18, b)], band));
-            }
-        }
+        let rows: Vec<[f64; 4]> = p
+            .rows
+            .iter()
+            .map(|r| [x(r), r[1] / p.scale_y, r[2] / p.scale_y, r[3] / p.scale_y])
+            .collect();
+        draw_line_and_band(&mut chart, &rows, "estimate")?;
         if let Some(u) = p.threshold_ns {
             let mark = color(1);
             let u = u as f64 / 1e3;

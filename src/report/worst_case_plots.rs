@@ -46,21 +46,16 @@ pub fn return_level_svg(title: &str, plot: &Plot, c: Canvas) -> anyhow::Result<S
             .x_label_formatter(&axis_number)
             .y_label_formatter(&axis_number)
             .draw()?;
-        let fit = color(0);
-        let line = |i: usize| plot.curve.iter().map(move |c| (x(c[0]), c[i] / 1e3));
-        chart
-            .draw_series(LineSeries::new(line(1), fit.stroke_width(2)))?
-            .label("fitted return level")
-            .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 18, b)], fit.stroke_width(3)));
-        let band = fit.mix(0.5).stroke_width(1);
-        for i in [2, 3] {
-            let series = chart.draw_series(DashedLineSeries::new(line(i), 6, 4, band))?;
-            if i == 2 {
-                series
-                    .label("95 % interval")
-                    .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 18, b)], band));
-            }
-        }
+        let rows: Vec<[f64; 4]> = plot
+            .curve
+            .iter()
+            .map(|c| [x(c[0]), c[1] / 1e3, c[2] / 1e3, c[3] / 1e3])
+            .collect();
+        super::worst_case_diagnostics::draw_line_and_band(
+            &mut chart,
+            &rows,
+            "fitted return level",
+        )?;
         let seen = color(1);
         chart
             .draw_series(
