@@ -132,6 +132,9 @@ pub(super) struct DeviceIrq {
     /// The kernel refuses it a new affinity (kernel-managed: only `isolcpus=managed_irq`
     /// at boot keeps it off a CPU); `None`: unknown (not root).
     pub(super) managed: Option<bool>,
+    /// A per-CPU interrupt (Arm's arch_timer, arm-pmu, IPIs): every CPU has its own, so
+    /// no affinity and no boot parameter keeps it off a CPU.
+    pub(super) per_cpu: bool,
 }
 
 impl DeviceIrq {
@@ -142,6 +145,8 @@ impl DeviceIrq {
 
 pub(super) fn device_irqs(inputs: &Inputs) -> Vec<DeviceIrq> {
     let files = &inputs.files;
+    let per_cpu =
+        crate::sys::irq::per_cpu_irqs(&files.read("/proc/interrupts").unwrap_or_default());
     let mut irqs = Vec::new();
     for entry in files.list("/proc/irq") {
         let Ok(irq) = entry.parse::<u32>() else {
@@ -161,9 +166,11 @@ pub(super) fn device_irqs(inputs: &Inputs) -> Vec<DeviceIrq> {
             effective if !effective.is_empty() => effective,
             _ => inputs.cpu_list(&format!("{dir}/smp_affinity_list")),
         };
+        let name = handlers.join(",");
         irqs.push(DeviceIrq {
             irq,
-            name: handlers.join(","),
+            per_cpu: per_cpu.contains(&irq) || crate::sys::irq::is_per_cpu_handler(&name),
+            name,
             cpus,
             managed: None,
         });
@@ -172,11 +179,11 @@ pub(super) fn device_irqs(inputs: &Inputs) -> Vec<DeviceIrq> {
 }
 
 /// The device IRQs delivered on a measured CPU, each asked whether the kernel lets user
-/// space move it.
+/// space move it; per-CPU interrupts are not among them (nothing can move them).
 pub(super) fn irqs_on_measured(inputs: &Inputs) -> Vec<DeviceIrq> {
     device_irqs(inputs)
         .into_iter()
-        .filter(|i| i.cpus.iter().any(|c| inputs.cpus.contains(c)))
+        .filter(|i| !i.per_cpu && i.cpus.iter().any(|c| inputs.cpus.contains(c)))
         .map(|mut i| {
             i.managed = inputs.files.irq_refuses_affinity(i.irq);
             i
@@ -202,6 +209,20 @@ fn irq_fix(inputs: &Inputs, movable: usize, managed: usize) -> String {
     }
 }
 
+/// What the per-CPU interrupts are, for the evidence: not judged (each CPU has its own
+/// arch_timer, PMU and IPIs; no affinity or boot parameter moves them).
+fn per_cpu_line(inputs: &Inputs) -> Option<String> {
+    let per_cpu: Vec<String> = device_irqs(inputs)
+        .into_iter()
+        .filter(|i| i.per_cpu)
+        .map(|i| format!("{} {}", i.irq, i.name))
+        .collect();
+    (!per_cpu.is_empty()).then(|| format!(
+        "per-CPU interrupts, not judged: every CPU has its own and no affinity can move them (the kernel refuses one): IRQ {}",
+        per_cpu.join(", ")
+    ))
+}
+
 pub fn irq_affinity(inputs: &Inputs) -> Finding {
     let id = CheckId::CpusIrqAffinity;
     if !inputs.files.exists("/proc/irq") {
@@ -209,14 +230,22 @@ pub fn irq_affinity(inputs: &Inputs) -> Finding {
     }
     let on_measured = irqs_on_measured(inputs);
     let cpus = list(&inputs.cpus);
+    let per_cpu = per_cpu_line(inputs);
     if on_measured.is_empty() {
-        return Finding::pass(
+        let seen = device_irqs(inputs).iter().filter(|i| !i.per_cpu).count();
+        let mut f = Finding::pass(
             id,
             format!(
-                "no device IRQ is delivered on CPU {cpus} ({} device IRQs seen)",
-                device_irqs(inputs).len()
+                "no device IRQ is delivered on CPU {cpus} ({seen} device IRQs seen{})",
+                if per_cpu.is_some() {
+                    "; per-CPU ones such as the arch timer's fire on every CPU and cannot be moved"
+                } else {
+                    ""
+                }
             ),
         );
+        f.evidence.extend(per_cpu);
+        return f;
     }
     let managed = on_measured.iter().filter(|i| !i.movable()).count();
     let movable = on_measured.len() - managed;
@@ -245,6 +274,7 @@ pub fn irq_affinity(inputs: &Inputs) -> Finding {
     if on_measured.len() > 12 {
         f = f.with(format!("… {} more", on_measured.len() - 12));
     }
+    f.evidence.extend(per_cpu);
     f
 }
 

@@ -98,7 +98,7 @@ pub fn preempt_rt(inputs: &Inputs, config: Option<&KernelConfig>) -> Finding {
     let mut f = Finding::warn(
         CheckId::KernelPreemptRt,
         format!("not a PREEMPT_RT kernel ({release}): spinlocks and interrupt handlers run without preemption, worst cases reach milliseconds"),
-        "boot a PREEMPT_RT kernel (Debian/Ubuntu: linux-image-rt-amd64 / `pro enable realtime-kernel`; Fedora/RHEL: kernel-rt; or build with CONFIG_PREEMPT_RT=y, mainline since 6.12)",
+        rt_kernel_fix(inputs, &release),
     )
     .with(format!("/proc/sys/kernel/version: {}", inputs.version()))
     .with("/sys/kernel/realtime: absent or 0");
@@ -107,6 +107,22 @@ pub fn preempt_rt(inputs: &Inputs, config: Option<&KernelConfig>) -> Finding {
         None => f = f.with("kernel config: not found (/proc/config.gz, /boot/config-RELEASE)"),
     }
     f
+}
+
+/// Where this machine gets a PREEMPT_RT kernel: the package of its architecture
+/// (Debian's linux-image-rt-amd64 / -rt-arm64), or, on Raspberry Pi OS's kernels
+/// (`+rpt-rpi-…`), that there is none to install.
+fn rt_kernel_fix(inputs: &Inputs, release: &str) -> String {
+    use crate::sysinfo::arm64::CpuArch;
+    let build = "or build one with CONFIG_PREEMPT_RT=y (mainline since 6.12)";
+    if release.contains("rpi") {
+        return format!("boot a PREEMPT_RT kernel: Raspberry Pi OS ships none ({release} is its own kernel), so build its kernel (github.com/raspberrypi/linux) with CONFIG_PREEMPT_RT=y (mainline since 6.12), or run Debian's linux-image-rt-arm64 (Debian's Pi support, not Raspberry Pi OS's firmware and overlays)");
+    }
+    match CpuArch::of(&inputs.files) {
+        CpuArch::Arm64 => format!("boot a PREEMPT_RT kernel (Debian: linux-image-rt-arm64; Ubuntu: `pro enable realtime-kernel`; a board vendor's BSP kernel: ask the vendor for its RT build; {build})"),
+        CpuArch::Arm32 => format!("boot a PREEMPT_RT kernel (Debian armhf has no RT flavour: {build}, or use an arm64 kernel if the board has one: Debian's linux-image-rt-arm64)"),
+        _ => format!("boot a PREEMPT_RT kernel (Debian: linux-image-rt-amd64; Ubuntu: `pro enable realtime-kernel`; Fedora/RHEL: kernel-rt; {build})"),
+    }
 }
 
 /// The dynamic preemption mode from debugfs (`none voluntary (full) lazy`).
@@ -344,6 +360,24 @@ fn console_loglevel(inputs: &Inputs) -> (i64, String) {
     )
 }
 
+/// How to take the kernel console off `ports`: drop the `console=` word that put it there
+/// as /proc/cmdline has it (`console=ttyAMA0,115200`), else name the ports the device tree
+/// chose: the port this machine has, never x86's ttyS where it is an Arm board's UART.
+fn console_parameter(inputs: &Inputs, ports: &[&str]) -> String {
+    let given = inputs.cmdline_values("console");
+    let on_port = |v: &&String| {
+        let name = v.split(',').next().unwrap_or_default();
+        ports.iter().any(|p| *p == name)
+    };
+    match given.iter().find(on_port) {
+        Some(value) => format!("console={value}"),
+        None => format!(
+            "console={} (the device tree's stdout-path, or the firmware's, put it there)",
+            ports.first().copied().unwrap_or("ttyS0")
+        ),
+    }
+}
+
 pub fn serial_console(inputs: &Inputs) -> Finding {
     let id = CheckId::KernelSerialConsole;
     let serial = |name: &str| {
@@ -385,7 +419,7 @@ pub fn serial_console(inputs: &Inputs) -> Finding {
     Finding::warn(
         id,
         format!("kernel console on {ports}: {reach} (console_loglevel {level}) wait for the UART at its baud rate as they print"),
-        "print less: `dmesg -n 1` now (only emergencies reach the console), loglevel=1 at boot; or drop console=ttyS… from the kernel command line",
+        format!("print less: `dmesg -n 1` now (only emergencies reach the console), loglevel=1 at boot; {}", console_parameter(inputs, &on_serial)),
     )
     .with(consoles_line)
     .with(level_source)

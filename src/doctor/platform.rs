@@ -141,14 +141,25 @@ fn sys_hypervisor(inputs: &Inputs) -> Option<Sighting> {
     })
 }
 
+/// The device tree (arm64 and other boards without CPUID or, in QEMU, DMI): QEMU's
+/// virt machine, a `hypervisor` node.
+fn device_tree(inputs: &Inputs) -> Option<Sighting> {
+    let (name, evidence) = crate::sysinfo::arm64::device_tree_hypervisor(&inputs.files)?;
+    Some(Sighting {
+        name: Some(name),
+        evidence,
+    })
+}
+
 /// The hypervisor's name and the evidence, or `None` on bare metal. Each source is one
 /// function above; the first name given wins (CPUID and the kernel's own word first).
 fn hypervisor(inputs: &Inputs) -> Option<(String, Vec<String>)> {
-    let sources: [fn(&Inputs) -> Option<Sighting>; 5] = [
+    let sources: [fn(&Inputs) -> Option<Sighting>; 6] = [
         cpuid_signature,
         kernel_log,
         sys_hypervisor,
         dmi_vendor,
+        device_tree,
         cpuinfo_flag,
     ];
     let sightings: Vec<Sighting> = sources.iter().filter_map(|f| f(inputs)).collect();
@@ -168,7 +179,7 @@ pub fn hypervisor_check(inputs: &Inputs) -> Finding {
     match hypervisor(inputs) {
         None => Finding::pass(
             id,
-            "bare metal (no hypervisor flag, CPUID signature, kernel log line, DMI vendor or /sys/hypervisor)",
+            "bare metal (no hypervisor flag, CPUID signature, kernel log line, DMI vendor, /sys/hypervisor or device tree that says so)",
         ),
         Some((name, evidence)) => {
             let mut f = Finding::warn(

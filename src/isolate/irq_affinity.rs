@@ -14,6 +14,8 @@ pub(super) fn move_irqs(file: &mut StateFile, report: &mut IsolationReport) -> a
     let isolated = file.state.isolated_cpus.clone();
     let system = file.state.system_cpus.clone();
     let mut plan = Vec::new();
+    let per_cpu = irq::per_cpu_here();
+    let mut staying = Vec::new();
     for n in irq::list() {
         let Ok(list) = irq::affinity_list(n) else {
             continue;
@@ -22,6 +24,10 @@ pub(super) fn move_irqs(file: &mut StateFile, report: &mut IsolationReport) -> a
             continue;
         };
         if !cpus.iter().any(|c| isolated.contains(c)) {
+            continue;
+        }
+        if per_cpu.contains(&n) {
+            staying.push(format!("{n} {}", irq::name(n)));
             continue;
         }
         let left: Vec<usize> = cpus.into_iter().filter(|c| !isolated.contains(c)).collect();
@@ -40,6 +46,12 @@ pub(super) fn move_irqs(file: &mut StateFile, report: &mut IsolationReport) -> a
         .is_some_and(|cpus| cpus.iter().any(|c| isolated.contains(c)));
     if default_needs_change {
         file.state.irq_default_affinity = default.clone();
+    }
+    if !staying.is_empty() {
+        report.notes.push(format!(
+            "per-CPU interrupts left as they are (every CPU has its own, no affinity moves them; the isolated CPUs keep theirs): IRQ {}",
+            staying.join(", ")
+        ));
     }
     file.save()?;
     for (n, from, to) in plan {

@@ -78,6 +78,72 @@ pub fn name(irq: u32) -> String {
     names.join(",")
 }
 
+/// Handlers of interrupts every CPU has its own of (Arm's private peripheral interrupts,
+/// RISC-V's local ones, the IPIs): no affinity can move them.
+const PER_CPU_HANDLERS: &[&str] = &[
+    "arch_timer",
+    "arm-pmu",
+    "arm_spe_pmu",
+    "IPI",
+    "kvm guest vtimer",
+    "kvm guest ptimer",
+    "vgic",
+    "riscv-timer",
+];
+
+/// Whether handler names (comma-joined, as [`name`] gives them) are a per-CPU interrupt's.
+pub fn is_per_cpu_handler(names: &str) -> bool {
+    names.split(',').any(|n| PER_CPU_HANDLERS.contains(&n))
+}
+
+/// The per-CPU interrupts of a /proc/interrupts text: rows whose chip is an Arm GIC
+/// (`GIC-0` of GICv2, `GICv3`) with a private hardware number (a PPI: 16-31, or
+/// GICv3.1's extended PPIs 1056-1119), or whose handler is one of the per-CPU ones
+/// (`arch_timer`, `arm-pmu`, ...). The kernel refuses them a new affinity (EIO, EPERM
+/// from 6.x) as it does kernel-managed IRQs; unlike those, they fire on every CPU.
+pub fn per_cpu_irqs(interrupts: &str) -> Vec<u32> {
+    let mut lines = interrupts.lines();
+    let cpus = lines.next().map_or(0, |h| h.split_whitespace().count());
+    let mut out = Vec::new();
+    for line in lines {
+        let mut words = line.split_whitespace();
+        let Some(irq) = words
+            .next()
+            .and_then(|w| w.strip_suffix(':'))
+            .and_then(|w| w.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let rest: Vec<&str> = words.skip(cpus).collect();
+        let chip = rest.first().copied().unwrap_or_default();
+        let hwirq = rest.get(1).and_then(|w| {
+            let digits: String = w.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u32>().ok()
+        });
+        let private = chip.starts_with("GIC")
+            && hwirq.is_some_and(|h| (16..32).contains(&h) || (1056..1120).contains(&h));
+        let handlers = rest.get(3..).map(|h| h.join(" ")).unwrap_or_default();
+        if private || handlers.split(", ").any(|h| PER_CPU_HANDLERS.contains(&h)) {
+            out.push(irq);
+        }
+    }
+    out
+}
+
+/// This machine's per-CPU interrupts ([`per_cpu_irqs`] of /proc/interrupts) and those
+/// whose handlers say so; empty on x86, whose per-CPU vectors have no /proc/irq entry.
+pub fn per_cpu_here() -> Vec<u32> {
+    let text = std::fs::read_to_string("/proc/interrupts").unwrap_or_default();
+    let mut irqs = per_cpu_irqs(&text);
+    for n in list() {
+        if !irqs.contains(&n) && is_per_cpu_handler(&name(n)) {
+            irqs.push(n);
+        }
+    }
+    irqs.sort_unstable();
+    irqs
+}
+
 /// The default IRQ affinity mask as the kernel prints it.
 pub fn default_affinity() -> io::Result<String> {
     super::cpuset::read_value(&PathBuf::from(DEFAULT_AFFINITY_PATH))
@@ -135,5 +201,14 @@ mod tests {
         assert_eq!(parse_mask_hex("2,00000001"), Some(vec![0, 33]));
         assert_eq!(parse_mask_hex("3"), Some(vec![0, 1]));
         assert_eq!(parse_mask_hex("zz"), None);
+    }
+
+    #[test]
+    fn per_cpu_interrupts_of_a_gic() {
+        // An arm64 guest's rows (QEMU virt, GICv2) and an x86 one's.
+        let text = "           CPU0       CPU1       \n 11:       2958       2747      GIC-0  27 Level     arch_timer\n 13:         41          0      GIC-0  33 Level     uart-pl011\n 14:          0          0      GIC-0  23 Level     arm-pmu\n 17:         40          0  9030000.pl061   3 Edge      latscope-812\n 20:          1          2      GICv3 1056 Level     kvm guest vtimer\nIPI0:        10         12       Rescheduling interrupts\n 26:          0          9  IO-APIC   4-edge      ttyS0\n";
+        assert_eq!(per_cpu_irqs(text), vec![11, 14, 20]);
+        assert!(is_per_cpu_handler("arch_timer"));
+        assert!(!is_per_cpu_handler("virtio0,uart-pl011"));
     }
 }

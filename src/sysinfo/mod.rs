@@ -2,6 +2,9 @@
 //! command line, isolation, clocksource, CPUs, governor, RT throttling, THP,
 //! virtualization and cpu_dma_latency. Read from /proc and /sys, never guessed.
 
+pub mod arm64;
+
+use crate::sys::host_files::HostFiles;
 use crate::warning::{Warning, WarningCode};
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -97,6 +100,10 @@ fn virtualization() -> String {
     if read_trim("/sys/hypervisor/type").is_some_and(|t| !t.is_empty()) {
         return read_trim("/sys/hypervisor/type").unwrap_or_default();
     }
+    // arm64 has no flags line and a QEMU guest no DMI: its device tree says it.
+    if let Some((name, _)) = arm64::device_tree_hypervisor(&HostFiles::real()) {
+        return name;
+    }
     if hv_flag {
         "hypervisor (unidentified)".into()
     } else {
@@ -137,13 +144,7 @@ impl SystemInfo {
                 "/sys/devices/system/clocksource/clocksource0/current_clocksource",
             )
             .unwrap_or_default(),
-            cpu_model: fs::read_to_string("/proc/cpuinfo")
-                .unwrap_or_default()
-                .lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-                .unwrap_or_default(),
+            cpu_model: arm64::cpu_model(&HostFiles::real()),
             online_cpus: online,
             smt_active: read_trim("/sys/devices/system/cpu/smt/active").map(|s| s == "1"),
             governors,
