@@ -7,7 +7,7 @@ use super::setup;
 use super::{read_checks, Inputs};
 use crate::sys::host_files::HostFiles;
 
-fn tree(name: &str) -> HostFiles {
+pub(super) fn tree(name: &str) -> HostFiles {
     HostFiles::under(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/doctor")
@@ -15,7 +15,7 @@ fn tree(name: &str) -> HostFiles {
     )
 }
 
-fn checks(name: &str, cpus: Option<&str>) -> Vec<Finding> {
+pub(super) fn checks(name: &str, cpus: Option<&str>) -> Vec<Finding> {
     read_checks(&Inputs::new(tree(name), cpus, 95).unwrap())
 }
 
@@ -40,7 +40,11 @@ pub(super) fn copy_tree(name: &str) -> tempfile::TempDir {
 
 /// The checks on a copy of tree `name` with `edits` (a path and its new text, or `None`:
 /// removed), judging `cpus`.
-fn variant(name: &str, cpus: Option<&str>, edits: &[(&str, Option<&[u8]>)]) -> Vec<Finding> {
+pub(super) fn variant(
+    name: &str,
+    cpus: Option<&str>,
+    edits: &[(&str, Option<&[u8]>)],
+) -> Vec<Finding> {
     let dir = copy_tree(name);
     for (path, text) in edits {
         let target = dir.path().join(path.trim_start_matches('/'));
@@ -55,14 +59,14 @@ fn variant(name: &str, cpus: Option<&str>, edits: &[(&str, Option<&[u8]>)]) -> V
     read_checks(&Inputs::new(HostFiles::under(dir.path()), cpus, 95).unwrap())
 }
 
-fn get(findings: &[Finding], id: CheckId) -> &Finding {
+pub(super) fn get(findings: &[Finding], id: CheckId) -> &Finding {
     findings
         .iter()
         .find(|f| f.id == id)
         .unwrap_or_else(|| panic!("{id} missing"))
 }
 
-fn assert_status(findings: &[Finding], expected: &[(CheckId, Status)]) {
+pub(super) fn assert_status(findings: &[Finding], expected: &[(CheckId, Status)]) {
     for (id, status) in expected {
         let f = get(findings, *id);
         assert_eq!(f.status, *status, "{id}: {f:#?}");
@@ -71,7 +75,7 @@ fn assert_status(findings: &[Finding], expected: &[(CheckId, Status)]) {
 
 /// What every tree's findings share: every check once, a fix for each WARN/FAIL, a
 /// reason for each SKIP.
-fn assert_well_formed(findings: &[Finding]) {
+pub(super) fn assert_well_formed(findings: &[Finding]) {
     for id in CheckId::ALL.iter().filter(|id| id.group() != "setup") {
         assert_eq!(findings.iter().filter(|f| f.id == *id).count(), 1, "{id}");
     }

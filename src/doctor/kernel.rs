@@ -370,10 +370,10 @@ fn console_parameter(inputs: &Inputs, ports: &[&str]) -> String {
         ports.iter().any(|p| *p == name)
     };
     match given.iter().find(on_port) {
-        Some(value) => format!("console={value}"),
+        Some(value) => format!("or drop console={value} from the kernel command line"),
         None => format!(
-            "console={} (the device tree's stdout-path, or the firmware's, put it there)",
-            ports.first().copied().unwrap_or("ttyS0")
+            "or move the console off {}, which the device tree's stdout-path (or the firmware) chose: console=tty0 on the kernel command line",
+            ports.join(", ")
         ),
     }
 }

@@ -437,6 +437,9 @@ fn progress_bar(total: u64) -> indicatif::ProgressBar {
 mod fixture_tests;
 
 #[cfg(test)]
+mod fixture_tests_arm64;
+
+#[cfg(test)]
 mod timing_tests {
     /// The issue: the timing was said three ways. The one said everywhere (README,
     /// docs/doctor.md, `--help`: 2 min, 1 min 50 s more for each `--try`) is the one

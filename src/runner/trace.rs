@@ -131,14 +131,11 @@ pub fn finish(
     for e in &recording.events {
         *by_type.entry(e.kind.tracepoint()).or_default() += 1;
     }
-    if !recording.missing_events.is_empty() {
-        warnings.push(Warning::new(
-            WarningCode::TraceMissingEvents,
-            format!(
-                "--trace: this kernel lacks {}; the parts that need them are not split",
-                recording.missing_events.join(", ")
-            ),
-        ));
+    if let Some(note) = crate::trace::record::instance::missing_events_note(
+        &recording.missing_events,
+        &recording.enabled_events,
+    ) {
+        warnings.push(Warning::new(WarningCode::TraceMissingEvents, note));
     }
     for c in &recording.losses.per_cpu {
         let lost = c.overrun + c.dropped + c.commit_overrun + c.missed_events;

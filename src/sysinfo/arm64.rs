@@ -40,10 +40,6 @@ impl CpuArch {
     pub fn of(files: &HostFiles) -> Self {
         Self::of_cpuinfo(&files.read("/proc/cpuinfo").unwrap_or_default())
     }
-
-    pub fn is_arm(self) -> bool {
-        matches!(self, Self::Arm64 | Self::Arm32)
-    }
 }
 
 /// The value of the first `name : value` line of /proc/cpuinfo.
@@ -207,10 +203,17 @@ pub fn device_tree_strings(files: &HostFiles, property: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The board from the device tree's `model` ("Raspberry Pi 4 Model B Rev 1.4"); `None`
+/// The board from the device tree's `model` ("Raspberry Pi 4 Model B Rev 1.4", QEMU's
+/// `linux,dummy-virt` as "QEMU virt machine"); `None`
 /// without a device tree (x86, ACPI servers) or a model.
 pub fn board_model(files: &HostFiles) -> Option<String> {
-    device_tree_strings(files, "model").into_iter().next()
+    let model = device_tree_strings(files, "model").into_iter().next()?;
+    // QEMU's virt machine calls itself by its compatible string.
+    Some(if model == "linux,dummy-virt" {
+        "QEMU virt machine".into()
+    } else {
+        model
+    })
 }
 
 /// `cpu_model` of a result: x86's `model name`; on Arm the cores from their codes, with

@@ -76,9 +76,11 @@ pub enum EventKind {
     /// irq:softirq_raise.
     SoftirqRaise { vec: u32 },
     /// irq_vectors:*_entry, `name` without the suffix (`local_timer`, `reschedule`,
-    /// `call_function`, `call_function_single`, `irq_work`, ...).
+    /// `call_function`, `call_function_single`, `irq_work`, ...); on Arm, which has no
+    /// vectors, ipi:ipi_entry with `vector` [`ARM_IPI`] and the name of its reason
+    /// ([`arm_ipi_name`]), so IPIs are charged alike on both.
     VectorEntry { name: String, vector: i32 },
-    /// irq_vectors:*_exit.
+    /// irq_vectors:*_exit (Arm: ipi:ipi_exit).
     VectorExit { name: String, vector: i32 },
     /// exceptions:page_fault_user / page_fault_kernel.
     PageFault {
@@ -119,6 +121,12 @@ impl EventKind {
             EventKind::SoftirqEntry { .. } => "irq:softirq_entry",
             EventKind::SoftirqExit { .. } => "irq:softirq_exit",
             EventKind::SoftirqRaise { .. } => "irq:softirq_raise",
+            EventKind::VectorEntry {
+                vector: ARM_IPI, ..
+            } => "ipi:ipi_entry",
+            EventKind::VectorExit {
+                vector: ARM_IPI, ..
+            } => "ipi:ipi_exit",
             EventKind::VectorEntry { name, .. } => return format!("irq_vectors:{name}_entry"),
             EventKind::VectorExit { name, .. } => return format!("irq_vectors:{name}_exit"),
             EventKind::PageFault { user: true, .. } => "exceptions:page_fault_user",
@@ -129,6 +137,42 @@ impl EventKind {
             EventKind::Other { system, name, .. } => return format!("{system}:{name}"),
         };
         fixed.to_string()
+    }
+}
+
+/// The `vector` of an Arm IPI (ipi:ipi_entry/ipi_exit), which has no vector number.
+pub const ARM_IPI: i32 = -1;
+
+/// An Arm IPI's name from the reason ipi:ipi_entry gives (arch/arm64/kernel/smp.c's
+/// `ipi_types`), in x86's vector names where there is one (`reschedule`,
+/// `call_function`, `irq_work`), else its own (`timer_broadcast`, `cpu_stop`,
+/// `cpu_wakeup`); `ipi` when the reason is unknown (the binary record holds only a
+/// pointer to the string).
+pub fn arm_ipi_name(reason: Option<&str>) -> &'static str {
+    let reason = reason
+        .unwrap_or_default()
+        .trim_matches(|c| c == '(' || c == ')');
+    match reason {
+        "Rescheduling interrupts" => "reschedule",
+        "Function call interrupts" => "call_function",
+        "Single function call interrupts" => "call_function_single",
+        "IRQ work interrupts" => "irq_work",
+        "Timer broadcast interrupts" => "timer_broadcast",
+        "CPU stop interrupts" | "CPU stop (for crash dump) interrupts" => "cpu_stop",
+        "CPU wake-up interrupts" | "CPU backtrace interrupts" => "cpu_wakeup",
+        // Its own rendering (`(reschedule)`, text.rs) read back.
+        own => [
+            "reschedule",
+            "call_function",
+            "call_function_single",
+            "irq_work",
+            "timer_broadcast",
+            "cpu_stop",
+            "cpu_wakeup",
+        ]
+        .into_iter()
+        .find(|n| *n == own)
+        .unwrap_or("ipi"),
     }
 }
 

@@ -252,10 +252,12 @@ fn frame_cause(frame: Frame) -> Cause {
             c
         }
         Frame::Vector { name, vector } => {
-            let ipi = matches!(
-                name.as_str(),
-                "reschedule" | "call_function" | "call_function_single" | "irq_work"
-            );
+            // Arm's ipi:ipi_entry are all IPIs, whatever their reason.
+            let ipi = vector == crate::trace::event::ARM_IPI
+                || matches!(
+                    name.as_str(),
+                    "reschedule" | "call_function" | "call_function_single" | "irq_work"
+                );
             let kind = if ipi {
                 CauseKind::Ipi
             } else {

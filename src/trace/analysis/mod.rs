@@ -19,6 +19,8 @@ pub mod wake_split;
 #[cfg(test)]
 mod analyze_join_tests;
 #[cfg(test)]
+mod arm64_tests;
+#[cfg(test)]
 mod gpio_split_tests;
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@
 //! typed events do not keep (`was_armed`, `node_id`, `mm_cid`) are not printed; the task name
 //! before the PID comes from sched events seen (`TextRenderer`) or is `<...>`.
 
-use crate::trace::event::{Event, EventKind, TaskRef};
+use crate::trace::event::{arm_ipi_name, Event, EventKind, TaskRef, ARM_IPI};
 use std::collections::HashMap;
 
 // common_flags bits (include/linux/trace_events.h, 6.x).
@@ -253,6 +253,14 @@ pub fn fields_text(kind: &EventKind) -> String {
                 SOFTIRQS.get(*vec as usize).copied().unwrap_or("?")
             )
         }
+        EventKind::VectorEntry {
+            name,
+            vector: ARM_IPI,
+        }
+        | EventKind::VectorExit {
+            name,
+            vector: ARM_IPI,
+        } => format!("({name})"),
         EventKind::VectorEntry { vector, .. } | EventKind::VectorExit { vector, .. } => {
             format!("vector={vector}")
         }
@@ -483,11 +491,11 @@ fn system_of(name: &str) -> &'static str {
         }
         n if n.starts_with("sched_") => "sched",
         n if n.starts_with("irq_handler") || n.starts_with("softirq_") => "irq",
+        n if n.starts_with("ipi_") => "ipi",
         n if n.ends_with("_entry") || n.ends_with("_exit") || n.starts_with("vector_") => {
             "irq_vectors"
         }
         n if n.starts_with("page_fault") => "exceptions",
-        n if n.starts_with("ipi_") => "ipi",
         n if n.starts_with("rseq_") => "rseq",
         n if n.starts_with("nmi_") => "nmi",
         _ => "",
@@ -661,6 +669,15 @@ fn fault_ipi_rseq_kind(name: &str, f: &TextFields) -> Option<EventKind> {
         },
         "rseq_update" => EventKind::RseqUpdate {
             cpu_id: f.i("cpu_id")? as i32,
+        },
+        // Arm's IPIs: `ipi_entry: (Rescheduling interrupts)`, the reason its one field.
+        "ipi_entry" => EventKind::VectorEntry {
+            name: arm_ipi_name(f.g("")).to_string(),
+            vector: ARM_IPI,
+        },
+        "ipi_exit" => EventKind::VectorExit {
+            name: arm_ipi_name(f.g("")).to_string(),
+            vector: ARM_IPI,
         },
         _ => return None,
     })

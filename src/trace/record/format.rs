@@ -304,6 +304,8 @@ enum Typed {
     PageFault(bool),
     IpiSendCpu,
     IpiSendCpumask,
+    /// Arm's ipi:ipi_entry / ipi_exit (true: entry).
+    ArmIpi(bool),
     RseqUpdate,
     Other,
 }
@@ -328,6 +330,8 @@ fn typed_of(system: &str, name: &str) -> Typed {
         ("exceptions", "page_fault_kernel") => Typed::PageFault(false),
         ("ipi", "ipi_send_cpu") => Typed::IpiSendCpu,
         ("ipi", "ipi_send_cpumask") => Typed::IpiSendCpumask,
+        ("ipi", "ipi_entry") => Typed::ArmIpi(true),
+        ("ipi", "ipi_exit") => Typed::ArmIpi(false),
         ("rseq", "rseq_update") => Typed::RseqUpdate,
         _ => Typed::Other,
     }
@@ -466,6 +470,17 @@ fn decode_kind(fmt: &EventFormat, typed: Typed, d: &[u8]) -> Option<EventKind> {
         | Typed::VectorExit => decode_irq(&r, typed),
         Typed::PageFault(_) | Typed::IpiSendCpu | Typed::IpiSendCpumask | Typed::RseqUpdate => {
             decode_fault_ipi_rseq(&r, typed)
+        }
+        // The reason is a pointer to a kernel string here (the text has it): the IPI is
+        // named `ipi`.
+        Typed::ArmIpi(entry) => {
+            let name = crate::trace::event::arm_ipi_name(None).to_string();
+            let vector = crate::trace::event::ARM_IPI;
+            Some(if entry {
+                EventKind::VectorEntry { name, vector }
+            } else {
+                EventKind::VectorExit { name, vector }
+            })
         }
         Typed::Other => None,
     }

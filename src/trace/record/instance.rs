@@ -119,12 +119,70 @@ pub fn probe_events(kind: ProbeKind) -> Vec<&'static str> {
         .collect()
 }
 
-/// Events that stand in for a missing one on other kernel versions: (wanted, stand-in).
-/// Kernels before 6.3 have `ipi:ipi_raise` instead of `ipi_send_cpu`/`ipi_send_cpumask`.
+/// Events that stand in for a missing one on other kernel versions and architectures:
+/// (wanted, stand-in). Kernels before 6.3 have `ipi:ipi_raise` instead of
+/// `ipi_send_cpu`/`ipi_send_cpumask`. Arm has no irq_vectors (x86's): its IPIs are
+/// ipi:ipi_entry/ipi_exit (the reason names which), its local timer is an ordinary IRQ
+/// (irq:irq_handler_entry, name `arch_timer`).
 const STAND_INS: &[(&str, &str)] = &[
     ("ipi:ipi_send_cpu", "ipi:ipi_raise"),
     ("ipi:ipi_send_cpumask", "ipi:ipi_raise"),
+    ("irq_vectors:local_timer_entry", "irq:irq_handler_entry"),
+    ("irq_vectors:local_timer_exit", "irq:irq_handler_exit"),
+    ("irq_vectors:reschedule_entry", "ipi:ipi_entry"),
+    ("irq_vectors:reschedule_exit", "ipi:ipi_exit"),
+    ("irq_vectors:call_function_entry", "ipi:ipi_entry"),
+    ("irq_vectors:call_function_exit", "ipi:ipi_exit"),
+    ("irq_vectors:call_function_single_entry", "ipi:ipi_entry"),
+    ("irq_vectors:call_function_single_exit", "ipi:ipi_exit"),
+    ("irq_vectors:irq_work_entry", "ipi:ipi_entry"),
+    ("irq_vectors:irq_work_exit", "ipi:ipi_exit"),
 ];
+
+/// The events to enable for `events` on a kernel that has those `exists` says: each
+/// wanted one, else its stand-in (once each), and the wanted ones with neither.
+pub fn resolve_events(
+    events: &[&str],
+    exists: impl Fn(&str) -> bool,
+) -> (Vec<String>, Vec<String>) {
+    let (mut enabled, mut missing) = (Vec::new(), Vec::new());
+    for &event in events {
+        let chosen = std::iter::once(event)
+            .chain(
+                STAND_INS
+                    .iter()
+                    .filter(|(w, _)| *w == event)
+                    .map(|(_, s)| *s),
+            )
+            .find(|e| exists(e));
+        match chosen {
+            Some(name) if !enabled.iter().any(|e| e == name) => enabled.push(name.to_string()),
+            Some(_) => {}
+            None => missing.push(event.to_string()),
+        }
+    }
+    (enabled, missing)
+}
+
+/// What a `--trace` user learns of the events their kernel lacks, said once: on Arm
+/// (ipi:ipi_entry stood in for x86's vectors) which parts they get, else the names.
+pub fn missing_events_note(missing: &[String], enabled: &[String]) -> Option<String> {
+    if missing.is_empty() {
+        return None;
+    }
+    let arm = enabled.iter().any(|e| e == "ipi:ipi_entry");
+    let only_faults = missing
+        .iter()
+        .all(|m| m.starts_with("exceptions:page_fault_"));
+    Some(if arm && only_faults {
+        "--trace on this Arm kernel: every part is split as on x86 (IPIs read from ipi:ipi_entry/ipi_exit, the arch timer's interrupt from irq:irq_handler_entry), but page faults are not told apart (exceptions:page_fault_* exist on x86 only): their time counts toward what they interrupted".to_string()
+    } else {
+        format!(
+            "--trace: this kernel lacks {}; the parts that need them are not split",
+            missing.join(", ")
+        )
+    })
+}
 
 /// Set while this process holds its instance (one per process: the name is the PID).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -278,26 +336,16 @@ impl Instance {
         if !cpus.is_empty() {
             write_file(&self.dir.join("tracing_cpumask"), &cpumask_text(cpus))?;
         }
-        for &event in events {
-            let wanted = event_dir(&self.dir, event).filter(|d| d.join("enable").exists());
-            let chosen = match wanted {
-                Some(d) => Some((event.to_string(), d)),
-                None => STAND_INS
-                    .iter()
-                    .filter(|(w, _)| *w == event)
-                    .filter_map(|(_, s)| Some((s.to_string(), event_dir(&self.dir, s)?)))
-                    .find(|(_, d)| d.join("enable").exists()),
-            };
-            match chosen {
-                Some((name, d)) => {
-                    if !self.enabled.contains(&name) {
-                        write_file(&d.join("enable"), "1")?;
-                        self.enabled.push(name);
-                    }
-                }
-                None => self.missing.push(event.to_string()),
+        let dir = self.dir.clone();
+        let exists = |e: &str| event_dir(&dir, e).is_some_and(|d| d.join("enable").exists());
+        let (enabled, missing) = resolve_events(events, exists);
+        for name in enabled {
+            if let Some(d) = event_dir(&self.dir, &name) {
+                write_file(&d.join("enable"), "1")?;
+                self.enabled.push(name);
             }
         }
+        self.missing = missing;
         if self.enabled.is_empty() {
             return Err(TraceError::NoEvents(self.missing.join(", ")));
         }

@@ -60,6 +60,8 @@ pub struct Recording {
     pub losses: Losses,
     /// Requested events this kernel lacks ("system:name"), for a warning naming them.
     pub missing_events: Vec<String>,
+    /// The events recorded (stand-ins included: `ipi:ipi_entry` on Arm).
+    pub enabled_events: Vec<String>,
     /// The CPUs recorded.
     pub cpus: Vec<u32>,
     /// CLOCK_MONOTONIC ns when tracing was switched on and off.
@@ -231,6 +233,7 @@ impl TraceSession {
                 .collect(),
         };
         let missing_events = self.instance.missing_events().to_vec();
+        let enabled_events = self.instance.enabled_events().to_vec();
         let mut notes = std::mem::take(&mut self.notes);
         let mounted = self.instance.tracefs_root().to_path_buf();
         if let Err(e) = self.instance.finish() {
@@ -284,6 +287,7 @@ impl TraceSession {
             events,
             losses,
             missing_events,
+            enabled_events,
             cpus: self.cpus.iter().map(|&c| c as u32).collect(),
             started_ns: self.started_ns,
             ended_ns,
