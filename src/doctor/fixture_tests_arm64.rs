@@ -142,6 +142,13 @@ fn fixes_name_the_arm64_console_and_rt_package() {
     let rt = get(&f, CheckId::KernelPreemptRt).fix.clone().unwrap();
     assert!(rt.contains("linux-image-rt-arm64"), "{rt}");
     assert!(!rt.contains("amd64"), "{rt}");
+    // Debian's arm64 6.1 is voluntary and not PREEMPT_DYNAMIC: preempt=full would be
+    // ignored there, so the fix is another kernel.
+    let mode = get(&f, CheckId::KernelPreemptMode);
+    assert_eq!(mode.status, Status::Fail);
+    let fix = mode.fix.as_deref().unwrap();
+    assert!(fix.contains("preempt=full is ignored"), "{fix}");
+    assert!(fix.contains("linux-image-rt-arm64"), "{fix}");
     // Without console= the device tree's stdout-path chose the port: named as such.
     let f = variant(
         "arm64-virt-6.1",
@@ -158,4 +165,14 @@ fn fixes_name_the_arm64_console_and_rt_package() {
     );
     let rt = get(&f, CheckId::KernelPreemptRt).fix.clone().unwrap();
     assert!(rt.contains("Raspberry Pi OS ships none"), "{rt}");
+}
+
+/// `--isolate` skips what `per_cpu_irqs` finds in /proc/interrupts: on the guests the
+/// arch timer (GIC PPI 27) and arm-pmu (PPI 23); the UART and RTC (SPIs) are moved.
+#[test]
+fn the_guests_per_cpu_interrupts_are_found_in_proc_interrupts() {
+    for name in TREES {
+        let text = tree(name).read("/proc/interrupts").unwrap();
+        assert_eq!(crate::sys::irq::per_cpu_irqs(&text), vec![11, 14], "{name}");
+    }
 }

@@ -182,6 +182,28 @@ fn preempt_mode_of(inputs: &Inputs, config: Option<&KernelConfig>) -> Option<(St
     }
 }
 
+/// The fix for a voluntary or no-preemption kernel: `preempt=full` where the kernel is
+/// PREEMPT_DYNAMIC; where its config says it is not (Debian's arm64 6.1 kernels), the
+/// parameter is ignored, so another kernel is the fix.
+fn preempt_mode_fix(inputs: &Inputs, config: Option<&KernelConfig>) -> String {
+    let dynamic = inputs.version().contains("PREEMPT_DYNAMIC")
+        || config.is_some_and(|c| c.is_set("PREEMPT_DYNAMIC"));
+    match config {
+        Some(c) if !dynamic => {
+            let release = inputs
+                .files
+                .read_trim("/proc/sys/kernel/osrelease")
+                .unwrap_or_default();
+            format!(
+                "this kernel is built without PREEMPT_DYNAMIC ({}: CONFIG_PREEMPT_DYNAMIC not set), so preempt=full is ignored; {}, or one built with CONFIG_PREEMPT=y",
+                c.source,
+                rt_kernel_fix(inputs, &release)
+            )
+        }
+        _ => "boot with preempt=full on the kernel command line (PREEMPT_DYNAMIC kernels), or a PREEMPT_RT kernel".into(),
+    }
+}
+
 pub fn preempt_mode(inputs: &Inputs, config: Option<&KernelConfig>) -> Finding {
     let id = CheckId::KernelPreemptMode;
     if !preempt_rt_evidence(inputs, config).is_empty() {
@@ -200,7 +222,7 @@ pub fn preempt_mode(inputs: &Inputs, config: Option<&KernelConfig>) -> Finding {
         _ => Finding::fail(
             id,
             format!("preemption mode {mode}: an RT task waits until the kernel code running reaches a preemption point (milliseconds)"),
-            "boot with preempt=full on the kernel command line (PREEMPT_DYNAMIC kernels), or a PREEMPT_RT kernel",
+            preempt_mode_fix(inputs, config),
         )
         .with(evidence),
     }
@@ -367,7 +389,7 @@ fn console_parameter(inputs: &Inputs, ports: &[&str]) -> String {
     let given = inputs.cmdline_values("console");
     let on_port = |v: &&String| {
         let name = v.split(',').next().unwrap_or_default();
-        ports.iter().any(|p| *p == name)
+        ports.contains(&name)
     };
     match given.iter().find(on_port) {
         Some(value) => format!("or drop console={value} from the kernel command line"),

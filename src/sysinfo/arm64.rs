@@ -50,10 +50,13 @@ fn first_field(cpuinfo: &str, name: &str) -> Option<String> {
     })
 }
 
+/// An implementer: its code, its name, its parts (code, name).
+type Implementer = (u32, &'static str, &'static [(u32, &'static str)]);
+
 /// The Arm CPU implementers and parts most boards, phones, clouds and Macs carry (the
 /// kernel's arch/arm64/include/asm/cputype.h and util-linux's lscpu-arm.c name them);
 /// a small table by hand, as no crate keeps one.
-const PARTS: &[(u32, &str, &[(u32, &str)])] = &[
+const PARTS: &[Implementer] = &[
     (
         0x41,
         "Arm",

@@ -253,16 +253,8 @@ pub fn fields_text(kind: &EventKind) -> String {
                 SOFTIRQS.get(*vec as usize).copied().unwrap_or("?")
             )
         }
-        EventKind::VectorEntry {
-            name,
-            vector: ARM_IPI,
-        }
-        | EventKind::VectorExit {
-            name,
-            vector: ARM_IPI,
-        } => format!("({name})"),
-        EventKind::VectorEntry { vector, .. } | EventKind::VectorExit { vector, .. } => {
-            format!("vector={vector}")
+        EventKind::VectorEntry { name, vector } | EventKind::VectorExit { name, vector } => {
+            vector_text(name, *vector)
         }
         EventKind::PageFault {
             address,
@@ -281,6 +273,15 @@ pub fn fields_text(kind: &EventKind) -> String {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(" "),
+    }
+}
+
+/// x86's `vector=N`; Arm's IPIs print their reason in parentheses, as ipi_entry does.
+fn vector_text(name: &str, vector: i32) -> String {
+    if vector == ARM_IPI {
+        format!("({name})")
+    } else {
+        format!("vector={vector}")
     }
 }
 
