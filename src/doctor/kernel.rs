@@ -189,17 +189,10 @@ fn preempt_mode_fix(inputs: &Inputs, config: Option<&KernelConfig>) -> String {
     let dynamic = inputs.version().contains("PREEMPT_DYNAMIC")
         || config.is_some_and(|c| c.is_set("PREEMPT_DYNAMIC"));
     match config {
-        Some(c) if !dynamic => {
-            let release = inputs
-                .files
-                .read_trim("/proc/sys/kernel/osrelease")
-                .unwrap_or_default();
-            format!(
-                "this kernel is built without PREEMPT_DYNAMIC ({}: CONFIG_PREEMPT_DYNAMIC not set), so preempt=full is ignored; {}, or one built with CONFIG_PREEMPT=y",
-                c.source,
-                rt_kernel_fix(inputs, &release)
-            )
-        }
+        Some(c) if !dynamic => format!(
+            "this kernel is built without PREEMPT_DYNAMIC ({}: CONFIG_PREEMPT_DYNAMIC not set), so preempt=full is ignored: boot a PREEMPT_RT kernel (kernel.preempt_rt's fix names one for this machine) or one built with CONFIG_PREEMPT=y",
+            c.source
+        ),
         _ => "boot with preempt=full on the kernel command line (PREEMPT_DYNAMIC kernels), or a PREEMPT_RT kernel".into(),
     }
 }

@@ -118,6 +118,49 @@ fn fixture_tree_exit_code_and_json() {
     );
 }
 
+/// The trees recorded in the arm64 lab's guests (issue 38): the hypervisor from the
+/// device tree, no per-CPU IRQ advised on, ttyAMA0 in the console's fix, PREEMPT_RT on
+/// the RT guest; the saved JSON rendered again by `report`, the user's next command.
+fn arm64_guest_trees_read_as_the_guests_were() {
+    let dir = tempfile::tempdir().unwrap();
+    for (tree, rt) in [("arm64-virt-6.1", "warn"), ("arm64-virt-6.1-rt", "pass")] {
+        let saved = dir.path().join(format!("{tree}.json"));
+        let out = latscope()
+            .args([
+                "doctor",
+                "--cpus",
+                "1",
+                "--root",
+                &format!("{FIXTURES}/{tree}"),
+            ])
+            .arg("--export-json")
+            .arg(&saved)
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+        assert_eq!(out.status.code(), Some(code_of(&doc)), "{doc}");
+        assert_eq!(finding(&doc, "kernel.preempt_rt")["status"], rt, "{tree}");
+        let hv = finding(&doc, "platform.hypervisor");
+        assert_eq!(hv["status"], "warn");
+        assert!(hv["summary"]
+            .as_str()
+            .unwrap()
+            .contains("QEMU virt machine"));
+        assert_eq!(
+            finding(&doc, "cpus.irq_affinity")["status"],
+            "pass",
+            "{tree}"
+        );
+        let console = finding(&doc, "kernel.serial_console")["fix"]
+            .as_str()
+            .unwrap();
+        assert!(console.contains("console=ttyAMA0") && !console.contains("ttyS"));
+        let again = latscope().arg("report").arg(&saved).output().unwrap();
+        let text = String::from_utf8_lossy(&again.stdout);
+        assert!(text.contains("QEMU virt machine"), "{text}");
+    }
+}
+
 /// The checklist on a pipe fits `COLUMNS` (80 when 0 or unset, as a serial console).
 fn checklist_fits_columns() {
     for (columns, fits) in [("80", 80), ("200", 200), ("0", 80)] {
@@ -484,6 +527,7 @@ pub fn cases() -> Vec<common::Case> {
     let mut cases = common::test_cases![
         quick_checklist_on_this_machine,
         fixture_tree_exit_code_and_json,
+        arm64_guest_trees_read_as_the_guests_were,
         report_renders_a_saved_doctor_file,
         checklist_fits_columns,
         planned_sched_other_run_is_warned_about,
