@@ -27,7 +27,7 @@ pub(super) fn move_irqs(file: &mut StateFile, report: &mut IsolationReport) -> a
             continue;
         }
         if per_cpu.contains(&n) {
-            staying.push(format!("{n} {}", irq::name(n)));
+            staying.push(label(n));
             continue;
         }
         let left: Vec<usize> = cpus.into_iter().filter(|c| !isolated.contains(c)).collect();
@@ -54,22 +54,7 @@ pub(super) fn move_irqs(file: &mut StateFile, report: &mut IsolationReport) -> a
         ));
     }
     file.save()?;
-    for (n, from, to) in plan {
-        match irq::set_affinity_list(n, &to) {
-            Ok(()) => report.moved_irqs.push(MovedIrq {
-                irq: n,
-                name: irq::name(n),
-                from,
-                to,
-            }),
-            Err(e) => report.unmovable_irqs.push(UnmovableIrq {
-                irq: n,
-                name: irq::name(n),
-                affinity: from,
-                reason: short_error(&e),
-            }),
-        }
-    }
+    apply(plan, report);
     if default_needs_change {
         let mask = irq::cpu_mask_hex(&system);
         match irq::set_default_affinity(&mask) {
@@ -83,6 +68,44 @@ pub(super) fn move_irqs(file: &mut StateFile, report: &mut IsolationReport) -> a
         }
     }
     Ok(())
+}
+
+/// An IRQ as notes name it: `14 arm-pmu`, or the number alone without a handler.
+fn label(n: u32) -> String {
+    match irq::name(n) {
+        name if name.is_empty() => n.to_string(),
+        name => format!("{n} {name}"),
+    }
+}
+
+/// Sets each planned affinity. A refusal of an IRQ without a handler (on Arm: the
+/// kernel's IPIs, hidden from /proc/interrupts, and per-CPU lines nothing requested) is
+/// a note, not a warning: nothing of a device's runs there.
+fn apply(plan: Vec<(u32, String, String)>, report: &mut IsolationReport) {
+    let mut idle = Vec::new();
+    for (n, from, to) in plan {
+        match irq::set_affinity_list(n, &to) {
+            Ok(()) => report.moved_irqs.push(MovedIrq {
+                irq: n,
+                name: irq::name(n),
+                from,
+                to,
+            }),
+            Err(e) if irq::is_refusal(&e) && irq::name(n).is_empty() => idle.push(n.to_string()),
+            Err(e) => report.unmovable_irqs.push(UnmovableIrq {
+                irq: n,
+                name: irq::name(n),
+                affinity: from,
+                reason: short_error(&e),
+            }),
+        }
+    }
+    if !idle.is_empty() {
+        report.notes.push(format!(
+            "IRQs without a handler refused a new affinity (per-CPU: an Arm kernel's IPIs and unused private lines): left as they are: IRQ {}",
+            idle.join(", ")
+        ));
+    }
 }
 
 /// Writes the original affinity lists back, then the default affinity of new IRQs.

@@ -56,6 +56,12 @@ pub fn refuses_new_affinity(irq: u32) -> Option<bool> {
     }
 }
 
+/// Whether a failed affinity write is the kernel refusing this IRQ any affinity (EPERM,
+/// EIO before 6.x: kernel-managed or per-CPU), not a bad value.
+pub fn is_refusal(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EIO))
+}
+
 /// The CPUs the kernel actually delivers `irq` to, where it says.
 pub fn effective_affinity_list(irq: u32) -> Option<String> {
     super::cpuset::read_value(&PathBuf::from(format!(
