@@ -19,6 +19,8 @@
 #                MS apart (default 250), and print `arm64-lab: pressed N`
 #   --check      prints why the lab cannot boot here and exits 1 (0, silent: it can;
 #                tests/it/arm64_lab.rs asks this)
+#   --prepare    downloads and builds what a boot needs, then exits (the tests build
+#                before they take the latency lock)
 #   LATSCOPE          the aarch64 binary to put on the guest (default: cross-built with
 #                     cargo build --profile arm64-lab --target aarch64-unknown-linux-gnu)
 #   ARM64_LAB_CACHE   Debian's arm64 kernels and busybox (default ~/.cache/latscope-arm64-lab)
@@ -31,9 +33,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${ARM64_LAB_CACHE:-$HOME/.cache/latscope-arm64-lab}
 triple=aarch64-unknown-linux-gnu
-usage="usage: run.sh [--kernel stock|rt] [--qmp PATH] [--check] -- COMMAND..."
+usage="usage: run.sh [--kernel stock|rt] [--qmp PATH] [--check | --prepare] -- COMMAND..."
 flavour=arm64
 check=""
+prepare=""
 qmp=""
 while [ $# -gt 0 ]; do
   case $1 in
@@ -48,11 +51,12 @@ while [ $# -gt 0 ]; do
       [ -n "${2:-}" ] || { echo "run.sh: --qmp needs a socket path ($usage)" >&2; exit 2; }
       qmp=$(realpath -m "$2"); shift 2 ;;
     --check) check=1; shift ;;
+    --prepare) prepare=1; shift ;;
     --) shift; break ;;
     *) echo "run.sh: unknown option $1 ($usage)" >&2; exit 2 ;;
   esac
 done
-[ -n "$check" ] || [ $# -gt 0 ] || { echo "run.sh: no COMMAND ($usage)" >&2; exit 2; }
+[ -n "$check$prepare" ] || [ $# -gt 0 ] || { echo "run.sh: no COMMAND ($usage)" >&2; exit 2; }
 
 # Why the lab cannot boot here (empty: it can).
 unready() {
@@ -132,6 +136,7 @@ if [ -z "${LATSCOPE:-}" ]; then
 fi
 file -L "$LATSCOPE" | grep -q 'ARM aarch64' \
   || { echo "run.sh: LATSCOPE=$LATSCOPE is not an aarch64 binary" >&2; exit 2; }
+[ -z "$prepare" ] || exit 0
 
 work=$(mktemp -d)
 qemu_pid=""
@@ -146,6 +151,9 @@ trap 'exit 130' INT TERM HUP
 
 sock=${qmp:-$work/qmp.sock}
 rm -f "$sock"
+# The console file exists before tail looks for it (QEMU's redirection is made in the
+# background job, which can come after tail under load).
+: >"$work/console"
 # The guest prints "arm64-lab: exit N" after COMMAND and powers off (PSCI: QEMU exits).
 timeout "${ARM64_LAB_TIMEOUT:-900}" qemu-system-aarch64 -M virt -cpu cortex-a57 -accel tcg \
   -smp "${ARM64_LAB_SMP:-2}" -m 1024 -display none -monitor none -serial stdio -no-reboot \

@@ -49,8 +49,19 @@ fn lab_unavailable(kernel: &str) -> Option<String> {
 }
 
 fn boot(kernel: &str) -> LabOutput {
-    // QEMU under TCG takes both CPUs (and the cross build before it): no latency test
-    // measures beside it.
+    // The downloads and the cross build (minutes when cold) before the lock: other
+    // worktrees' latency tests wait only for the boot.
+    let prepared = Command::new(run_sh())
+        .args(["--kernel", kernel, "--prepare"])
+        .output()
+        .expect("run contrib/arm64-lab/run.sh --prepare");
+    assert!(
+        prepared.status.success(),
+        "run.sh --kernel {kernel} --prepare: {:?}\n{}",
+        prepared.status,
+        String::from_utf8_lossy(&prepared.stderr)
+    );
+    // QEMU under TCG takes both CPUs: no latency test measures beside it.
     let _lock = latency_lock();
     let out = Command::new(run_sh())
         .args(["--kernel", kernel, "--", "sh", "/lab/checks.sh"])
