@@ -19,8 +19,9 @@
 #                MS apart (default 250), and print `arm64-lab: pressed N`
 #   --check      prints why the lab cannot boot here and exits 1 (0, silent: it can;
 #                tests/it/arm64_lab.rs asks this)
-#   --prepare    downloads and builds what a boot needs, then exits (the tests build
-#                before they take the latency lock)
+#   --prepare    downloads and builds what a boot needs, prints the aarch64 binary's path
+#                and exits (the tests build before they take the latency lock, then boot
+#                with LATSCOPE= that path: no build under the lock)
 #   LATSCOPE          the aarch64 binary to put on the guest (default: cross-built with
 #                     cargo build --profile arm64-lab --target aarch64-unknown-linux-gnu)
 #   ARM64_LAB_CACHE   Debian's arm64 kernels and busybox (default ~/.cache/latscope-arm64-lab)
@@ -136,7 +137,7 @@ if [ -z "${LATSCOPE:-}" ]; then
 fi
 file -L "$LATSCOPE" | grep -q 'ARM aarch64' \
   || { echo "run.sh: LATSCOPE=$LATSCOPE is not an aarch64 binary" >&2; exit 2; }
-[ -z "$prepare" ] || exit 0
+[ -z "$prepare" ] || { echo "$LATSCOPE"; exit 0; }
 
 work=$(mktemp -d)
 qemu_pid=""

@@ -61,10 +61,12 @@ fn boot(kernel: &str) -> LabOutput {
         prepared.status,
         String::from_utf8_lossy(&prepared.stderr)
     );
+    let binary = String::from_utf8_lossy(&prepared.stdout).trim().to_string();
     // QEMU under TCG takes both CPUs: no latency test measures beside it.
     let _lock = latency_lock();
     let out = Command::new(run_sh())
         .args(["--kernel", kernel, "--", "sh", "/lab/checks.sh"])
+        .env("LATSCOPE", binary)
         .output()
         .expect("run contrib/arm64-lab/run.sh");
     let console = String::from_utf8_lossy(&out.stdout).replace('\r', "");
