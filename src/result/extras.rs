@@ -332,6 +332,8 @@ optional_fields! {
         unknown_stats: Vec<String>,
         /// wake `call`: wake calls that found the channel full.
         wake_failed: u64,
+        /// gpio: edge events read during the warm-up (answered, not measured).
+        warmup_edge_events: u64,
     }
 }
 

@@ -284,6 +284,16 @@ impl LineRequest {
     /// Waits up to `timeout_ms` for an event; Ok(None) when none came.
     #[inline(always)]
     pub fn read_event(&self, timeout_ms: i32) -> io::Result<Option<LineEvent>> {
+        if !self.wait_event(timeout_ms)? {
+            return Ok(None);
+        }
+        self.read_pending()
+    }
+
+    /// Waits up to `timeout_ms` until an event can be read, without reading it: true when
+    /// one is pending (it stays in the kernel's buffer for `read_pending`).
+    #[inline(always)]
+    pub fn wait_event(&self, timeout_ms: i32) -> io::Result<bool> {
         let mut pfd = libc::pollfd {
             fd: self.fd.as_raw_fd(),
             events: libc::POLLIN,
@@ -294,14 +304,17 @@ impl LineRequest {
         if n < 0 {
             let e = super::last_os_error();
             return if e.kind() == io::ErrorKind::Interrupted {
-                Ok(None)
+                Ok(false)
             } else {
                 Err(e)
             };
         }
-        if n == 0 {
-            return Ok(None);
-        }
+        Ok(n > 0)
+    }
+
+    /// Reads one pending event (after `wait_event`); Ok(None) when none was there.
+    #[inline(always)]
+    pub fn read_pending(&self) -> io::Result<Option<LineEvent>> {
         let mut event = LineEvent::default();
         let size = std::mem::size_of::<LineEvent>();
         // SAFETY: reads at most one LineEvent's bytes into `event`, owned by this frame;

@@ -2,6 +2,7 @@
 //! fixture paths and a CPU this process may use.
 #![allow(dead_code)]
 
+pub mod lab_output;
 pub mod matching;
 pub mod sched_seen;
 

@@ -7,9 +7,9 @@
 //! and restored, and PREEMPT_RT on the RT guest. Counts and order only: under emulation
 //! the figures are emulation noise.
 
+use crate::common::lab_output::LabOutput;
 use crate::common::*;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::process::Command;
 
 pub fn cases() -> Vec<Case> {
@@ -85,13 +85,6 @@ fn bad_input_names_the_value() {
     }
 }
 
-/// What checks.sh printed: sections by name, facts by name.
-struct LabOutput {
-    sections: BTreeMap<String, String>,
-    facts: BTreeMap<String, String>,
-    console: String,
-}
-
 fn boot(kernel: &str) -> LabOutput {
     // QEMU under TCG takes both CPUs: no latency test measures beside it.
     let _lock = latency_lock();
@@ -115,57 +108,7 @@ fn boot(kernel: &str) -> LabOutput {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut sections = BTreeMap::new();
-    let mut facts = BTreeMap::new();
-    let mut current: Option<(String, String)> = None;
-    for line in console.lines() {
-        if let Some(name) = line
-            .strip_prefix("=== BEGIN ")
-            .and_then(|l| l.strip_suffix(" ==="))
-        {
-            current = Some((name.to_string(), String::new()));
-        } else if line.starts_with("=== END ") {
-            if let Some((name, text)) = current.take() {
-                sections.insert(name, text);
-            }
-        } else if let Some((_, text)) = current.as_mut() {
-            text.push_str(line);
-            text.push('\n');
-        } else if let Some((k, v)) = line.strip_prefix("fact ").and_then(|f| f.split_once('=')) {
-            facts.insert(k.to_string(), v.to_string());
-        }
-    }
-    LabOutput {
-        sections,
-        facts,
-        console,
-    }
-}
-
-impl LabOutput {
-    fn json(&self, name: &str) -> Value {
-        let text = self
-            .sections
-            .get(name)
-            .unwrap_or_else(|| panic!("no section {name}:\n{}", self.console));
-        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"))
-    }
-    fn fact(&self, name: &str) -> &str {
-        self.facts
-            .get(name)
-            .unwrap_or_else(|| panic!("no fact {name}:\n{}", self.console))
-    }
-    /// The thread of `metric` in the first scenario of section `name`.
-    fn thread(&self, name: &str, metric: &str) -> Value {
-        let run = self.json(name);
-        run["scenarios"][0]["threads"]
-            .as_array()
-            .expect("threads")
-            .iter()
-            .find(|t| t["metric"] == metric)
-            .unwrap_or_else(|| panic!("{name}: no {metric} thread: {run}"))
-            .clone()
-    }
+    LabOutput::parse(console)
 }
 
 fn lab_stock_kernel() {

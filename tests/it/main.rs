@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod arm64_lab;
 mod bad_input;
 mod bad_input_corpus;
 mod checkpoint;
@@ -60,6 +61,7 @@ type ModuleCases = fn() -> Vec<common::Case>;
 
 fn main() {
     let modules: &[(&str, ModuleCases)] = &[
+        ("arm64_lab", arm64_lab::cases),
         ("bad_input", bad_input::cases),
         ("bad_input_corpus", bad_input_corpus::cases),
         ("checkpoint", checkpoint::cases),

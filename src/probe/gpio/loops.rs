@@ -50,6 +50,9 @@ pub struct EdgeCounts {
     pub stale: u64,
     pub drive_errors: u64,
     pub last_seqno: u32,
+    /// Events read during the warm-up (answered, not measured): with `events` they make
+    /// every edge the kernel reported (its IRQ count is the judge).
+    pub warmup_events: u64,
 }
 
 impl EdgeCounts {
@@ -183,11 +186,36 @@ fn wait_for_edge(
     }
 }
 
+/// Where the respond loop's edges come from: a line request, or a test's scripted source.
+/// Waiting and reading are apart so a phase can end with an edge left unread.
+pub trait EdgeSource {
+    /// Waits up to `timeout_ms` until an event is pending (not read).
+    fn wait_event(&self, timeout_ms: i32) -> std::io::Result<bool>;
+    /// Reads the pending event.
+    fn read_pending(&self) -> std::io::Result<Option<LineEvent>>;
+}
+
+impl EdgeSource for LineRequest {
+    #[inline(always)]
+    fn wait_event(&self, timeout_ms: i32) -> std::io::Result<bool> {
+        LineRequest::wait_event(self, timeout_ms)
+    }
+    #[inline(always)]
+    fn read_pending(&self) -> std::io::Result<Option<LineEvent>> {
+        LineRequest::read_pending(self)
+    }
+}
+
 /// One respond phase: every event on the input is answered on `output` (a pulse, or the
 /// edge's level with both edges) and its stages recorded; runs until `bounds`.
+///
+/// The clock is looked at after the wait and before the read: an edge pending when the
+/// phase ends stays in the kernel's buffer for the next phase (the warm-up's last edge is
+/// the measured phase's first). Reading it first and then returning lost it, and the
+/// measured phase took its seqno gap for an edge the kernel dropped (issue 38).
 #[inline(never)]
-pub fn respond_phase(
-    input: &LineRequest,
+pub fn respond_phase<S: EdgeSource>(
+    input: &S,
     output: Option<&LineRequest>,
     follow: bool,
     recs: &mut RespondRecorders,
@@ -199,11 +227,15 @@ pub fn respond_phase(
         if stop.load(Ordering::Relaxed) || recs.irq_to_user.count() >= bounds.max_samples {
             return;
         }
-        let event = input.read_event(bounds.timeout_ms);
-        let t2 = clock::monotonic_ns();
-        if t2 >= bounds.until_ns {
+        let ready = input.wait_event(bounds.timeout_ms);
+        if clock::monotonic_ns() >= bounds.until_ns {
             return;
         }
+        let Ok(true) = ready else {
+            continue;
+        };
+        let event = input.read_pending();
+        let t2 = clock::monotonic_ns();
         let Ok(Some(event)) = event else {
             continue;
         };
@@ -224,5 +256,102 @@ pub fn respond_phase(
             }
             recs.user_to_output.record(t1, t3, t3 - t2);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::RecorderConfig;
+    use std::cell::Cell;
+
+    /// Edges pending from given clock times, one after another.
+    struct Scripted {
+        ready_ns: Vec<u64>,
+        next: Cell<usize>,
+    }
+
+    impl EdgeSource for Scripted {
+        fn wait_event(&self, timeout_ms: i32) -> std::io::Result<bool> {
+            let Some(&at) = self.ready_ns.get(self.next.get()) else {
+                std::thread::sleep(std::time::Duration::from_millis(timeout_ms as u64));
+                return Ok(false);
+            };
+            let limit = clock::monotonic_ns() + timeout_ms as u64 * 1_000_000;
+            clock::sleep_until_ns(at.min(limit));
+            Ok(clock::monotonic_ns() >= at)
+        }
+        fn read_pending(&self) -> std::io::Result<Option<LineEvent>> {
+            let i = self.next.get();
+            self.next.set(i + 1);
+            let mut event = LineEvent::default();
+            event.timestamp_ns = self.ready_ns[i];
+            event.id = if i % 2 == 0 { EVENT_RISING } else { 2 };
+            event.seqno = i as u32 + 1;
+            Ok(Some(event))
+        }
+    }
+
+    fn recorders() -> RespondRecorders {
+        let config = RecorderConfig {
+            deadline_ns: 0,
+            series_seconds: 4,
+            raw_capacity: 0,
+        };
+        RespondRecorders {
+            irq_to_user: Recorder::standalone(&config),
+            user_to_output: Recorder::standalone(&config),
+        }
+    }
+
+    /// An edge that becomes pending exactly when the warm-up ends (the wait returns at the
+    /// boundary) is the measured phase's first sample, not a seqno gap; `-l 2` then ends
+    /// the measured phase at its second edge, long before its 10 s limit.
+    #[test]
+    fn the_edge_at_the_warmup_boundary_is_measured_and_samples_end_the_phase() {
+        let start = clock::monotonic_ns();
+        let warm_end = start + 30_000_000;
+        let source = Scripted {
+            ready_ns: vec![start + 10_000_000, warm_end, warm_end + 20_000_000],
+            next: Cell::new(0),
+        };
+        let stop = AtomicBool::new(false);
+        let (mut counts, mut warm) = (EdgeCounts::default(), recorders());
+        let warm_bounds = Bounds {
+            until_ns: warm_end,
+            max_samples: u64::MAX,
+            timeout_ms: 100,
+        };
+        respond_phase(
+            &source,
+            None,
+            true,
+            &mut warm,
+            &mut counts,
+            warm_bounds,
+            &stop,
+        );
+        assert_eq!((counts.events, warm.irq_to_user.count()), (1, 1));
+        assert_eq!(source.next.get(), 1, "the boundary's edge stays unread");
+        let mut counts = EdgeCounts {
+            last_seqno: counts.last_seqno,
+            ..Default::default()
+        };
+        let mut recs = recorders();
+        let bounds = Bounds {
+            until_ns: clock::monotonic_ns() + 10_000_000_000,
+            max_samples: 2,
+            timeout_ms: 100,
+        };
+        respond_phase(&source, None, true, &mut recs, &mut counts, bounds, &stop);
+        assert_eq!((counts.events, counts.missed_seqno), (2, 0));
+        assert_eq!(
+            (recs.irq_to_user.count(), recs.irq_to_user.missed()),
+            (2, 0)
+        );
+        assert!(
+            clock::monotonic_ns() < start + 2_000_000_000,
+            "-l 2 waited for -D"
+        );
     }
 }

@@ -302,6 +302,7 @@ fn loopback<D: loops::Drive>(
     );
     counts = EdgeCounts {
         last_seqno: counts.last_seqno,
+        warmup_events: counts.events,
         ..Default::default()
     };
     let mut recs = LoopbackRecorders {
@@ -369,6 +370,7 @@ fn respond(
     );
     counts = EdgeCounts {
         last_seqno: counts.last_seqno,
+        warmup_events: counts.events,
         ..Default::default()
     };
     let mut recs = RespondRecorders {
@@ -614,6 +616,7 @@ impl GpioProbe {
             simulated: Some(self.drive == DriveKind::Sim),
             stale_events: Some(c.stale),
             timeouts: Some(c.timeouts),
+            warmup_edge_events: Some(c.warmup_events),
             ..ThreadExtra::default()
         }
     }
