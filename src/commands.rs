@@ -44,6 +44,7 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
         Command::Completions(args) => print_bytes(&crate::packaging::completion_script(args.shell)),
         Command::Manpage(args) => manpage(&args),
         Command::Doctor(args) => crate::doctor::run(&args),
+        Command::Watch(args) => crate::watch::run(args, command_line),
     }
 }
 

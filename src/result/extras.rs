@@ -76,6 +76,8 @@ optional_fields! {
         wakee_cpu: u64,
         /// wake: the waker's CPU.
         waker_cpu: u64,
+        /// watch: spans of the interval not measured (a restart), `[from, to]` RFC 3339.
+        watch_gaps: Vec<[String; 2]>,
     }
 }
 
@@ -105,6 +107,7 @@ impl ParamsExtra {
             timeout_ns,
             timestamps,
             wake_call,
+            watch_gaps,
             wakee_cpu,
             waker_cpu,
         } = later;
@@ -134,6 +137,7 @@ impl ParamsExtra {
             timeout_ns,
             timestamps,
             wake_call,
+            watch_gaps,
             wakee_cpu,
             waker_cpu
         );
