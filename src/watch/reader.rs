@@ -124,7 +124,7 @@ fn read_until(setup: ReaderSetup, done: &AtomicBool) -> anyhow::Result<Vec<PathB
         let now = now_s();
         if now >= st.file.end_s {
             st.rotate(now)?;
-        } else if now >= st.last_write_s + REWRITE_EVERY_S {
+        } else if now >= st.last_write_s + REWRITE_EVERY_S || st.first_write_due() {
             st.write(now, false)?;
         }
     }
@@ -175,6 +175,12 @@ impl State {
                 }
             }
         }
+    }
+
+    /// The file is written as soon as the first samples are in (it exists from the start
+    /// of measuring; a kill after that loses at most the last minute).
+    fn first_write_due(&self) -> bool {
+        self.written.is_empty() && self.tracks.iter().any(|t| t.interval.count() > 0)
     }
 
     /// Writes the interval's file (atomically) as it is `now`.

@@ -53,6 +53,7 @@ mod trace;
 mod trace_recording;
 mod verdicts;
 mod wake;
+mod watch;
 mod worst_case;
 
 /// A module's `cases`.
@@ -106,6 +107,7 @@ fn main() {
         ("trace_recording", trace_recording::cases),
         ("verdicts", verdicts::cases),
         ("wake", wake::cases),
+        ("watch", watch::cases),
         ("worst_case", worst_case::cases),
     ];
     common::run_cases(
