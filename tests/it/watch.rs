@@ -275,11 +275,27 @@ fn assert_buckets_agree(run: &Value, buckets: &[(Value, f64)], shortfall: i64) {
 }
 
 /// `--rotate 2s`: a file per 2 s named by its UTC start; each complete one covers its
-/// interval whole, with at most 2 per-second maxima; SIGTERM writes the last one.
+/// interval whole, with at most 2 per-second maxima; SIGTERM writes the last one. Every
+/// complete interval fails `--fail-above 1us`: `--on-fail` gets its CPU, maximum and file.
 fn rotation_every_two_seconds_and_sigterm_writes_the_last() {
     let _lock = latency_lock();
     let dir = tempfile::tempdir().unwrap();
-    let w = watch(dir.path(), &["--rotate", "2s", "--fail-above", "1us"]);
+    let hook_out = tempfile::NamedTempFile::new().unwrap();
+    let script = format!(
+        "echo \"$LATSCOPE_CPU $LATSCOPE_MAX_NS $LATSCOPE_LIMIT_NS $LATSCOPE_FILE\" >> {}",
+        hook_out.path().display()
+    );
+    let args = [
+        "--rotate",
+        "2s",
+        "--fail-above",
+        "1us",
+        "--on-fail",
+        "sh",
+        "-c",
+        &script,
+    ];
+    let w = watch(dir.path(), &args);
     std::thread::sleep(Duration::from_millis(6_500));
     let stderr = stop(w);
     let paths = files(dir.path());
@@ -315,6 +331,19 @@ fn rotation_every_two_seconds_and_sigterm_writes_the_last() {
         }
         let per_s = thread0(&run)["per_second_max_ns"].as_array().unwrap().len();
         assert!(per_s <= 2, "{name}: {per_s} per-second maxima");
+        if complete {
+            let line = format!(
+                "{} {} 1000 {}",
+                test_cpu(),
+                thread0(&run)["max_ns"],
+                p.display()
+            );
+            let hooked = std::fs::read_to_string(hook_out.path()).unwrap();
+            assert!(
+                hooked.lines().any(|l| l == line),
+                "{line:?} not in {hooked}"
+            );
+        }
     }
 }
 
