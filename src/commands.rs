@@ -644,6 +644,7 @@ fn report_long_term(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
         .collect();
     let max = limits.iter().find(|l| l.stat == crate::stats::Stat::Max);
     let opts = worst_case_options(&args.worst_case, false)?;
+    let opts = args.worst_case.worst_case.then_some(opts);
     let view = crate::report::long_term::build(files, opts, max.map(|l| l.limit as u64))?;
     let width = crate::render::table::terminal_width();
     for e in &all {

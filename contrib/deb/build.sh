@@ -55,6 +55,7 @@ gzip -9n "$root/usr/share/man/man1"/*.1 # Debian policy: man pages gzipped
 "$latscope" completions zsh >"$root/usr/share/zsh/vendor-completions/_latscope"
 "$latscope" completions fish >"$root/usr/share/fish/vendor_completions.d/latscope.fish"
 cp -r contrib/lava "$root/usr/share/latscope/lava" # scripts keep their mode
+install -D -m 644 contrib/grafana/latscope.json "$root/usr/share/latscope/grafana/latscope.json"
 # The watch service (not enabled: the admin edits watch.toml and enables it) and its
 # settings, a conffile: dpkg keeps the admin's edits on upgrade.
 install -D -m 644 contrib/deb/latscope-watch.service "$root/lib/systemd/system/latscope-watch.service"

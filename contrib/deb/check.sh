@@ -81,6 +81,9 @@ if command -v systemd-analyze >/dev/null; then
 else
   check "(systemd-analyze not installed: the unit's syntax not verified)"
 fi
+check "Grafana dashboard installed: /usr/share/latscope/grafana/latscope.json"
+python3 -m json.tool /usr/share/latscope/grafana/latscope.json >/dev/null ||
+  fail "/usr/share/latscope/grafana/latscope.json missing or not JSON"
 check "conffile /etc/latscope/watch.toml installed, every key commented"
 [ -s /etc/latscope/watch.toml ] || fail "/etc/latscope/watch.toml not installed"
 dpkg-query -W -f='${Conffiles}' latscope | grep -q /etc/latscope/watch.toml ||

@@ -188,8 +188,11 @@ fn whole_period(runs: &[&Run], opts: Options) -> Vec<WholePeriod> {
 
 /// The most blocks the whole period's estimate fits (a month has 2.6 million seconds; the
 /// fit of 10⁵ takes over a second, issue 37's bench): past it, and unless `--block-size`
-/// chose, blocks of whole seconds merged so that at most this many remain.
-pub const WHOLE_PERIOD_BLOCKS: usize = 2000;
+/// chose, blocks of whole seconds merged so that at most this many remain. Above the
+/// estimator's PROFILE_MAX (2000) values, where its intervals come from the quadratic
+/// approximation: 2000 blocks of a month took 15 s of CPU in the exact profile search,
+/// 10 000 blocks 1.4 s for two CPUs (bench/long-term-month.sh).
+pub const WHOLE_PERIOD_BLOCKS: usize = 10_000;
 
 /// `opts` with blocks of whole seconds when `seconds` per-second maxima are too many.
 fn merged_blocks(opts: Options, seconds: usize, samples: u64) -> Options {
@@ -204,10 +207,11 @@ fn merged_blocks(opts: Options, seconds: usize, samples: u64) -> Options {
     }
 }
 
-/// The view of `files` (each named as the user gave it, with its run), put in time order.
+/// The view of `files` (each named as the user gave it, with its run), put in time order;
+/// with `opts` (`--worst-case`) each CPU's estimate over the whole period.
 pub fn build(
     files: Vec<(String, Run)>,
-    opts: Options,
+    opts: Option<Options>,
     fail_above_ns: Option<u64>,
 ) -> Result<LongTermView, LongTermError> {
     let hosts: std::collections::BTreeSet<&str> = files
@@ -227,7 +231,7 @@ pub fn build(
     rows.sort_by(|a, b| a.0.start_s.total_cmp(&b.0.start_s));
     let runs: Vec<&Run> = rows.iter().map(|r| r.1).collect();
     let first = runs.first().and_then(|r| r.scenarios.first());
-    let whole_period = whole_period(&runs, opts);
+    let whole_period = opts.map(|o| whole_period(&runs, o)).unwrap_or_default();
     let intervals: Vec<IntervalRow> = rows.iter().map(|r| r.0.clone()).collect();
     Ok(LongTermView {
         host: hosts.into_iter().next().unwrap_or_default().to_string(),

@@ -110,6 +110,10 @@ pub fn text(v: &LongTermView, in_ns: bool, width: usize) -> String {
     for line in gap_lines(v) {
         let _ = writeln!(out, "{}", wrap(&line, width));
     }
+    if v.whole_period.is_empty() {
+        let hint = "worst case over the whole period: add --worst-case (a fit of every CPU's per-second maxima of all the files)";
+        let _ = writeln!(out, "{}", wrap(hint, width));
+    }
     let period = (v.period_ns > 0).then_some(v.period_ns);
     for w in &v.whole_period {
         let title = whole_title(w);

@@ -95,7 +95,7 @@ fn the_worst_case_reads_the_concatenated_per_second_maxima() {
         .iter()
         .map(|(p, r)| (p.display().to_string(), r.clone()))
         .collect();
-    let view = latscope::report::long_term::build(named, Options::default(), None).unwrap();
+    let view = latscope::report::long_term::build(named, Some(Options::default()), None).unwrap();
     let cpus: Vec<usize> = files[0].1.scenarios[0]
         .threads
         .iter()
@@ -140,6 +140,17 @@ fn the_worst_case_reads_the_concatenated_per_second_maxima() {
     let text = latscope().arg("report").arg(dir()).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
+        text.contains("add --worst-case") && !text.contains("Worst case"),
+        "{text}"
+    );
+    let text = latscope()
+        .arg("report")
+        .arg(dir())
+        .arg("--worst-case")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
         text.contains("Worst case beyond the samples: the whole period, CPU"),
         "{text}"
     );
@@ -154,7 +165,7 @@ fn the_plot_holds_each_interval_and_breaks_at_the_gap() {
         .map(|(p, r)| (p.display().to_string(), r.clone()))
         .collect();
     let opts = latscope::stats::worst_case::Options::default();
-    let view = latscope::report::long_term::build(named, opts, Some(200_000)).unwrap();
+    let view = latscope::report::long_term::build(named, Some(opts), Some(200_000)).unwrap();
     let plot = view.plot();
     let runs = latscope::render::long_term::joined_runs(&plot, |i| i.max_ns);
     assert_eq!(
@@ -208,7 +219,7 @@ fn every_format_and_the_refused_ones() {
     latscope()
         .arg("report")
         .arg(dir())
-        .args(["-q", "--export-html"])
+        .args(["-q", "--worst-case", "--export-html"])
         .arg(&html)
         .arg("--export-markdown")
         .arg(&md)
