@@ -637,11 +637,12 @@ fn report_long_term(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
             failures.push(f);
         }
     }
-    let files = paths
-        .iter()
-        .map(|p| p.display().to_string())
-        .zip(runs)
-        .collect();
+    // The rows name each file by its name (a directory's files share the rest).
+    let name = |p: &std::path::PathBuf| {
+        p.file_name()
+            .map_or(p.display().to_string(), |n| n.to_string_lossy().into())
+    };
+    let files = paths.iter().map(name).zip(runs).collect();
     let max = limits.iter().find(|l| l.stat == crate::stats::Stat::Max);
     let opts = worst_case_options(&args.worst_case, false)?;
     let opts = args.worst_case.worst_case.then_some(opts);

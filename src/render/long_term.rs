@@ -142,7 +142,10 @@ fn entries(lt: &LongTerm, dots: bool) -> Vec<Entry> {
     if !lt.gaps.is_empty() {
         e.push(Entry {
             swatch: Swatch::Text,
-            label: format!("shaded: no measurement ({} gaps)", lt.gaps.len()),
+            label: match lt.gaps.len() {
+                1 => "shaded: no measurement (1 gap)".to_string(),
+                n => format!("shaded: no measurement ({n} gaps)"),
+            },
         });
     }
     if let Some(limit) = lt.fail_above_ns {
