@@ -345,6 +345,7 @@ latscope report run.json --fail-above p99=50us,max=100us --export-junit junit.xm
 latscope report cyclictest.json                 # cyclictest --json output works too\n  \
 latscope report wake.json --iterations 1-20     # the wake probe's first iterations\n  \
 latscope report jan.json feb.json mar.json --by date -f html -o trend.html   # trend chart\n  \
+latscope report /var/lib/latscope/watch/ -f html -o month.html   # long-term plot\n  \
 latscope report lava-job.yaml                   # a LAVA job log with --export-lava's cases"
 )]
 pub struct ReportArgs {
@@ -358,6 +359,12 @@ pub struct ReportArgs {
     /// file).
     #[arg(long, value_enum, value_name = "AXIS")]
     pub by: Option<Axis>,
+    /// One machine's interval files over days as OSADL's long-term view: a row per interval
+    /// in time order, the long-term plot (HTML), the worst case over the whole period. The
+    /// default for a directory (`latscope report /var/lib/latscope/watch/`) and for files
+    /// all named `watch-*.json`.
+    #[arg(long)]
+    pub long_term: bool,
     /// The format to print (or write with -o).
     #[arg(short = 'f', long, value_enum, default_value = "table")]
     pub format: Format,

@@ -29,6 +29,7 @@ mod interrupt;
 mod isolate;
 mod lava;
 mod loads;
+mod long_term;
 mod matching;
 mod net;
 mod noise;
@@ -83,6 +84,7 @@ fn main() {
         ("isolate", isolate::cases),
         ("lava", lava::cases),
         ("loads", loads::cases),
+        ("long_term", long_term::cases),
         ("matching", matching::cases),
         ("net", net::cases),
         ("noise", noise::cases),
