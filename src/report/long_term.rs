@@ -28,7 +28,11 @@ pub struct IntervalRow {
     pub missed: u64,
     pub overruns: u64,
     pub interrupted: bool,
-    /// Each second's largest latency over its CPUs, in time order.
+    /// Spans inside the interval without measurement (a restart of `latscope watch`,
+    /// its `params.extra.watch_gaps`).
+    pub gaps: Vec<Gap>,
+    /// Each second's largest latency over its CPUs, a slot per second from `start_s` (0:
+    /// none, as in a gap's seconds).
     #[serde(skip)]
     pub second_maxima_ns: Vec<u64>,
 }
@@ -92,31 +96,101 @@ fn interval_of(file: &str, run: &Run) -> Result<IntervalRow, LongTermError> {
         })
     };
     let (start_s, end_s) = (time(&run.started_at)?, time(&run.finished_at)?);
+    let end_s = end_s.max(start_s);
     let threads = || run.scenarios.iter().flat_map(|s| &s.threads);
     let seconds = threads()
         .map(|t| t.per_second_max_ns.len())
         .max()
         .unwrap_or(0);
-    let mut second_maxima_ns = vec![0u64; seconds];
+    let mut measured = vec![0u64; seconds];
     for t in threads() {
-        for (m, &v) in second_maxima_ns.iter_mut().zip(&t.per_second_max_ns) {
+        for (m, &v) in measured.iter_mut().zip(&t.per_second_max_ns) {
             *m = (*m).max(v);
         }
     }
+    let extra = run.scenarios.first().map(|s| &s.params.extra);
+    let marked = extra.and_then(|e| e.watch_gaps.clone()).unwrap_or_default();
+    let before = extra.and_then(|e| e.watch_gap_seconds.clone());
+    let mut gaps = Vec::new();
+    for [from, to] in &marked {
+        let (from, to) = (time(from)?, time(to)?);
+        gaps.push(Gap {
+            from: from.clamp(start_s, end_s),
+            to: to.clamp(start_s, end_s),
+        });
+    }
+    // How many maxima each life stored, when the watch wrote it (else estimated).
+    let lives = before
+        .filter(|b| b.len() == gaps.len() && b.is_sorted())
+        .map(|b| b.into_iter().map(|n| n as usize).collect::<Vec<_>>());
+    let second_maxima_ns = place_seconds(measured, start_s, end_s, &gaps, lives.as_deref());
+    gaps.retain(|g| g.to > g.from);
     Ok(IntervalRow {
         file: file.into(),
         started_at: run.started_at.clone(),
         finished_at: run.finished_at.clone(),
         start_s,
-        end_s: end_s.max(start_s),
+        end_s,
         samples: threads().map(|t| t.summary.samples).sum(),
         p99_ns: threads().map(|t| t.summary.p99_ns).max().unwrap_or(0),
         max_ns: threads().map(|t| t.summary.max_ns).max().unwrap_or(0),
         missed: threads().map(|t| t.summary.missed).sum(),
         overruns: threads().map(|t| t.summary.overruns).sum(),
         interrupted: run.interrupted,
+        gaps,
         second_maxima_ns,
     })
+}
+
+/// The measured seconds' maxima (`measured`, in order, none for a gap's seconds: watch
+/// invents none) placed a slot per second from `start_s`. Without gaps they follow on from
+/// the start. With gaps the file holds several lives of the watch (`start_s` to the first
+/// gap, ..., the last gap to `end_s`), each life's maxima ending where it was last written
+/// (its first seconds are its warm-up), never starting before the life did. `before[k]`:
+/// the maxima stored before gap `k` (watch's `watch_gap_seconds`); without it each life
+/// from the last back takes as many as it has seconds.
+fn place_seconds(
+    measured: Vec<u64>,
+    start_s: f64,
+    end_s: f64,
+    gaps: &[Gap],
+    before: Option<&[usize]>,
+) -> Vec<u64> {
+    if gaps.is_empty() {
+        return measured;
+    }
+    let slot = |t: f64| (t - start_s).max(0.0).round() as usize;
+    let mut ends: Vec<usize> = gaps.iter().map(|g| slot(g.from)).collect();
+    ends.push(slot(end_s));
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(gaps.iter().map(|g| slot(g.to)))
+        .collect();
+    let n = measured.len();
+    let mut bounds: Vec<usize> = match before {
+        Some(b) => b.iter().map(|&i| i.min(n)).collect(),
+        None => {
+            let mut left = n;
+            let mut b = vec![0; gaps.len()];
+            for k in (1..ends.len()).rev() {
+                left -= left.min(ends[k].saturating_sub(starts[k]));
+                b[k - 1] = left;
+            }
+            b
+        }
+    };
+    bounds.insert(0, 0);
+    bounds.push(n);
+    let mut placed = vec![0u64; slot(end_s)];
+    for (k, &end) in ends.iter().enumerate() {
+        let life = &measured[bounds[k]..bounds[k + 1].max(bounds[k])];
+        // Never before the life began: a stop's last read adds the second it began in.
+        let first = end.saturating_sub(life.len()).max(starts[k]);
+        if placed.len() < first + life.len() {
+            placed.resize(first + life.len(), 0);
+        }
+        placed[first..first + life.len()].copy_from_slice(life);
+    }
+    placed
 }
 
 /// The spans without measurement between consecutive intervals that are longer than the
@@ -233,11 +307,14 @@ pub fn build(
     let first = runs.first().and_then(|r| r.scenarios.first());
     let whole_period = opts.map(|o| whole_period(&runs, o)).unwrap_or_default();
     let intervals: Vec<IntervalRow> = rows.iter().map(|r| r.0.clone()).collect();
+    let mut all_gaps = gaps(&intervals);
+    all_gaps.extend(intervals.iter().flat_map(|r| r.gaps.iter().copied()));
+    all_gaps.sort_by(|a, b| a.from.total_cmp(&b.from));
     Ok(LongTermView {
         host: hosts.into_iter().next().unwrap_or_default().to_string(),
         probe: first.map(|s| s.name.clone()).unwrap_or_default(),
         period_ns: first.map(|s| s.params.period_ns).unwrap_or(0),
-        gaps: gaps(&intervals),
+        gaps: all_gaps,
         intervals,
         whole_period,
         fail_above_ns,
@@ -282,7 +359,11 @@ impl LongTermView {
 
     /// The time measured and the time covered, in one line.
     pub fn coverage_line(&self) -> String {
-        let measured: f64 = self.intervals.iter().map(|r| r.end_s - r.start_s).sum();
+        let measured: f64 = self
+            .intervals
+            .iter()
+            .map(|r| r.end_s - r.start_s - r.gaps.iter().map(|g| g.to - g.from).sum::<f64>())
+            .sum();
         let span = match (self.intervals.first(), self.intervals.last()) {
             (Some(a), Some(b)) => b.end_s - a.start_s,
             _ => 0.0,
@@ -303,5 +384,47 @@ impl LongTermView {
     /// The long-term plot as SVG at one size.
     pub fn svg(&self, c: crate::render::canvas::Canvas) -> anyhow::Result<String> {
         long_term_svg(&self.title(), &self.plot(), c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of 20 s with a restart: measured 100..106 (6 maxima, its last write at 106: `watch_gap_seconds` [6]),
+    /// not from 106 to 112, measured again 113..120 (7 maxima after a 1 s warm-up).
+    #[test]
+    fn a_restart_inside_a_file_places_each_life_before_and_after_its_gap() {
+        let measured: Vec<u64> = (1..=13).collect();
+        let gap = Gap {
+            from: 106.0,
+            to: 112.0,
+        };
+        let placed = place_seconds(measured.clone(), 100.0, 120.0, &[gap], Some(&[6]));
+        assert_eq!(placed.len(), 20);
+        assert_eq!(
+            &placed[..6],
+            &[1, 2, 3, 4, 5, 6],
+            "the first life from its start"
+        );
+        assert!(
+            placed[6..13].iter().all(|&v| v == 0),
+            "{placed:?}: the gap and the warm-up"
+        );
+        assert_eq!(
+            &placed[13..],
+            &[7, 8, 9, 10, 11, 12, 13],
+            "the second life to its end"
+        );
+        let guessed = place_seconds(measured.clone(), 100.0, 120.0, &[gap], None);
+        assert_eq!(
+            &guessed[12..],
+            &measured[5..],
+            "without the counts: as many as fit"
+        );
+        assert_eq!(
+            place_seconds(measured.clone(), 100.0, 120.0, &[], None),
+            measured
+        );
     }
 }

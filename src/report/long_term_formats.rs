@@ -49,6 +49,11 @@ fn cells(r: &IntervalRow, in_ns: bool) -> Vec<String> {
         .replace('T', " ")
         .trim_end_matches('Z')
         .to_string();
+    let start = match r.gaps.len() {
+        0 => start,
+        1 => format!("{start} (1 gap)"),
+        n => format!("{start} ({n} gaps)"),
+    };
     vec![
         if r.interrupted {
             format!("{start} (interrupted)")

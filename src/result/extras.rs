@@ -78,6 +78,9 @@ optional_fields! {
         waker_cpu: u64,
         /// watch: spans of the interval not measured (a restart), `[from, to]` RFC 3339.
         watch_gaps: Vec<[String; 2]>,
+        /// watch: for each of `watch_gaps`, the per-second maxima stored before it (where
+        /// the gap falls in `per_second_max_ns`).
+        watch_gap_seconds: Vec<u64>,
     }
 }
 
@@ -108,6 +111,7 @@ impl ParamsExtra {
             timestamps,
             wake_call,
             watch_gaps,
+            watch_gap_seconds,
             wakee_cpu,
             waker_cpu,
         } = later;
@@ -138,6 +142,7 @@ impl ParamsExtra {
             timestamps,
             wake_call,
             watch_gaps,
+            watch_gap_seconds,
             wakee_cpu,
             waker_cpu
         );

@@ -53,6 +53,8 @@ pub struct IntervalFile {
     pub measured_from_s: u64,
     /// Spans not measured, `[from, to]` RFC 3339.
     pub gaps: Vec<[String; 2]>,
+    /// For each gap, the per-second maxima stored before it.
+    pub gap_seconds: Vec<u64>,
     /// Seconds measured in earlier lives of the file.
     pub measured_before_s: u64,
 }
@@ -72,6 +74,7 @@ impl IntervalFile {
             end_s: start_s + rotate_s,
             measured_from_s: now_s.max(start_s),
             gaps: Vec::new(),
+            gap_seconds: Vec::new(),
             measured_before_s: 0,
         }
     }
@@ -101,8 +104,16 @@ impl IntervalFile {
         let from_s = unix_seconds(&run.started_at).unwrap_or(self.start_s);
         let last_s = unix_seconds(&run.finished_at).unwrap_or(now_s);
         self.gaps = sc.params.extra.watch_gaps.clone().unwrap_or_default();
+        self.gap_seconds = sc
+            .params
+            .extra
+            .watch_gap_seconds
+            .clone()
+            .unwrap_or_default();
         if now_s > last_s {
             self.gaps.push([rfc3339(last_s), rfc3339(now_s)]);
+            let stored = sc.threads.iter().map(|t| t.per_second_max_ns.len());
+            self.gap_seconds.push(stored.max().unwrap_or(0) as u64);
         }
         self.measured_before_s = sc.elapsed_ns / 1_000_000_000;
         self.measured_from_s = from_s.max(self.start_s);
@@ -130,6 +141,7 @@ impl IntervalFile {
         params.duration_ns = (self.end_s - self.start_s) * 1_000_000_000;
         if !self.gaps.is_empty() {
             params.extra.watch_gaps = Some(self.gaps.clone());
+            params.extra.watch_gap_seconds = Some(self.gap_seconds.clone());
         }
         let mut sc = Scenario::new(
             ctx.name.to_string(),
