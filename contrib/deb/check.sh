@@ -75,6 +75,10 @@ grep -qx 'ExecStart=/usr/bin/latscope watch --config /etc/latscope/watch.toml' "
   fail "$unit does not start latscope watch --config /etc/latscope/watch.toml"
 [ ! -e /etc/systemd/system/multi-user.target.wants/latscope-watch.service ] ||
   fail "latscope-watch.service is enabled by the package"
+for page in $(sed -n 's/^Documentation=//p' "$unit" | tr ' ' '\n' | sed -n 's/^man:\(.*\)(1)$/\1/p'); do
+  check "the unit's Documentation man:$page(1) is installed"
+  [ -s "/usr/share/man/man1/$page.1.gz" ] || fail "$unit names man:$page(1), not in the package"
+done
 if command -v systemd-analyze >/dev/null; then
   check "systemd-analyze verify $unit: $(systemd-analyze verify "$unit" 2>&1 | tr '\n' ' ')"
   systemd-analyze verify "$unit" || fail "systemd-analyze verify $unit"

@@ -320,4 +320,41 @@ mod tests {
         .to_string();
         assert!(e.contains("--config") && e.contains("cpu"), "{e}");
     }
+
+    /// The packaged /etc/latscope/watch.toml (contrib/deb/): every key it names, uncommented
+    /// as written, is one this parser takes with that syntax (lists as TOML arrays), and it
+    /// names every key the parser takes (the refusal of an unknown key lists them).
+    #[test]
+    fn the_packaged_watch_toml_names_every_key_and_parses_uncommented() {
+        let packaged = include_str!("../../contrib/deb/watch.toml");
+        let key = regex::Regex::new(r"^# ([a-z_]+) = ").unwrap();
+        let mut named = Vec::new();
+        let mut text = String::new();
+        for line in packaged.lines() {
+            if let Some(k) = key.captures(line) {
+                named.push(k[1].to_string());
+                text.push_str(&line[2..]);
+                text.push('\n');
+            }
+        }
+        let file: WatchConfig = toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!((file.load.len(), file.on_fail.len()), (1, 3), "{file:?}");
+        assert_eq!(file.readiness, Some(true));
+        let unknown = toml::from_str::<WatchConfig>("no_such_key = 1")
+            .unwrap_err()
+            .to_string();
+        let taken: Vec<&str> = unknown
+            .split('`')
+            .skip(3)
+            .step_by(2)
+            .filter(|k| k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .collect();
+        assert!(taken.len() > 10, "{unknown}");
+        for k in taken {
+            assert!(
+                named.iter().any(|n| n == k) || packaged.contains(&format!("`{k}`")),
+                "the parser takes {k:?}; the packaged watch.toml does not name it"
+            );
+        }
+    }
 }
