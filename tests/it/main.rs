@@ -55,6 +55,7 @@ mod trace_recording;
 mod verdicts;
 mod wake;
 mod watch;
+mod watch_report;
 mod worst_case;
 
 /// A module's `cases`.
@@ -110,6 +111,7 @@ fn main() {
         ("verdicts", verdicts::cases),
         ("wake", wake::cases),
         ("watch", watch::cases),
+        ("watch_report", watch_report::cases),
         ("worst_case", worst_case::cases),
     ];
     common::run_cases(

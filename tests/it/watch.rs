@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-fn watch(dir: &Path, extra: &[&str]) -> Child {
+pub(crate) fn watch(dir: &Path, extra: &[&str]) -> Child {
     latscope_command()
         .args([
             "watch",
@@ -37,7 +37,7 @@ fn signal(child: &Child, sig: &str) {
 }
 
 /// SIGTERM, then its stderr; the watch must exit 0 within 10 s.
-fn stop(mut child: Child) -> String {
+pub(crate) fn stop(mut child: Child) -> String {
     signal(&child, "-TERM");
     let deadline = Instant::now() + Duration::from_secs(10);
     while child.try_wait().unwrap().is_none() {
@@ -53,7 +53,7 @@ fn stop(mut child: Child) -> String {
     stderr
 }
 
-fn files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -63,15 +63,15 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn thread0(run: &Value) -> &Value {
+pub(crate) fn thread0(run: &Value) -> &Value {
     &run["scenarios"][0]["threads"][0]
 }
 
-fn samples(run: &Value) -> u64 {
+pub(crate) fn samples(run: &Value) -> u64 {
     thread0(run)["samples"].as_u64().unwrap()
 }
 
-fn unix_s(text: &str) -> u64 {
+pub(crate) fn unix_s(text: &str) -> u64 {
     humantime::parse_rfc3339(text)
         .unwrap()
         .duration_since(UNIX_EPOCH)
@@ -80,7 +80,7 @@ fn unix_s(text: &str) -> u64 {
 }
 
 /// The file's own statistics agree with its histogram and per-second maxima.
-fn assert_file_consistent(run: &Value) {
+pub(crate) fn assert_file_consistent(run: &Value) {
     let t = thread0(run);
     let hist: u64 = t["histogram"]
         .as_array()
@@ -103,7 +103,7 @@ fn assert_file_consistent(run: &Value) {
     );
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -112,7 +112,7 @@ fn free_port() -> u16 {
 }
 
 /// A plain HTTP/1.0 GET: the body (the tests' only HTTP client).
-fn http_get(port: u16, path: &str) -> Option<String> {
+pub(crate) fn http_get(port: u16, path: &str) -> Option<String> {
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
