@@ -65,6 +65,10 @@ pub enum Command {
     /// (`latscope cyclictest -m -S -p95 -i1000 -h400 -q`) and prints its output formats on
     /// stdout; latscope's own figures go to stderr as `# latscope:` lines.
     Cyclictest(CyclictestArgs),
+    /// Monitor latency for days: the timer probe until stopped, a result file per interval
+    /// (daily by default, rotated at UTC midnight), alerts per interval, and a
+    /// Prometheus/OpenMetrics endpoint (--listen).
+    Watch(WatchArgs),
     /// Is this machine ready for real-time work? Checks the kernel, CPUs, memory,
     /// scheduling, clock, permissions and priorities, each with its evidence and fix, and
     /// measures what it can (cpu_dma_latency A/B, interrupts on the CPU, RT throttling).
@@ -341,6 +345,7 @@ latscope report run.json --fail-above p99=50us,max=100us --export-junit junit.xm
 latscope report cyclictest.json                 # cyclictest --json output works too\n  \
 latscope report wake.json --iterations 1-20     # the wake probe's first iterations\n  \
 latscope report jan.json feb.json mar.json --by date -f html -o trend.html   # trend chart\n  \
+latscope report /var/lib/latscope/watch/ -f html -o month.html   # long-term plot\n  \
 latscope report lava-job.yaml                   # a LAVA job log with --export-lava's cases"
 )]
 pub struct ReportArgs {
@@ -354,6 +359,12 @@ pub struct ReportArgs {
     /// file).
     #[arg(long, value_enum, value_name = "AXIS")]
     pub by: Option<Axis>,
+    /// One machine's interval files over days as OSADL's long-term view: a row per interval
+    /// in time order, the long-term plot (HTML), the worst case over the whole period. The
+    /// default for a directory (`latscope report /var/lib/latscope/watch/`) and for files
+    /// all named `watch-*.json`.
+    #[arg(long)]
+    pub long_term: bool,
     /// The format to print (or write with -o).
     #[arg(short = 'f', long, value_enum, default_value = "table")]
     pub format: Format,
@@ -549,6 +560,66 @@ pub struct TimerArgs {
     pub trace: TraceArgs,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// Options of `latscope watch` (the contract of issue 39: the measuring options of `timer`,
+/// then where the intervals go, the endpoint and the alerts).
+#[derive(Debug, Args, Clone, Default)]
+#[command(
+    after_help = "Examples:\n  sudo latscope watch --cpus 1 --interval 1ms --listen 127.0.0.1:9464\n  \
+sudo latscope watch --config /etc/latscope/watch.toml\n  \
+latscope watch --cpus 1 --rotate 1h --fail-above 200us --on-fail /usr/bin/logger -t latscope\n\n\
+Memory stays bounded whatever the duration: each interval keeps a histogram and per-second \
+maxima, never the samples (--raw and --worst-case are refused). SIGINT/SIGTERM write the \
+last interval whole and restore every knob; after a restart the interval's file goes on, \
+with the span not measured recorded as a gap."
+)]
+pub struct WatchArgs {
+    /// Wake-up method: clock-nanosleep, nanosleep, timerfd, posix-timer, busy (one).
+    /// [default: clock-nanosleep]
+    #[arg(short = 'm', long, value_name = "METHOD")]
+    pub method: Option<String>,
+    /// Period between deadlines (units: ns, us, ms, s). [default: 1ms]
+    #[arg(long, value_name = "DURATION", conflicts_with = "interval")]
+    pub period: Option<String>,
+    /// The period (`1ms`; a bare number is µs, as cyclictest's -i). [default: 1ms]
+    #[arg(short = 'i', long, value_name = "DURATION")]
+    pub interval: Option<String>,
+    /// Latency above which a sample counts as an overrun. [default: one period]
+    #[arg(long, value_name = "DURATION")]
+    pub deadline: Option<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Where the interval files go. [default: /var/lib/latscope/watch as root, else
+    /// ./latscope-watch]
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// One file per interval this long, aligned to UTC midnight: 1d, 1h, 10m, 2s... (at
+    /// least 1s, dividing a day evenly). [default: 1d]
+    #[arg(long, value_name = "DURATION")]
+    pub rotate: Option<String>,
+    /// Serve OpenMetrics at http://ADDR/metrics (e.g. 127.0.0.1:9464; off unless given).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// An interval whose maximum exceeds this is logged on stderr, counted in
+    /// latscope_fail_above_intervals_total and runs --on-fail.
+    #[arg(long = "fail-above", value_name = "DURATION")]
+    pub fail_above: Option<String>,
+    /// Run this command (no shell) when an interval fails --fail-above, with
+    /// LATSCOPE_INTERVAL_START, LATSCOPE_MAX_NS, LATSCOPE_LIMIT_NS, LATSCOPE_CPU and
+    /// LATSCOPE_FILE in its environment. Takes the rest of the command line: put it last.
+    #[arg(long = "on-fail", value_name = "CMD", num_args = 1.., allow_hyphen_values = true)]
+    pub on_fail: Vec<String>,
+    /// Kill --on-fail's command after this long. [default: 10s]
+    #[arg(long = "on-fail-timeout", value_name = "DURATION")]
+    pub on_fail_timeout: Option<String>,
+    /// Export doctor's readiness verdict (read-only checks) as latscope_readiness_info.
+    #[arg(long)]
+    pub readiness: bool,
+    /// Read these settings from a TOML file by their long option names (e.g.
+    /// /etc/latscope/watch.toml); the command line wins.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// Options of `latscope noise`.

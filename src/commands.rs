@@ -44,6 +44,7 @@ pub fn dispatch(cli: Cli, command_line: Vec<String>) -> anyhow::Result<i32> {
         Command::Completions(args) => print_bytes(&crate::packaging::completion_script(args.shell)),
         Command::Manpage(args) => manpage(&args),
         Command::Doctor(args) => crate::doctor::run(&args),
+        Command::Watch(args) => crate::watch::run(args, command_line),
     }
 }
 
@@ -362,6 +363,10 @@ fn run_net(args: &crate::cli::NetArgs, command_line: Vec<String>) -> anyhow::Res
 /// `latscope report`: re-renders a saved run (or a cyclictest --json file). The input
 /// is read once, within the input limit, and its kind decided by what was read.
 pub fn report(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
+    let (first, more) = (&args.input, &args.more_inputs);
+    if crate::import::intervals::long_term_wanted(args.long_term, first, more) {
+        return report_long_term(args);
+    }
     let text = crate::result::read_input_file(&args.input)?;
     if crate::doctor::saved::is_doctor_text(&text) {
         return crate::doctor::saved::report(args, &text);
@@ -594,6 +599,60 @@ fn report_many(args: &crate::cli::ReportArgs, first: String) -> anyhow::Result<i
                     f
                 }),
         );
+    }
+    let failed =
+        crate::result::limits::print_verdict(&failures, !limits.is_empty() && !output.quiet);
+    Ok(if failed { EXIT_THRESHOLD } else { EXIT_OK })
+}
+
+/// `latscope report DIR` (or many `watch-*.json`, or `--long-term`): one machine's interval
+/// files as the long-term view in every format asked; exit 3 when a limit fails in any.
+fn report_long_term(args: &crate::cli::ReportArgs) -> anyhow::Result<i32> {
+    use crate::report::long_term_formats::{bytes, writes};
+    let refuse =
+        |option: &str, value: String, reason: &str| crate::error::UserError::InvalidValue {
+            option: option.into(),
+            value,
+            reason: reason.into(),
+        };
+    if args.by.is_some() || args.iterations.is_some() {
+        let value = args
+            .by
+            .map(|b| b.name().to_string())
+            .or(args.iterations.clone());
+        return Err(refuse("--by/--iterations", value.unwrap_or_default(), "the long-term view puts the intervals in time order; leave it out, or give the files to `latscope compare`").into());
+    }
+    let (output, limits, all) = report_exports(args)?;
+    if let Some(e) = all.iter().find(|e| !writes(e.format)) {
+        return Err(refuse(e.format.flag(), e.path.display().to_string(), "the long-term view is written as a table, JSON, CSV, Markdown or HTML; report each file alone for JUnit or LAVA").into());
+    }
+    let paths = crate::import::intervals::interval_paths(&args.input, &args.more_inputs)?;
+    let _locked = crate::output::exports::claim(&all)?;
+    let runs: Vec<Run> =
+        (paths.iter().map(|p| crate::import::lava::load_result(p))).collect::<Result<_, _>>()?;
+    crate::import::lava::print_reading_warnings(&runs, &paths);
+    let mut failures = Vec::new();
+    for (run, p) in runs.iter().zip(&paths) {
+        for mut f in crate::result::limits::check_run(run, &limits) {
+            f.source = Some(p.display().to_string());
+            failures.push(f);
+        }
+    }
+    // The rows name each file by its name (a directory's files share the rest).
+    let name = |p: &std::path::PathBuf| {
+        p.file_name()
+            .map_or(p.display().to_string(), |n| n.to_string_lossy().into())
+    };
+    let files = paths.iter().map(name).zip(runs).collect();
+    let max = limits.iter().find(|l| l.stat == crate::stats::Stat::Max);
+    let opts = worst_case_options(&args.worst_case, false)?;
+    let opts = args.worst_case.worst_case.then_some(opts);
+    let view = crate::report::long_term::build(files, opts, max.map(|l| l.limit as u64))?;
+    let width = crate::render::table::terminal_width();
+    for e in &all {
+        let b = bytes(&view, e.format, args.output.ns, width).unwrap_or_else(|| Ok(Vec::new()))?;
+        let b = crate::output::terminal::escape_export(e.format, b);
+        crate::output::exports::write_bytes(&e.path, &b)?;
     }
     let failed =
         crate::result::limits::print_verdict(&failures, !limits.is_empty() && !output.quiet);

@@ -38,3 +38,4 @@ pub(crate) mod sysinfo;
 pub mod trace;
 pub mod units;
 pub(crate) mod warning;
+pub mod watch;

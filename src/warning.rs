@@ -76,6 +76,7 @@ warning_codes! {
     GpioMissedEdges = "gpio_missed_edges": "gpio: edges were lost: the kernel's event buffer dropped them (seqno gaps, `missed`) or no event came in time (`timeouts`)",
     GpioIrqThread = "gpio_irq_thread": "gpio: the line's IRQ thread runs below the measuring thread's priority, on another CPU, or was not found",
     ImportedCyclictest = "imported_cyclictest": "the run was imported from `cyclictest --json` (its command line in the message)",
+    WatchGap = "watch_gap": "watch: the interval was not measured for a while (latscope stopped and started again); the span is in `params.extra.watch_gaps`, its seconds have no per-second maxima",
     CyclictestHistogramOverflow = "cyclictest_histogram_overflow": "imported: samples beyond cyclictest's histogram (`-h`); percentiles there and the standard deviation are unknown",
 }
 

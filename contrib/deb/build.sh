@@ -55,11 +55,17 @@ gzip -9n "$root/usr/share/man/man1"/*.1 # Debian policy: man pages gzipped
 "$latscope" completions zsh >"$root/usr/share/zsh/vendor-completions/_latscope"
 "$latscope" completions fish >"$root/usr/share/fish/vendor_completions.d/latscope.fish"
 cp -r contrib/lava "$root/usr/share/latscope/lava" # scripts keep their mode
+install -D -m 644 contrib/grafana/latscope.json "$root/usr/share/latscope/grafana/latscope.json"
+# The watch service (not enabled: the admin edits watch.toml and enables it) and its
+# settings, a conffile: dpkg keeps the admin's edits on upgrade.
+install -D -m 644 contrib/deb/latscope-watch.service "$root/lib/systemd/system/latscope-watch.service"
+install -D -m 644 contrib/deb/watch.toml "$root/etc/latscope/watch.toml"
+printf '/etc/latscope/watch.toml\n' >"$root/DEBIAN/conffiles"
 install -m 644 README.md "$root/usr/share/doc/latscope/README.md"
 cp -r docs/. "$root/usr/share/doc/latscope/"
 printf 'latscope\nCopyright: latscope developers\nLicense: MIT OR Apache-2.0\n' \
   >"$root/usr/share/doc/latscope/copyright"
-find "$root/usr" -type d -exec chmod 755 {} + -o -type f ! -perm -u+x -exec chmod 644 {} +
+find "$root/usr" "$root/lib" "$root/etc" -type d -exec chmod 755 {} + -o -type f ! -perm -u+x -exec chmod 644 {} +
 echo "build.sh: $(ls "$root/usr/share/man/man1" | wc -l) man pages, completions for bash, zsh, fish" >&2
 
 # What dpkg-shlibdeps computes for this binary, without dpkg-dev: glibc at the newest
@@ -82,9 +88,10 @@ Description: $description
  network round trip, OS noise, GPIO response), under which load and why (--trace), with
  honest accounting of missed periods. It reports as tables, JSON, CSV, HTML, JUnit and
  LAVA test cases, compares runs and gives CI verdicts. Includes man pages, bash/zsh/fish
- completions and the LAVA test definition (/usr/share/latscope/lava).
+ completions, the LAVA test definition (/usr/share/latscope/lava) and the
+ latscope-watch systemd service (not enabled; settings in /etc/latscope/watch.toml).
 EOF
-(cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
+(cd "$root" && find usr lib -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
 
 deb="$target_dir/debian/${name}_$version-1_$arch.deb"
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null

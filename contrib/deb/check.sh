@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs a latscope .deb (contrib/deb/build.sh) and checks what it promises, printing
 # each check: the binary runs from /usr/bin and names its commit, `man latscope` works,
-# the completions and the LAVA test definition are in place, `latscope timer -D 1s` runs;
+# the completions and the LAVA test definition are in place, the latscope-watch unit (not
+# enabled; `systemd-analyze verify` where there is one) and its conffile /etc/latscope/watch.toml
+# with every key commented are installed, `latscope timer -D 1s` runs;
 # then removes the package again and checks it is gone. Run as root (CI does, after the
 # tests): usage  contrib/deb/check.sh target/debian/latscope_*.deb
 set -euo pipefail
@@ -25,7 +27,7 @@ fi
 check "installing $deb"
 # Minimal images often exclude /usr/share/man from dpkg (path-exclude); include it back.
 dpkg --path-include='/usr/share/man/*' -i "$deb"
-trap 'dpkg -r latscope >/dev/null 2>&1 || true' EXIT
+trap 'dpkg --purge latscope >/dev/null 2>&1 || true' EXIT
 
 check "latscope on PATH is the installed /usr/bin/latscope"
 [ "$(command -v latscope)" = /usr/bin/latscope ] || fail "latscope resolves to $(command -v latscope)"
@@ -66,6 +68,33 @@ check "LAVA test definition installed: /usr/share/latscope/lava/latscope.yaml"
 [ -s /usr/share/latscope/lava/latscope.yaml ] || fail "contrib/lava not installed"
 check "docs installed: $(ls /usr/share/doc/latscope | tr '\n' ' ')"
 
+unit=/lib/systemd/system/latscope-watch.service
+check "systemd unit installed, not enabled: $unit"
+[ -s "$unit" ] || fail "$unit not installed"
+grep -qx 'ExecStart=/usr/bin/latscope watch --config /etc/latscope/watch.toml' "$unit" ||
+  fail "$unit does not start latscope watch --config /etc/latscope/watch.toml"
+[ ! -e /etc/systemd/system/multi-user.target.wants/latscope-watch.service ] ||
+  fail "latscope-watch.service is enabled by the package"
+for page in $(sed -n 's/^Documentation=//p' "$unit" | tr ' ' '\n' | sed -n 's/^man:\(.*\)(1)$/\1/p'); do
+  check "the unit's Documentation man:$page(1) is installed"
+  [ -s "/usr/share/man/man1/$page.1.gz" ] || fail "$unit names man:$page(1), not in the package"
+done
+if command -v systemd-analyze >/dev/null; then
+  check "systemd-analyze verify $unit: $(systemd-analyze verify "$unit" 2>&1 | tr '\n' ' ')"
+  systemd-analyze verify "$unit" || fail "systemd-analyze verify $unit"
+else
+  check "(systemd-analyze not installed: the unit's syntax not verified)"
+fi
+check "Grafana dashboard installed: /usr/share/latscope/grafana/latscope.json"
+python3 -m json.tool /usr/share/latscope/grafana/latscope.json >/dev/null ||
+  fail "/usr/share/latscope/grafana/latscope.json missing or not JSON"
+check "conffile /etc/latscope/watch.toml installed, every key commented"
+[ -s /etc/latscope/watch.toml ] || fail "/etc/latscope/watch.toml not installed"
+dpkg-query -W -f='${Conffiles}' latscope | grep -q /etc/latscope/watch.toml ||
+  fail "/etc/latscope/watch.toml is not a conffile"
+! grep -Eq '^[[:space:]]*[a-z_]+[[:space:]]*=' /etc/latscope/watch.toml ||
+  fail "/etc/latscope/watch.toml sets a key: $(grep -E '^[[:space:]]*[a-z_]+[[:space:]]*=' /etc/latscope/watch.toml)"
+
 check "latscope timer -D 1s from the installed binary:"
 # Under the latency tests' lock (tests/common latency_lock, flock): a test isolating CPUs
 # at the same time would confine this run to the CPUs it leaves.
@@ -79,4 +108,7 @@ check "removing the package (dpkg -r latscope)"
 trap - EXIT
 dpkg -r latscope >/dev/null
 [ ! -e /usr/bin/latscope ] || fail "/usr/bin/latscope still there after dpkg -r"
+[ ! -e /lib/systemd/system/latscope-watch.service ] || fail "the unit still there after dpkg -r"
+dpkg --purge latscope >/dev/null
+[ ! -e /etc/latscope/watch.toml ] || fail "/etc/latscope/watch.toml still there after dpkg --purge"
 check "all passed"

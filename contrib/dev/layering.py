@@ -31,6 +31,7 @@ LAYERS = [
     ["commands"],
     ["remote", "packaging"],
     ["man_sections"],
+    ["watch"],  # `latscope watch`: runs the timer plan, reads its live atomics, serves metrics
     ["doctor"],  # `latscope doctor` judges planned runs through their own plans
     ["cyclictest", "suite"],
     ["runner"],

@@ -3,7 +3,6 @@
 //! the axis' order (dates oldest first, otherwise as given) so the first is the baseline.
 
 use crate::result::Run;
-use std::time::UNIX_EPOCH;
 
 /// What the columns of a many-results view stand for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,10 +30,7 @@ impl Axis {
 
 /// A run's start as seconds since the Unix epoch (None when `started_at` is not RFC 3339).
 pub fn started_epoch_s(run: &Run) -> Option<f64> {
-    let t = humantime::parse_rfc3339_weak(run.started_at.trim_end_matches('Z'))
-        .or_else(|_| humantime::parse_rfc3339(&run.started_at))
-        .ok()?;
-    t.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs_f64())
+    crate::result::epoch_s(&run.started_at)
 }
 
 /// The date part (`2026-11-23`) and time (`21:15`) of a run's start as written.

@@ -77,6 +77,17 @@ pub fn read_checks(inputs: &Inputs) -> Vec<Finding> {
     findings
 }
 
+/// The read-only checks' verdict for `cpus` at `priority` (`latscope watch --readiness`):
+/// `ready`, `warnings` or `not ready` (None: the CPUs are not online).
+pub fn readiness_verdict(cpus: &str, priority: i32) -> Option<&'static str> {
+    let inputs = Inputs::new(HostFiles::real(), Some(cpus), priority).ok()?;
+    Some(match Verdict::of(&read_checks(&inputs)) {
+        Verdict::Ready => "ready",
+        Verdict::Warnings => "warnings",
+        Verdict::NotReady => "not ready",
+    })
+}
+
 fn status_of(findings: &[Finding], id: CheckId) -> Option<Status> {
     findings.iter().find(|f| f.id == id).map(|f| f.status)
 }

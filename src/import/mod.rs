@@ -4,6 +4,7 @@
 //! renders or writes.
 
 pub mod cyclictest;
+pub mod intervals;
 pub mod lava;
 pub mod lava_log;
 pub mod series;

@@ -219,6 +219,7 @@ pub fn check_output(out: &OutputArgs, raw: &Option<PathBuf>) -> Result<OutputSet
         limits,
         resume: out.resume,
         live_view: None,
+        live_histograms: false,
         own_break_lines: false,
         checkpoint_ns: duration_in_range(
             "--checkpoint",

@@ -79,6 +79,9 @@ pub struct OutputSettings {
     /// Where the measuring threads' live atomics are published for a reader outside the
     /// runner (`latscope cyclictest`'s live `T:` lines); None: each scenario's own.
     pub live_view: Option<crate::probe::LiveRegistry>,
+    /// The measuring threads keep live histograms for a reader outside the runner
+    /// (`latscope watch`), whether or not the run checkpoints.
+    pub live_histograms: bool,
     /// The caller prints a `--break-above` break itself (`latscope cyclictest`'s `# Break`
     /// lines): the runner's stderr line about it is left out.
     pub own_break_lines: bool,

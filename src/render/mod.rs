@@ -14,12 +14,14 @@ pub mod histogram;
 pub mod html;
 pub mod labels;
 pub mod legend;
+pub mod long_term;
 pub mod markdown;
 pub mod plot_marks;
 pub mod plots;
 #[cfg(test)]
 pub mod svg_check;
 pub mod table;
+pub mod time_axis;
 pub mod timeline;
 
 /// Renders a Run (or what else a format shows, such as a `compare::Comparison` or a doctor

@@ -13,6 +13,8 @@ pub mod json;
 pub mod junit;
 pub mod lava;
 pub mod loads;
+pub mod long_term;
+pub mod long_term_formats;
 pub mod markdown;
 pub mod raw;
 pub mod spike_timeline;

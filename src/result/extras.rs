@@ -76,6 +76,11 @@ optional_fields! {
         wakee_cpu: u64,
         /// wake: the waker's CPU.
         waker_cpu: u64,
+        /// watch: spans of the interval not measured (a restart), `[from, to]` RFC 3339.
+        watch_gaps: Vec<[String; 2]>,
+        /// watch: for each of `watch_gaps`, the per-second maxima stored before it (where
+        /// the gap falls in `per_second_max_ns`).
+        watch_gap_seconds: Vec<u64>,
     }
 }
 
@@ -105,6 +110,8 @@ impl ParamsExtra {
             timeout_ns,
             timestamps,
             wake_call,
+            watch_gaps,
+            watch_gap_seconds,
             wakee_cpu,
             waker_cpu,
         } = later;
@@ -134,6 +141,8 @@ impl ParamsExtra {
             timeout_ns,
             timestamps,
             wake_call,
+            watch_gaps,
+            watch_gap_seconds,
             wakee_cpu,
             waker_cpu
         );

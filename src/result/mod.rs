@@ -494,6 +494,16 @@ pub fn rfc3339_now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
+/// A time written as `started_at`/`finished_at` are (RFC 3339, `Z` or not) as seconds since
+/// the Unix epoch; None when it is not such a time.
+pub fn epoch_s(text: &str) -> Option<f64> {
+    let t = humantime::parse_rfc3339_weak(text.trim_end_matches('Z'))
+        .or_else(|_| humantime::parse_rfc3339(text))
+        .ok()?;
+    let since = t.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(since.as_secs_f64())
+}
+
 /// Whether a thread's source did not provide `stat` (its `extra.unknown_stats`, e.g. the
 /// percentiles of a cyclictest file without histogram): shown as `–`, never judged.
 pub fn stat_unknown(th: &ThreadResult, stat: crate::stats::Stat) -> bool {

@@ -14,7 +14,7 @@ mod start;
 mod store;
 mod trace;
 
-pub use naming::{plan_hash, scenario_name};
+pub use naming::{params_of, plan_hash, scenario_name};
 pub use resume::check_resumable;
 
 use crate::plan::Plan;

@@ -57,7 +57,9 @@ pub fn start(
     let store = Store::open(plan, &run)?;
     // Checkpoints read the measuring threads' distributions as they grow (a live view
     // reads their exact atomics).
-    crate::stats::live_histogram::enable(store.checkpoint_target().is_some());
+    crate::stats::live_histogram::enable(
+        store.checkpoint_target().is_some() || plan.output.live_histograms,
+    );
     run.scenarios = run.scenarios.into_iter().map(super::summary_of).collect();
     Ok(Started {
         run,

@@ -90,6 +90,32 @@ impl LiveHistogram {
         }
     }
 
+    /// How many buckets it has (`read_into`'s length).
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// Never empty (every layout has buckets); for clippy's `len` rule.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// Every bucket's count as it is now, into `out` (`len()` long; a reader's, no
+    /// allocation: `latscope watch` subtracts the previous read to get a second's counts).
+    pub fn read_into(&self, out: &mut [u64]) {
+        for (o, c) in out.iter_mut().zip(self.counts.iter()) {
+            *o = c.load(Ordering::Relaxed);
+        }
+    }
+
+    /// The smallest and the largest value bucket `index` holds.
+    pub fn bucket_range(&self, index: usize) -> (u64, u64) {
+        (
+            self.value_at(index),
+            self.value_at(index + 1).saturating_sub(1),
+        )
+    }
+
     /// What was counted so far as an HDR histogram (allocates: checkpoint thread only).
     pub fn snapshot(&self) -> Histogram<u64> {
         let mut h = Histogram::new_with_bounds(1, HISTOGRAM_HIGHEST_NS, HISTOGRAM_SIGFIG)

@@ -30,6 +30,7 @@ mod interrupt;
 mod isolate;
 mod lava;
 mod loads;
+mod long_term;
 mod matching;
 mod net;
 mod noise;
@@ -54,6 +55,8 @@ mod trace;
 mod trace_recording;
 mod verdicts;
 mod wake;
+mod watch;
+mod watch_report;
 mod worst_case;
 
 /// A module's `cases`.
@@ -84,6 +87,7 @@ fn main() {
         ("isolate", isolate::cases),
         ("lava", lava::cases),
         ("loads", loads::cases),
+        ("long_term", long_term::cases),
         ("matching", matching::cases),
         ("net", net::cases),
         ("noise", noise::cases),
@@ -108,6 +112,8 @@ fn main() {
         ("trace_recording", trace_recording::cases),
         ("verdicts", verdicts::cases),
         ("wake", wake::cases),
+        ("watch", watch::cases),
+        ("watch_report", watch_report::cases),
         ("worst_case", worst_case::cases),
     ];
     common::run_cases(

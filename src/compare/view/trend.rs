@@ -8,69 +8,8 @@ use crate::render::axis::{fitting, latency_label, log_ticks, nice_ceil, nice_flo
 use crate::render::canvas::Canvas;
 use crate::render::frame::{self, Axes};
 use crate::render::legend::{Entry, Swatch};
+use crate::render::time_axis::{day_marks, tick_label, ticks_within, DAY_S};
 use plotters::prelude::*;
-
-/// Tick steps in seconds, the smallest that gives at most the ticks the axis holds is used.
-/// Every step under a day divides a day, so each midnight in range is a tick.
-const STEPS_S: [u64; 21] = [
-    10, 15, 30, 60, 300, 600, 900, 1_800, 3_600, 7_200, 10_800, 21_600, 43_200, 86_400, 172_800,
-    604_800, 1_209_600, 2_419_200, 7_862_400, 15_724_800, 31_449_600,
-];
-const DAY_S: u64 = 86_400;
-
-/// `2026-11-23T21:15:00Z` of `epoch_s` (UTC).
-fn rfc3339(epoch_s: u64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(epoch_s);
-    humantime::format_rfc3339_seconds(t).to_string()
-}
-
-/// The date (`2026-11-23`) of `epoch_s`.
-pub fn date_text(epoch_s: u64) -> String {
-    rfc3339(epoch_s)[..10].to_string()
-}
-
-/// The x axis of a trend over `[x0, x1]` seconds with at most `max_ticks` ticks: the step
-/// and the ticks (multiples of it).
-pub fn ticks_within(x0: f64, x1: f64, max_ticks: f64) -> (u64, Vec<u64>) {
-    let span = (x1 - x0).max(1.0);
-    let step = STEPS_S
-        .into_iter()
-        .find(|&s| span / s as f64 <= max_ticks)
-        .unwrap_or(STEPS_S[STEPS_S.len() - 1]);
-    let first = (x0.max(0.0) as u64).div_ceil(step) * step;
-    let ticks = (0..)
-        .map(|k| first + k * step)
-        .take_while(|&t| t as f64 <= x1)
-        .collect();
-    (step, ticks)
-}
-
-/// A tick's label: the clock time (with seconds for steps under a minute) for steps under a
-/// day, the date otherwise.
-pub fn tick_label(step: u64, tick: u64) -> String {
-    let text = rfc3339(tick);
-    match step {
-        s if s < 60 => text[11..19].to_string(),
-        s if s < DAY_S => text[11..16].to_string(),
-        _ => date_text(tick),
-    }
-}
-
-/// Each day in `[x0, x1]` (steps under a day): the part of the range it covers and its date,
-/// written once under the ticks.
-pub fn day_marks(x0: f64, x1: f64) -> Vec<(f64, f64, String)> {
-    let (d0, d1) = (x0.max(0.0) as u64 / DAY_S, x1.max(0.0) as u64 / DAY_S);
-    (d0..=d1)
-        .map(|d| {
-            let from = (d * DAY_S) as f64;
-            (
-                from.max(x0),
-                (from + DAY_S as f64).min(x1),
-                date_text(d * DAY_S),
-            )
-        })
-        .collect()
-}
 
 /// The range of the x axis: the runs' starts with a margin (6 % of the span, at least 30 s;
 /// 5 minutes either side of a single run).
@@ -176,38 +115,6 @@ mod tests {
     const NOV23: f64 = 20_780.0 * DAY;
 
     #[test]
-    fn one_evening_is_ticked_by_clock_time_and_dated_once() {
-        let (x0, x1) = (NOV23 + 20.5 * 3600.0, NOV23 + 23.0 * 3600.0);
-        let (step, t) = ticks_within(x0, x1, 8.0);
-        assert_eq!(step, 1_800);
-        let labels: Vec<String> = t.iter().map(|&t| tick_label(step, t)).collect();
-        assert_eq!(
-            labels,
-            ["20:30", "21:00", "21:30", "22:00", "22:30", "23:00"]
-        );
-        let marks = day_marks(x0, x1);
-        assert_eq!(marks.len(), 1);
-        assert_eq!(marks[0].2, "2026-11-23");
-    }
-
-    #[test]
-    fn two_days_get_each_date_once_under_their_part_of_the_axis() {
-        let (x0, x1) = (NOV23 + 7.5 * 3600.0, NOV23 + DAY + 10.0 * 3600.0);
-        let (step, t) = ticks_within(x0, x1, 8.0);
-        assert_eq!(step, 21_600);
-        assert_eq!(t.len(), 4, "12:00, 18:00, 00:00, 06:00");
-        let marks = day_marks(x0, x1);
-        let dates: Vec<&str> = marks.iter().map(|m| m.2.as_str()).collect();
-        assert_eq!(dates, ["2026-11-23", "2026-11-24"]);
-        assert_eq!(marks[1].0, NOV23 + DAY, "the 24th starts at its midnight");
-        assert_eq!(
-            (marks[0].0, marks[1].1),
-            (x0, x1),
-            "each day's part of the range"
-        );
-    }
-
-    #[test]
     fn runs_two_minutes_apart_get_an_axis_of_minutes_not_an_hour() {
         // The review's runs: 01:45 to 01:47.
         let starts = [NOV23 + 6300.0, NOV23 + 6360.0, NOV23 + 6420.0];
@@ -218,13 +125,5 @@ mod tests {
         let labels: Vec<String> = t.iter().map(|&t| tick_label(step, t)).collect();
         assert_eq!(labels[0], "01:44:30");
         assert!(labels.contains(&"01:47:00".to_string()), "{labels:?}");
-    }
-
-    #[test]
-    fn weeks_are_ticked_by_date() {
-        let (step, t) = ticks_within(NOV23, NOV23 + 60.0 * DAY, 8.0);
-        assert!(step >= 7 * DAY_S, "{step}");
-        assert!(t.len() <= 8);
-        assert_eq!(tick_label(step, t[0]).len(), "2026-11-23".len());
     }
 }

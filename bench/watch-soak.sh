@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Soak of `latscope watch` (issue 39), time-compressed: a 100 µs period on one CPU for
+# SECONDS seconds (default 600: ~6 M samples), intervals rotated every minute. Every 5 s
+# the watch's resident memory (VmRSS) and open descriptors go into a CSV; at the end the
+# peak RSS after the first minute is compared with the RSS at one minute (flat: memory
+# bounded whatever the duration), and the interval files' sample counts are summed. Holds
+# the latency-test lock for its whole duration. Not for CI.
+# Usage: bench/watch-soak.sh [SECONDS] [CPU]   (as root; LATSCOPE=binary to skip the build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_TOTAL=${1:-600}
+CPU=${2:-1}
+EVERY=5
+LOCK=/tmp/latscope-latency-tests.lock
+if [ -z "${LATSCOPE:-}" ]; then
+  cargo build --release -q
+  LATSCOPE=${CARGO_TARGET_DIR:-$PWD/target}/release/latscope
+fi
+OUT=${SOAK_OUT:-$(mktemp -d /tmp/latscope-watch-soak.XXXXXX)}
+mkdir -p "$OUT/watch"
+CSV=$OUT/rss.csv
+exec 9>"$LOCK"
+echo "# waiting for $LOCK"
+flock 9
+echo "elapsed_s,rss_kib,fds" >"$CSV"
+"$LATSCOPE" watch --cpus "$CPU" --interval 100us --rotate 1m --dir "$OUT/watch" \
+  -D "${SECONDS_TOTAL}s" 2>"$OUT/watch.stderr" 9>&- &
+pid=$!
+start=$(date +%s)
+echo "# watch (pid $pid) for $SECONDS_TOTAL s on CPU $CPU; samples in $CSV"
+while kill -0 "$pid" 2>/dev/null; do
+  rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+  fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
+  [ -n "$rss" ] && echo "$(($(date +%s) - start)),$rss,$fds" >>"$CSV"
+  sleep "$EVERY"
+done
+set +e
+wait "$pid"
+code=$?
+set -e
+echo "watch exit $code"
+awk -F, 'NR > 1 {
+    if ($1 <= 60) at60 = $2
+    else { if ($2 > peak) peak = $2; if (!after) after = $2 }
+    if ($3 > fdmax) fdmax = $3
+    last = $2; n++ }
+  END { printf "rss samples %d  at 1 min %d KiB  peak after 1 min %d KiB  last %d KiB  growth %+d KiB  max fds %d\n",
+        n, at60, peak, last, peak - at60, fdmax }' "$CSV"
+python3 - "$OUT/watch" <<'PY'
+import glob, json, sys
+files = sorted(glob.glob(sys.argv[1] + "/*.json"))
+n = m = 0
+for f in files:
+    t = json.load(open(f))["scenarios"][0]["threads"][0]
+    n += t["samples"]
+    m = max(m, t["max_ns"])
+print(f"interval files {len(files)}  samples {n}  max {m / 1000:.1f} us")
+PY
