@@ -155,12 +155,14 @@ impl IntervalFile {
     }
 }
 
-/// Writes the run atomically (a reader sees the old file or the new one, whole).
-pub fn save(path: &Path, run: &Run) -> anyhow::Result<()> {
+/// Writes the run atomically (a reader sees the old file or the new one, whole), encoded
+/// in `json` (cleared first; its capacity is kept for the next write).
+pub fn save(path: &Path, run: &Run, json: &mut Vec<u8>) -> anyhow::Result<()> {
     use anyhow::Context;
-    let mut bytes = serde_json::to_vec_pretty(run).context("encoding the interval")?;
-    bytes.push(b'\n');
-    crate::output::atomic::write_atomically(path, &bytes)
+    json.clear();
+    serde_json::to_writer_pretty(&mut *json, run).context("encoding the interval")?;
+    json.push(b'\n');
+    crate::output::atomic::write_atomically(path, json)
         .with_context(|| format!("writing {}", path.display()))
 }
 
