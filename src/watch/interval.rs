@@ -28,9 +28,15 @@ pub struct Interval {
 
 impl Interval {
     pub fn empty() -> Self {
+        let mut histogram = Histogram::new_with_bounds(1, HISTOGRAM_HIGHEST_NS, HISTOGRAM_SIGFIG)
+            .expect("valid bounds");
+        // Every page of the counts written now (as the Recorder does): a zeroed
+        // allocation's pages appear only when first written, so the watch's memory would
+        // grow for days, a page each time latency reaches a range it never had.
+        histogram.record(1).expect("in range");
+        histogram.reset();
         Self {
-            histogram: Histogram::new_with_bounds(1, HISTOGRAM_HIGHEST_NS, HISTOGRAM_SIGFIG)
-                .expect("valid bounds"),
+            histogram,
             sum_ns: 0,
             missed: 0,
             overruns: 0,

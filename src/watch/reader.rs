@@ -93,8 +93,6 @@ struct State {
     life_from_s: u64,
     last_write_s: u64,
     written: Written,
-    /// The file's JSON, encoded here each write: its memory kept across writes.
-    json: Vec<u8>,
 }
 
 fn read_until(setup: ReaderSetup, done: &AtomicBool) -> anyhow::Result<Written> {
@@ -116,7 +114,6 @@ fn read_until(setup: ReaderSetup, done: &AtomicBool) -> anyhow::Result<Written> 
         life_from_s: start_s,
         last_write_s: start_s,
         written: Written::default(),
-        json: Vec::new(),
     };
     while !done.load(Ordering::Relaxed) {
         let next_ns = (crate::sys::clock::realtime_ns() / 1_000_000_000 + 1) * 1_000_000_000
@@ -214,7 +211,7 @@ impl State {
         let run = self
             .file
             .run(&ctx, &intervals, now, complete, self.life_from_s);
-        save(&self.file.path, &run, &mut self.json)?;
+        save(&self.file.path, &run)?;
         self.last_write_s = now;
         if self.written.last.as_ref() != Some(&self.file.path) {
             self.written.count += 1;
