@@ -5,12 +5,14 @@
 # peak RSS after the first minute is compared with the RSS at one minute (flat: memory
 # bounded whatever the duration), and the interval files' sample counts are summed. Holds
 # the latency-test lock for its whole duration. Not for CI.
-# Usage: bench/watch-soak.sh [SECONDS] [CPU]   (as root; LATSCOPE=binary to skip the build)
+# Usage: bench/watch-soak.sh [SECONDS] [CPU]   (as root; LATSCOPE=binary to skip the build;
+# ROTATE=10s etc. for more rotations in a shorter soak, 1m by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_TOTAL=${1:-600}
 CPU=${2:-1}
 EVERY=5
+ROTATE=${ROTATE:-1m}
 LOCK=/tmp/latscope-latency-tests.lock
 if [ -z "${LATSCOPE:-}" ]; then
   cargo build --release -q
@@ -23,11 +25,11 @@ exec 9>"$LOCK"
 echo "# waiting for $LOCK"
 flock 9
 echo "elapsed_s,rss_kib,fds" >"$CSV"
-"$LATSCOPE" watch --cpus "$CPU" --interval 100us --rotate 1m --dir "$OUT/watch" \
+"$LATSCOPE" watch --cpus "$CPU" --interval 100us --rotate "$ROTATE" --dir "$OUT/watch" \
   -D "${SECONDS_TOTAL}s" 2>"$OUT/watch.stderr" 9>&- &
 pid=$!
 start=$(date +%s)
-echo "# watch (pid $pid) for $SECONDS_TOTAL s on CPU $CPU; samples in $CSV"
+echo "# watch (pid $pid) for $SECONDS_TOTAL s on CPU $CPU, --rotate $ROTATE; samples in $CSV"
 while kill -0 "$pid" 2>/dev/null; do
   rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
   fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)

@@ -49,6 +49,13 @@ impl LiveHistogram {
         }
         let len = ((buckets + 1) as usize) << half_magnitude;
         let counts: Box<[AtomicU64]> = (0..len).map(|_| AtomicU64::new(0)).collect();
+        // The zeros above may become a zeroed allocation (fresh pages never written), so
+        // one store per page makes each present now, not at the measuring thread's first
+        // sample in its range (a page fault in the loop, and memory growing for hours).
+        let stride = super::prefault::SMALLEST_PAGE_BYTES / std::mem::size_of::<AtomicU64>();
+        for c in counts.iter().step_by(stride) {
+            c.store(std::hint::black_box(0), Ordering::Relaxed);
+        }
         Self {
             counts,
             half_magnitude,

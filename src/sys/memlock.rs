@@ -69,3 +69,27 @@ pub fn prefault_stack(bytes: usize) {
     }
     touch(bytes.div_ceil(CHUNK).max(1));
 }
+
+/// Allocations of at least `bytes` get mappings of their own, unmapped when freed (a fixed
+/// glibc M_MMAP_THRESHOLD; glibc's default threshold rises after the first such free, so
+/// later large blocks come from a heap arena). Why: under mlockall every page freed into
+/// an arena stays resident, since glibc gives arena memory back with
+/// madvise(MADV_DONTNEED), which the kernel refuses on locked pages (EINVAL; malloc_trim
+/// too), so a long run's large temporaries (a `latscope watch` file's JSON, its
+/// histogram rows) would leave the process at their high-water mark, growing with
+/// fragmentation; munmap returns them whatever the lock. False where the C library
+/// refused (not glibc: nothing changed).
+pub fn large_allocations_mapped(bytes: usize) -> bool {
+    let bytes = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallopt takes two integers and changes only the allocator's tunable;
+        // it returns 1 on success, 0 on error, and is safe to call with threads running.
+        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, bytes) == 1 }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = bytes;
+        false
+    }
+}

@@ -167,13 +167,16 @@ impl IntervalFile {
     }
 }
 
-/// Writes the run atomically (a reader sees the old file or the new one, whole).
+/// Writes the run atomically (a reader sees the old file or the new one, whole), encoded
+/// straight into the file's buffered writer: no copy of the whole text is held (a day's
+/// file is megabytes, and under mlockall a buffer's pages stay resident once touched).
 pub fn save(path: &Path, run: &Run) -> anyhow::Result<()> {
     use anyhow::Context;
-    let mut bytes = serde_json::to_vec_pretty(run).context("encoding the interval")?;
-    bytes.push(b'\n');
-    crate::output::atomic::write_atomically(path, &bytes)
-        .with_context(|| format!("writing {}", path.display()))
+    crate::output::atomic::write_atomically_with(path, |out| {
+        serde_json::to_writer_pretty(&mut *out, run).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")
+    })
+    .with_context(|| format!("writing {}", path.display()))
 }
 
 /// The current Unix second.

@@ -28,9 +28,15 @@ pub struct Interval {
 
 impl Interval {
     pub fn empty() -> Self {
+        let mut histogram = Histogram::new_with_bounds(1, HISTOGRAM_HIGHEST_NS, HISTOGRAM_SIGFIG)
+            .expect("valid bounds");
+        // Every page of the counts written now (as the Recorder does): a zeroed
+        // allocation's pages appear only when first written, so the watch's memory would
+        // grow for days, a page each time latency reaches a range it never had.
+        histogram.record(1).expect("in range");
+        histogram.reset();
         Self {
-            histogram: Histogram::new_with_bounds(1, HISTOGRAM_HIGHEST_NS, HISTOGRAM_SIGFIG)
-                .expect("valid bounds"),
+            histogram,
             sum_ns: 0,
             missed: 0,
             overruns: 0,
@@ -110,11 +116,19 @@ pub struct CpuTrack {
 }
 
 impl CpuTrack {
-    pub fn new(cpu: usize, buckets: usize, interval: Interval) -> Self {
+    /// `seconds`: the interval's length, room kept for its per-second maxima.
+    pub fn new(cpu: usize, buckets: usize, mut interval: Interval, seconds: usize) -> Self {
+        let (mut prev, mut now) = (vec![0; buckets], vec![0; buckets]);
+        // Present from the start (a zeroed allocation's pages are not): `prev` is
+        // written only where counts changed, so it would grow page by page for hours.
+        crate::sys::memlock::prefault_slice(&mut prev);
+        crate::sys::memlock::prefault_slice(&mut now);
+        let room = seconds.saturating_sub(interval.per_second_max_ns.len());
+        interval.per_second_max_ns.reserve(room);
         Self {
             cpu,
-            prev: vec![0; buckets],
-            now: vec![0; buckets],
+            prev,
+            now,
             prev_sum_ns: 0,
             prev_missed: 0,
             prev_overruns: 0,
@@ -162,9 +176,14 @@ impl CpuTrack {
         second_max
     }
 
-    /// Starts the next interval (the reads go on from where they are).
-    pub fn next_interval(&mut self) -> Interval {
-        std::mem::replace(&mut self.interval, Interval::empty())
+    /// Starts the next interval in place (the reads go on from where they are): the
+    /// histogram is zeroed and the per-second maxima cleared, their memory kept, so a
+    /// watch allocates nothing per interval.
+    pub fn next_interval(&mut self) {
+        let iv = &mut self.interval;
+        iv.histogram.reset();
+        (iv.sum_ns, iv.missed, iv.overruns, iv.max_ns) = (0, 0, 0, 0);
+        iv.per_second_max_ns.clear();
     }
 }
 
@@ -189,7 +208,7 @@ mod tests {
         let mut rec = Recorder::new(&config, live.clone());
         rec.restart(0);
         let hist = live.histogram.get().unwrap().clone();
-        let mut track = CpuTrack::new(1, hist.len(), Interval::empty());
+        let mut track = CpuTrack::new(1, hist.len(), Interval::empty(), 5);
         let mut reference =
             Histogram::<u64>::new_with_bounds(1, HISTOGRAM_HIGHEST_NS, HISTOGRAM_SIGFIG).unwrap();
         let (mut x, mut all_sum, mut all_max) = (0x2545_f491_4f6c_dd1du64, 0u128, 0u64);
@@ -222,7 +241,8 @@ mod tests {
             all_sum += values.iter().map(|&v| u128::from(v)).sum::<u128>();
             assert_eq!(track.fold(&live, &hist), None, "nothing new");
         }
-        let iv = track.next_interval();
+        let iv = track.interval.clone();
+        track.next_interval();
         assert_eq!(iv.count(), 10_000);
         assert_eq!(iv.sum_ns, all_sum);
         assert_eq!(iv.max_ns, all_max);

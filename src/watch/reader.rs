@@ -37,7 +37,15 @@ pub struct ReaderSetup {
 /// The running reader; `finish` makes it read and write one last time.
 pub struct Reader {
     done: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<anyhow::Result<Vec<PathBuf>>>>,
+    thread: Option<std::thread::JoinHandle<anyhow::Result<Written>>>,
+}
+
+/// The files a watch wrote: how many and the last (not a list: a watch of months at
+/// `--rotate 1m` would keep one path per minute).
+#[derive(Debug, Default)]
+pub struct Written {
+    pub count: usize,
+    pub last: Option<PathBuf>,
 }
 
 impl Reader {
@@ -57,12 +65,12 @@ impl Reader {
     }
 
     /// After the measuring threads stopped: the last read and write; the files written.
-    pub fn finish(mut self) -> anyhow::Result<Vec<PathBuf>> {
+    pub fn finish(mut self) -> anyhow::Result<Written> {
         self.done.store(true, Ordering::Relaxed);
         match self.thread.take().map(|t| t.join()) {
             Some(Ok(r)) => r,
             Some(Err(_)) => Err(anyhow::anyhow!("the watch's reader thread panicked")),
-            None => Ok(Vec::new()),
+            None => Ok(Written::default()),
         }
     }
 }
@@ -84,10 +92,10 @@ struct State {
     tracks: Vec<CpuTrack>,
     life_from_s: u64,
     last_write_s: u64,
-    written: Vec<PathBuf>,
+    written: Written,
 }
 
-fn read_until(setup: ReaderSetup, done: &AtomicBool) -> anyhow::Result<Vec<PathBuf>> {
+fn read_until(setup: ReaderSetup, done: &AtomicBool) -> anyhow::Result<Written> {
     let start_s = now_s();
     let rotate_s = setup.settings.rotate_s;
     let mut file = IntervalFile::new(
@@ -105,7 +113,7 @@ fn read_until(setup: ReaderSetup, done: &AtomicBool) -> anyhow::Result<Vec<PathB
         tracks: Vec::new(),
         life_from_s: start_s,
         last_write_s: start_s,
-        written: Vec::new(),
+        written: Written::default(),
     };
     while !done.load(Ordering::Relaxed) {
         let next_ns = (crate::sys::clock::realtime_ns() / 1_000_000_000 + 1) * 1_000_000_000
@@ -152,7 +160,8 @@ impl State {
                 let iv = pos
                     .map(|p| self.resumed.swap_remove(p).1)
                     .unwrap_or_else(Interval::empty);
-                self.tracks.push(CpuTrack::new(cpu, h.len(), iv));
+                let seconds = self.setup.settings.rotate_s as usize;
+                self.tracks.push(CpuTrack::new(cpu, h.len(), iv, seconds));
             }
         }
         let live = self
@@ -180,7 +189,7 @@ impl State {
     /// The file is written as soon as the first samples are in (it exists from the start
     /// of measuring; a kill after that loses at most the last minute).
     fn first_write_due(&self) -> bool {
-        self.written.is_empty() && self.tracks.iter().any(|t| t.interval.count() > 0)
+        self.written.count == 0 && self.tracks.iter().any(|t| t.interval.count() > 0)
     }
 
     /// Writes the interval's file (atomically) as it is `now`.
@@ -204,8 +213,9 @@ impl State {
             .run(&ctx, &intervals, now, complete, self.life_from_s);
         save(&self.file.path, &run)?;
         self.last_write_s = now;
-        if !self.written.contains(&self.file.path) {
-            self.written.push(self.file.path.clone());
+        if self.written.last.as_ref() != Some(&self.file.path) {
+            self.written.count += 1;
+            self.written.last = Some(self.file.path.clone());
         }
         Ok(())
     }
