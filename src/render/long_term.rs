@@ -3,12 +3,12 @@
 //! p99 on a log axis, each second's maximum as faint dots, the spans without measurement
 //! shaded and left unjoined, the `--fail-above` limit as a dashed line.
 
-use crate::render::axis::{fitting, latency_label, log_ticks, nice_ceil, nice_floor};
+use crate::render::axis::{nice_ceil, nice_floor};
 use crate::render::canvas::Canvas;
 use crate::render::frame::{self, Axes};
 use crate::render::legend::{Entry, Swatch};
 use crate::render::plots::{color, deadline_style};
-use crate::render::time_axis::{day_marks, tick_label, ticks_within, DAY_S};
+use crate::render::time_axis::time_latency_axes;
 use plotters::prelude::*;
 
 /// The most faint per-second dots the plot draws (a chart ~900 px wide shows no more): past
@@ -159,27 +159,10 @@ fn entries(lt: &LongTerm, dots: bool) -> Vec<Entry> {
 
 /// The axes' texts: clock times with each day's date under them for a span under a few
 /// days, dates beyond.
-fn axes(c: &Canvas, (x0, x1): (f64, f64), (y_lo, y_hi): (f64, f64)) -> Axes {
-    let label_w = c.text_width("2026-11-28", c.font);
-    let (step, ticks) = ticks_within(x0, x1, fitting(f64::from(c.width) - 120.0, label_w) as f64);
-    Axes {
-        x_ticks: ticks
-            .iter()
-            .map(|&t| (t as f64, vec![tick_label(step, t)]))
-            .collect(),
-        x_groups: if step < DAY_S {
-            day_marks(x0, x1)
-        } else {
-            Vec::new()
-        },
-        y_ticks: log_ticks(y_lo, y_hi, 6)
-            .into_iter()
-            .map(|v| (v, latency_label(v)))
-            .collect(),
-        x_title: "time (UTC)".into(),
-        y_title: "latency (log axis)".into(),
-        x_centred: false,
-    }
+fn axes(c: &Canvas, x: (f64, f64), y: (f64, f64)) -> Axes {
+    let (_, mut axes) = time_latency_axes(c, "2026-11-28", x, y);
+    axes.x_title = "time (UTC)".into();
+    axes
 }
 
 /// The long-term plot of `lt` (intervals in time order) titled `title`.

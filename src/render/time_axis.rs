@@ -2,6 +2,10 @@
 //! many interval files): ticks at round clock times or dates (UTC) that fit the width, each
 //! day's date written once under clock-time ticks.
 
+use crate::render::axis::{fitting, latency_label, log_ticks};
+use crate::render::canvas::Canvas;
+use crate::render::frame::Axes;
+
 /// Tick steps in seconds, the smallest that gives at most the ticks the axis holds is used.
 /// Every step under a day divides a day, so each midnight in range is a tick.
 const STEPS_S: [u64; 21] = [
@@ -9,6 +13,38 @@ const STEPS_S: [u64; 21] = [
     604_800, 1_209_600, 2_419_200, 7_862_400, 15_724_800, 31_449_600,
 ];
 pub const DAY_S: u64 = 86_400;
+
+/// The axes of a latency chart over real time, and their tick step in seconds: ticks that
+/// fit `c`'s width for labels as wide as `widest_label`, each day marked under clock-time
+/// ticks, latency on a log axis from `y_lo` to `y_hi`. The caller names x (`x_title`).
+pub fn time_latency_axes(
+    c: &Canvas,
+    widest_label: &str,
+    (x0, x1): (f64, f64),
+    (y_lo, y_hi): (f64, f64),
+) -> (u64, Axes) {
+    let label_w = c.text_width(widest_label, c.font);
+    let (step, ticks) = ticks_within(x0, x1, fitting(f64::from(c.width) - 120.0, label_w) as f64);
+    let axes = Axes {
+        x_ticks: ticks
+            .iter()
+            .map(|&t| (t as f64, vec![tick_label(step, t)]))
+            .collect(),
+        x_groups: if step < DAY_S {
+            day_marks(x0, x1)
+        } else {
+            Vec::new()
+        },
+        y_ticks: log_ticks(y_lo, y_hi, 6)
+            .into_iter()
+            .map(|v| (v, latency_label(v)))
+            .collect(),
+        x_title: String::new(),
+        y_title: "latency (log axis)".into(),
+        x_centred: false,
+    };
+    (step, axes)
+}
 
 /// `2026-11-23T21:15:00Z` of `epoch_s` (UTC).
 fn rfc3339(epoch_s: u64) -> String {

@@ -11,6 +11,7 @@ use super::metrics::PerCpu;
 use super::settings::WatchSettings;
 use crate::probe::LiveRegistry;
 use crate::result::{Run, ScenarioParams};
+use crate::stats::LiveStats;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -143,16 +144,19 @@ fn read_until(setup: ReaderSetup, done: &AtomicBool) -> anyhow::Result<Written> 
 }
 
 impl State {
+    /// The measuring threads published so far, by CPU (a copy: the lock is not held).
+    fn published(&self) -> Vec<(usize, Arc<LiveStats>)> {
+        self.setup
+            .registry
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
     /// Tracks for the measuring threads once they are published, then a fold of each.
     fn fold(&mut self) {
         if self.tracks.is_empty() {
-            let live = self
-                .setup
-                .registry
-                .lock()
-                .map(|l| l.clone())
-                .unwrap_or_default();
-            for (cpu, stats) in live {
+            for (cpu, stats) in self.published() {
                 let Some(h) = stats.histogram.get() else {
                     continue;
                 };
@@ -164,12 +168,7 @@ impl State {
                 self.tracks.push(CpuTrack::new(cpu, h.len(), iv, seconds));
             }
         }
-        let live = self
-            .setup
-            .registry
-            .lock()
-            .map(|l| l.clone())
-            .unwrap_or_default();
+        let live = self.published();
         for track in &mut self.tracks {
             let Some((_, stats)) = live.iter().find(|(c, _)| *c == track.cpu) else {
                 continue;

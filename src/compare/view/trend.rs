@@ -4,11 +4,11 @@
 //! weeks (after OSADL's latency plots); latency on a log axis, so a max of seconds leaves
 //! the p99 readable.
 
-use crate::render::axis::{fitting, latency_label, log_ticks, nice_ceil, nice_floor};
+use crate::render::axis::{latency_label, nice_ceil, nice_floor};
 use crate::render::canvas::Canvas;
-use crate::render::frame::{self, Axes};
+use crate::render::frame;
 use crate::render::legend::{Entry, Swatch};
-use crate::render::time_axis::{day_marks, tick_label, ticks_within, DAY_S};
+use crate::render::time_axis::{time_latency_axes, DAY_S};
 use plotters::prelude::*;
 
 /// The range of the x axis: the runs' starts with a margin (6 % of the span, at least 30 s;
@@ -35,9 +35,6 @@ pub fn trend_svg(
     c: Canvas,
 ) -> anyhow::Result<String> {
     let (x0, x1) = x_range(starts_s);
-    let label_w = c.text_width("00:00:00", c.font);
-    let (step, tick_list) =
-        ticks_within(x0, x1, fitting(f64::from(c.width) - 120.0, label_w) as f64);
     let values = || {
         series
             .iter()
@@ -59,29 +56,13 @@ pub fn trend_svg(
         })
         .collect();
     let head = frame::head_height(&c, title, &entries);
-    let axes = Axes {
-        x_ticks: tick_list
-            .iter()
-            .map(|&t| (t as f64, vec![tick_label(step, t)]))
-            .collect(),
-        x_groups: if step < DAY_S {
-            day_marks(x0, x1)
-        } else {
-            Vec::new()
-        },
-        y_ticks: log_ticks(y_lo, y_hi, 6)
-            .into_iter()
-            .map(|v| (v, latency_label(v)))
-            .collect(),
-        x_title: if step < DAY_S {
-            "start of the run (UTC)"
-        } else {
-            "start of the run (UTC date)"
-        }
-        .into(),
-        y_title: "latency (log axis)".into(),
-        x_centred: false,
-    };
+    let (step, mut axes) = time_latency_axes(&c, "00:00:00", (x0, x1), (y_lo, y_hi));
+    axes.x_title = if step < DAY_S {
+        "start of the run (UTC)"
+    } else {
+        "start of the run (UTC date)"
+    }
+    .into();
     let r = frame::plot_rect(&c, (0.0, f64::from(c.height)), head, &axes, 0.0);
     frame::svg(&c, |root, layer| {
         frame::draw_head(layer, &c, 0.0, title, &entries);
@@ -109,6 +90,7 @@ pub fn trend_svg(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::time_axis::{tick_label, ticks_within};
 
     const DAY: f64 = 86_400.0;
     /// 2026-11-23T00:00:00Z.
