@@ -610,7 +610,8 @@ pub struct WatchArgs {
     /// LATSCOPE_FILE in its environment. Takes the rest of the command line: put it last.
     #[arg(long = "on-fail", value_name = "CMD", num_args = 1.., allow_hyphen_values = true)]
     pub on_fail: Vec<String>,
-    /// Kill --on-fail's command after this long. [default: 10s]
+    /// Kill --on-fail's command after this long; at exit the watch waits this long at
+    /// most for the hooks still running. [default: 10s]
     #[arg(long = "on-fail-timeout", value_name = "DURATION")]
     pub on_fail_timeout: Option<String>,
     /// Export doctor's readiness verdict (read-only checks) as latscope_readiness_info.

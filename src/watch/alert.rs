@@ -1,7 +1,8 @@
 //! `--fail-above` judged per finished interval: a line on stderr naming the interval, the
 //! CPU and the value, the metric's counter, and `--on-fail CMD ARGS...` run without a
 //! shell, with the facts in its environment, killed after `--on-fail-timeout`. The hook
-//! runs on its own thread: a slow or failing command is logged and never stops the watch.
+//! runs on its own thread: a slow or failing command is logged and never stops the watch;
+//! at exit the watch waits for the hooks still running (each ends by its timeout).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -41,8 +42,14 @@ impl Failure {
 }
 
 /// Runs the hook for `failure` on a thread of its own (placed on `cpus`, SCHED_OTHER,
-/// like every helper of the watch); its outcome is logged on stderr.
-pub fn run_hook(command: &[String], failure: Failure, timeout: Duration, cpus: Vec<usize>) {
+/// like every helper of the watch); its outcome is logged on stderr. The thread is
+/// returned so that the watch can wait for it at exit.
+pub fn run_hook(
+    command: &[String],
+    failure: Failure,
+    timeout: Duration,
+    cpus: Vec<usize>,
+) -> Option<std::thread::JoinHandle<()>> {
     let command = command.to_vec();
     let spawned = std::thread::Builder::new()
         .name("latscope-on-fail".into())
@@ -55,8 +62,28 @@ pub fn run_hook(command: &[String], failure: Failure, timeout: Duration, cpus: V
                 );
             }
         });
-    if let Err(e) = spawned {
-        eprintln!("latscope watch: --on-fail: cannot start a thread: {e}");
+    match spawned {
+        Ok(thread) => Some(thread),
+        Err(e) => {
+            eprintln!("latscope watch: --on-fail: cannot start a thread: {e}");
+            None
+        }
+    }
+}
+
+/// At exit: waits for the hooks still running, saying so when there are any (each is
+/// killed by its own thread after `timeout`, so this ends within it).
+pub fn wait_for_hooks(hooks: Vec<std::thread::JoinHandle<()>>, timeout: Duration) {
+    let running = hooks.iter().filter(|h| !h.is_finished()).count();
+    if running > 0 {
+        eprintln!(
+            "latscope watch: waiting for {running} --on-fail hook{} (at most --on-fail-timeout {})",
+            if running == 1 { "" } else { "s" },
+            crate::units::human_ns(timeout.as_nanos() as u64)
+        );
+    }
+    for hook in hooks {
+        let _ = hook.join();
     }
 }
 
@@ -136,5 +163,19 @@ mod tests {
         let missing = vec!["/nonexistent/hook".to_string()];
         assert!(run_with_timeout(&missing, &failure(), Duration::from_secs(1)).is_err());
         assert!(failure().line().contains("CPU 1: max 312"));
+    }
+
+    #[test]
+    fn the_watch_waits_at_exit_for_a_hook_still_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("done");
+        let script = format!("sleep 0.3; echo $LATSCOPE_CPU > {}", out.display());
+        let cmd: Vec<String> = ["sh", "-c", &script]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let hook = run_hook(&cmd, failure(), Duration::from_secs(5), Vec::new());
+        wait_for_hooks(hook.into_iter().collect(), Duration::from_secs(5));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "1\n");
     }
 }

@@ -2,9 +2,10 @@
 //! each UTC second it folds every measuring thread's new counts into the current interval
 //! (src/watch/interval.rs), rewrites the interval's file every minute, and at each
 //! rotation writes it whole, judges --fail-above and starts the next file. When the
-//! measurement ends it reads one last time and writes what it has.
+//! measurement ends it reads one last time, writes what it has (judged when the interval
+//! is complete) and waits for the --on-fail hooks still running.
 
-use super::alert::{run_hook, Failure};
+use super::alert::{run_hook, wait_for_hooks, Failure};
 use super::files::{now_s, save, FileContext, IntervalFile};
 use super::interval::{CpuTrack, Interval};
 use super::metrics::PerCpu;
@@ -94,6 +95,8 @@ struct State {
     life_from_s: u64,
     last_write_s: u64,
     written: Written,
+    /// The --on-fail hooks started (finished ones are dropped at each judgement).
+    hooks: Vec<std::thread::JoinHandle<()>>,
 }
 
 fn read_until(setup: ReaderSetup, done: &AtomicBool) -> anyhow::Result<Written> {
@@ -115,6 +118,7 @@ fn read_until(setup: ReaderSetup, done: &AtomicBool) -> anyhow::Result<Written> 
         life_from_s: start_s,
         last_write_s: start_s,
         written: Written::default(),
+        hooks: Vec::new(),
     };
     while !done.load(Ordering::Relaxed) {
         let next_ns = (crate::sys::clock::realtime_ns() / 1_000_000_000 + 1) * 1_000_000_000
@@ -139,7 +143,13 @@ fn read_until(setup: ReaderSetup, done: &AtomicBool) -> anyhow::Result<Written> 
     }
     st.fold();
     let now = now_s();
-    st.write(now, now >= st.file.end_s)?;
+    let complete = now >= st.file.end_s;
+    st.write(now, complete)?;
+    if complete {
+        st.judge();
+    }
+    let timeout = Duration::from_nanos(st.setup.settings.on_fail_timeout_ns);
+    wait_for_hooks(std::mem::take(&mut st.hooks), timeout);
     Ok(st.written)
 }
 
@@ -241,7 +251,8 @@ impl State {
     }
 
     /// `--fail-above` on the interval that just ended.
-    fn judge(&self) {
+    fn judge(&mut self) {
+        self.hooks.retain(|h| !h.is_finished());
         let Some(limit) = self.setup.settings.fail_above_ns else {
             return;
         };
@@ -263,7 +274,9 @@ impl State {
             let s = &self.setup.settings;
             if !s.on_fail.is_empty() {
                 let timeout = Duration::from_nanos(s.on_fail_timeout_ns);
-                run_hook(&s.on_fail, failure, timeout, self.setup.helper_cpus.clone());
+                let cpus = self.setup.helper_cpus.clone();
+                self.hooks
+                    .extend(run_hook(&s.on_fail, failure, timeout, cpus));
             }
         }
     }

@@ -276,13 +276,16 @@ fn assert_buckets_agree(run: &Value, buckets: &[(Value, f64)], shortfall: i64) {
 
 /// `--rotate 2s`: a file per 2 s named by its UTC start; each complete one covers its
 /// interval whole, with at most 2 per-second maxima; SIGTERM writes the last one. Every
-/// complete interval fails `--fail-above 1us`: `--on-fail` gets its CPU, maximum and file.
+/// complete interval fails `--fail-above 1us`: `--on-fail` gets its CPU, maximum and file,
+/// and the watch waits at exit for the hook still running.
 fn rotation_every_two_seconds_and_sigterm_writes_the_last() {
     let _lock = latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let hook_out = tempfile::NamedTempFile::new().unwrap();
+    // Each hook takes 2.5 s, longer than an interval: the hook of the interval that ended
+    // last is still running at SIGTERM, and the watch must wait for it.
     let script = format!(
-        "echo \"$LATSCOPE_CPU $LATSCOPE_MAX_NS $LATSCOPE_LIMIT_NS $LATSCOPE_FILE\" >> {}",
+        "sleep 2.5; echo \"$LATSCOPE_CPU $LATSCOPE_MAX_NS $LATSCOPE_LIMIT_NS $LATSCOPE_FILE\" >> {}",
         hook_out.path().display()
     );
     let args = [
@@ -301,6 +304,10 @@ fn rotation_every_two_seconds_and_sigterm_writes_the_last() {
     let paths = files(dir.path());
     assert!(paths.len() >= 3, "{paths:?} {stderr}");
     assert!(stderr.contains("above --fail-above 1 µs"), "{stderr}");
+    assert!(
+        stderr.contains("--on-fail hook"),
+        "the wait is said: {stderr}"
+    );
     for (i, p) in paths.iter().enumerate() {
         let run = read_result(p).unwrap();
         assert_file_consistent(&run);
