@@ -551,13 +551,7 @@ fn wake_spikes_are_attributed_to_the_injector() {
          the wake-up nearest each stall's start: {:?}",
         inside.len(),
         wakes.len(),
-        inside
-            .iter()
-            .map(|&(s, _)| wakes
-                .iter()
-                .map(|&t0| t0 as i64 - s as i64)
-                .min_by_key(|d| d.abs()))
-            .collect::<Vec<_>>()
+        nearest_wakes(&inside, &wakes)
     );
     let spikes = sc["trace"]["spikes"].as_array().unwrap();
     // Each stall's spike is the one overlapping it most in time (a larger host stop beside
@@ -575,6 +569,19 @@ fn wake_spikes_are_attributed_to_the_injector() {
         stalls.len(),
         sc["trace"]["cause_summary"]
     );
+}
+
+/// For each stall, the offset of the nearest wake-up from its start (ns; a diagnosis).
+fn nearest_wakes(stalls: &[(u64, u64)], wakes: &[u64]) -> Vec<Option<i64>> {
+    stalls
+        .iter()
+        .map(|&(s, _)| {
+            wakes
+                .iter()
+                .map(|&t0| t0 as i64 - s as i64)
+                .min_by_key(|d| d.abs())
+        })
+        .collect()
 }
 
 /// One column of a `--raw` file, found by name.
