@@ -1,5 +1,5 @@
 //! What a package installs beside the binary, generated at run time from the clap
-//! `Command` (src/cli.rs) so it never drifts from the options: shell completion scripts
+//! `Command` (src/cli/mod.rs) so it never drifts from the options: shell completion scripts
 //! (clap_complete) and man pages (clap_mangen), one page per subcommand.
 
 use crate::cli::Cli;
