@@ -5,10 +5,10 @@
 
 use crate::render::axis::{nice_ceil, nice_floor};
 use crate::render::canvas::Canvas;
-use crate::render::frame::{self, Axes};
+use crate::render::frame::Axes;
 use crate::render::legend::{Entry, Swatch};
 use crate::render::plots::{color, deadline_style};
-use crate::render::time_axis::time_latency_axes;
+use crate::render::time_axis::{time_latency_axes, time_latency_svg};
 use plotters::prelude::*;
 
 /// The most faint per-second dots the plot draws (a chart ~900 px wide shows no more): past
@@ -171,37 +171,39 @@ pub fn long_term_svg(title: &str, lt: &LongTerm, c: Canvas) -> anyhow::Result<St
     let (x0, x1) = x_range(lt);
     let (y_lo, y_hi) = y_range(lt, &dots);
     let entries = entries(lt, !dots.is_empty());
-    let head = frame::head_height(&c, title, &entries);
     let axes = axes(&c, (x0, x1), (y_lo, y_hi));
-    let r = frame::plot_rect(&c, (0.0, f64::from(c.height)), head, &axes, 0.0);
-    frame::svg(&c, |root, layer| {
-        frame::draw_head(layer, &c, 0.0, title, &entries);
-        let area = frame::area(root, &c, r);
-        let mut chart =
-            ChartBuilder::on(&area).build_cartesian_2d(x0..x1, (y_lo..y_hi).log_scale())?;
-        let px = |x: f64| f64::from(chart.backend_coord(&(x, y_lo)).0);
-        let py = |y: f64| f64::from(chart.backend_coord(&(x0, y)).1);
-        frame::draw_axes(layer, &c, r, &axes, &px, &py);
-        let shade = RGBColor(228, 228, 228).filled();
-        chart.draw_series(lt.gaps.iter().map(|&(from, to)| {
-            Rectangle::new([(from.max(x0), y_lo), (to.min(x1), y_hi)], shade)
-        }))?;
-        let faint = RGBColor(175, 175, 175).filled();
-        chart.draw_series(dots.iter().map(|&p| Circle::new(p, 2, faint)))?;
-        let stats: [fn(&Interval) -> u64; 2] = [|i| i.max_ns, |i| i.p99_ns];
-        for (s, value) in stats.into_iter().enumerate() {
-            let col = color(s);
-            for points in joined_runs(lt, value) {
-                chart.draw_series(LineSeries::new(points.iter().copied(), col.stroke_width(2)))?;
-                crate::render::plot_marks::draw_markers(&mut chart, s, &points, col, None)?;
+    time_latency_svg(
+        &c,
+        title,
+        &entries,
+        &axes,
+        (x0, x1),
+        (y_lo, y_hi),
+        |chart| {
+            let shade = RGBColor(228, 228, 228).filled();
+            chart.draw_series(lt.gaps.iter().map(|&(from, to)| {
+                Rectangle::new([(from.max(x0), y_lo), (to.min(x1), y_hi)], shade)
+            }))?;
+            let faint = RGBColor(175, 175, 175).filled();
+            chart.draw_series(dots.iter().map(|&p| Circle::new(p, 2, faint)))?;
+            let stats: [fn(&Interval) -> u64; 2] = [|i| i.max_ns, |i| i.p99_ns];
+            for (s, value) in stats.into_iter().enumerate() {
+                let col = color(s);
+                for points in joined_runs(lt, value) {
+                    chart.draw_series(LineSeries::new(
+                        points.iter().copied(),
+                        col.stroke_width(2),
+                    ))?;
+                    crate::render::plot_marks::draw_markers(chart, s, &points, col, None)?;
+                }
             }
-        }
-        if let Some(limit) = lt.fail_above_ns.filter(|&l| l > 0) {
-            let y = limit as f64 / 1e3;
-            chart.draw_series(LineSeries::new([(x0, y), (x1, y)], deadline_style()))?;
-        }
-        Ok(())
-    })
+            if let Some(limit) = lt.fail_above_ns.filter(|&l| l > 0) {
+                let y = limit as f64 / 1e3;
+                chart.draw_series(LineSeries::new([(x0, y), (x1, y)], deadline_style()))?;
+            }
+            Ok(())
+        },
+    )
 }
 
 #[cfg(test)]

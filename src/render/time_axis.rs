@@ -4,7 +4,14 @@
 
 use crate::render::axis::{fitting, latency_label, log_ticks};
 use crate::render::canvas::Canvas;
-use crate::render::frame::Axes;
+use crate::render::frame::{self, Axes};
+use crate::render::legend::Entry;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+/// A chart of latency (µs, log axis) over real time (epoch seconds), in SVG.
+pub type TimeLatencyChart<'a> =
+    ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, LogCoord<f64>>>;
 
 /// Tick steps in seconds, the smallest that gives at most the ticks the axis holds is used.
 /// Every step under a day divides a day, so each midnight in range is a tick.
@@ -44,6 +51,32 @@ pub fn time_latency_axes(
         x_centred: false,
     };
     (step, axes)
+}
+
+/// The SVG of a latency-over-time chart: `title` and the legend `entries` above, `axes`
+/// (from `time_latency_axes`) drawn around a plot of `x` (epoch s) by `y` (µs, log), then
+/// `draw` puts the series on the chart.
+pub fn time_latency_svg(
+    c: &Canvas,
+    title: &str,
+    entries: &[Entry],
+    axes: &Axes,
+    (x0, x1): (f64, f64),
+    (y_lo, y_hi): (f64, f64),
+    draw: impl for<'a> FnOnce(&mut TimeLatencyChart<'a>) -> anyhow::Result<()>,
+) -> anyhow::Result<String> {
+    let head = frame::head_height(c, title, entries);
+    let r = frame::plot_rect(c, (0.0, f64::from(c.height)), head, axes, 0.0);
+    frame::svg(c, |root, layer| {
+        frame::draw_head(layer, c, 0.0, title, entries);
+        let area = frame::area(root, c, r);
+        let mut chart =
+            ChartBuilder::on(&area).build_cartesian_2d(x0..x1, (y_lo..y_hi).log_scale())?;
+        let px = |x: f64| f64::from(chart.backend_coord(&(x, y_lo)).0);
+        let py = |y: f64| f64::from(chart.backend_coord(&(x0, y)).1);
+        frame::draw_axes(layer, c, r, axes, &px, &py);
+        draw(&mut chart)
+    })
 }
 
 /// `2026-11-23T21:15:00Z` of `epoch_s` (UTC).

@@ -6,9 +6,8 @@
 
 use crate::render::axis::{latency_label, nice_ceil, nice_floor};
 use crate::render::canvas::Canvas;
-use crate::render::frame;
 use crate::render::legend::{Entry, Swatch};
-use crate::render::time_axis::{time_latency_axes, DAY_S};
+use crate::render::time_axis::{time_latency_axes, time_latency_svg, DAY_S};
 use plotters::prelude::*;
 
 /// The range of the x axis: the runs' starts with a margin (6 % of the span, at least 30 s;
@@ -55,7 +54,6 @@ pub fn trend_svg(
             }
         })
         .collect();
-    let head = frame::head_height(&c, title, &entries);
     let (step, mut axes) = time_latency_axes(&c, "00:00:00", (x0, x1), (y_lo, y_hi));
     axes.x_title = if step < DAY_S {
         "start of the run (UTC)"
@@ -63,28 +61,28 @@ pub fn trend_svg(
         "start of the run (UTC date)"
     }
     .into();
-    let r = frame::plot_rect(&c, (0.0, f64::from(c.height)), head, &axes, 0.0);
-    frame::svg(&c, |root, layer| {
-        frame::draw_head(layer, &c, 0.0, title, &entries);
-        let area = frame::area(root, &c, r);
-        let mut chart =
-            ChartBuilder::on(&area).build_cartesian_2d(x0..x1, (y_lo..y_hi).log_scale())?;
-        let px = |x: f64| f64::from(chart.backend_coord(&(x, y_lo)).0);
-        let py = |y: f64| f64::from(chart.backend_coord(&(x0, y)).1);
-        frame::draw_axes(layer, &c, r, &axes, &px, &py);
-        for (i, (_, values)) in series.iter().enumerate() {
-            let mut points: Vec<(f64, f64)> = starts_s
-                .iter()
-                .zip(values)
-                .filter_map(|(&d, v)| v.filter(|&v| v > 0.0).map(|v| (d, v)))
-                .collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let col = crate::render::plots::color(i);
-            chart.draw_series(LineSeries::new(points.iter().copied(), col.stroke_width(2)))?;
-            crate::render::plot_marks::draw_markers(&mut chart, i, &points, col, None)?;
-        }
-        Ok(())
-    })
+    time_latency_svg(
+        &c,
+        title,
+        &entries,
+        &axes,
+        (x0, x1),
+        (y_lo, y_hi),
+        |chart| {
+            for (i, (_, values)) in series.iter().enumerate() {
+                let mut points: Vec<(f64, f64)> = starts_s
+                    .iter()
+                    .zip(values)
+                    .filter_map(|(&d, v)| v.filter(|&v| v > 0.0).map(|v| (d, v)))
+                    .collect();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let col = crate::render::plots::color(i);
+                chart.draw_series(LineSeries::new(points.iter().copied(), col.stroke_width(2)))?;
+                crate::render::plot_marks::draw_markers(chart, i, &points, col, None)?;
+            }
+            Ok(())
+        },
+    )
 }
 
 #[cfg(test)]
