@@ -208,10 +208,17 @@ fn prometheus_scrapes_what_the_interval_file_holds() {
     let data = dir.path().join("watch");
     let w = watch(
         &data,
-        &["--listen", &format!("127.0.0.1:{wport}"), "--readiness"],
+        &[
+            "--listen",
+            &format!("127.0.0.1:{wport}"),
+            "--readiness",
+            "--fail-above",
+            "1s",
+        ],
     );
     let mut prom = start_prometheus(dir.path(), wport, pport);
     wait_for_scrapes(pport);
+    assert_dashboard_queries_answer(pport);
     let body = http_get(wport, "/metrics").expect("GET /metrics");
     assert!(
         body.contains("latscope_readiness_info{") && body.contains("verdict=\""),
@@ -243,6 +250,45 @@ fn prometheus_scrapes_what_the_interval_file_holds() {
         "file {n}, Prometheus {prom_count}"
     );
     assert_buckets_agree(&run, &buckets, shortfall);
+}
+
+/// Every query of contrib/grafana/latscope.json, with Grafana's variables filled in as a
+/// dashboard would (all hosts and CPUs, a 15 s rate window), is valid PromQL to the real
+/// Prometheus and returns series from the running watch: the dashboard works on real data.
+fn assert_dashboard_queries_answer(pport: u16) {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/grafana/latscope.json");
+    let dash: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for panel in dash["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$host", ".*")
+                .replace("$cpu", ".*")
+                .replace("$__rate_interval", "15s")
+                .replace("$__range", "1m");
+            let series = prom_query(pport, &expr);
+            assert!(
+                !series.is_empty(),
+                "panel {}: no series for {expr} (refused, or nothing scraped)",
+                panel["title"]
+            );
+        }
+    }
+    // The host and cpu variables: Grafana's label_values(METRIC, LABEL) is this API call.
+    for label in ["host", "cpu"] {
+        let body = http_get(
+            pport,
+            &format!("/api/v1/label/{label}/values?match%5B%5D=latscope_latency_seconds_count"),
+        )
+        .unwrap_or_default();
+        let values: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        assert!(
+            values["data"].as_array().is_some_and(|v| !v.is_empty()),
+            "variable {label}: {body}"
+        );
+    }
 }
 
 /// Each cumulative bucket Prometheus scraped is the file's count at or below its bound,
