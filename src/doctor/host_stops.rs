@@ -88,9 +88,10 @@ pub fn summary(s: &HostStops, cpu: usize, secs: f64) -> Measured {
         )
     } else {
         format!(
-            "{} of {} gaps ≥ {gap} µs had no guest event (the host stopped the CPU: hypervisor/SMI), {} in all ({:.2} % of the time), longest {}",
+            "{} of {} gaps ≥ {gap} µs had no guest event (the host stopped the CPU: {}), {} in all ({:.2} % of the time), longest {}",
             s.host_gaps,
             s.gaps,
+            crate::trace::analysis::account::CPU_STOPPER,
             ms(s.host_ns),
             s.host_ns as f64 / (secs * 1e9) * 100.0,
             ms(s.longest_host_ns)

@@ -282,4 +282,7 @@ fn traced(lab: &LabOutput) {
             .unwrap_or_else(|| panic!("no irq_latency part: {th}"));
         assert_eq!(irq["samples"], joined, "{th}");
     }
+    // A stop the guest never saw is the hypervisor's or the firmware's: Arm has no SMM.
+    let text = trace.to_string();
+    assert!(!text.contains("SMI"), "SMI named on arm64: {text}");
 }

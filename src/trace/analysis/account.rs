@@ -67,8 +67,18 @@ pub struct Cause {
     pub count: u64,
 }
 
+/// What stops a CPU without the guest seeing it: on x86 a hypervisor or System Management
+/// Mode (SMIs); on Arm and others a hypervisor or the firmware (EL3 calls, SDEI), never SMM.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+pub const CPU_STOPPER: &str = "hypervisor/SMI";
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+pub const CPU_STOPPER: &str = "hypervisor/firmware";
+
 /// The label "no guest activity" silences are given.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 pub const HYPERVISOR_LABEL: &str = "no guest activity: hypervisor/SMI";
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+pub const HYPERVISOR_LABEL: &str = "no guest activity: hypervisor/firmware";
 
 impl Cause {
     fn new(kind: CauseKind, name: impl Into<String>) -> Self {
