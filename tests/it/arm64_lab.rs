@@ -7,15 +7,17 @@
 //! other commands run and give sane JSON; the RT guest says PREEMPT_RT. Counts, order,
 //! parts and wording only: under emulation the figures are emulation noise.
 
-use crate::common::lab_output::LabOutput;
+use crate::common::lab_output::{assert_preempt_rt, boot_lab, lab_unavailable, run_sh, LabOutput};
+
+const LAB: &str = "arm64-lab";
 use crate::common::*;
 use serde_json::Value;
 use std::process::Command;
 
 pub fn cases() -> Vec<Case> {
     vec![
-        case("lab_stock_kernel", lab_stock_kernel).unless(lab_unavailable("stock")),
-        case("lab_rt_kernel", lab_rt_kernel).unless(lab_unavailable("rt")),
+        case("lab_stock_kernel", lab_stock_kernel).unless(lab_unavailable(LAB, "stock")),
+        case("lab_rt_kernel", lab_rt_kernel).unless(lab_unavailable(LAB, "rt")),
         // What the virt machine cannot do, said where the test would be.
         case("loopback_wired", || {}).unless(Some(
             "QEMU's virt machine wires nothing to its PL061 but the power button (line 3, \
@@ -26,32 +28,10 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
-fn run_sh() -> String {
-    format!("{}/contrib/arm64-lab/run.sh", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Why the lab cannot boot `kernel` here (None: it can): run.sh --check's one line (root,
-/// qemu-system-aarch64, the cross linker and Rust target, apt's arm64 packages, and the
-/// downloads cached or the mirror reachable).
-fn lab_unavailable(kernel: &str) -> Option<String> {
-    match Command::new(run_sh())
-        .args(["--kernel", kernel, "--check"])
-        .output()
-    {
-        Ok(o) if o.status.success() => None,
-        Ok(o) => Some(format!(
-            "the arm64 lab cannot boot here: {}{}",
-            String::from_utf8_lossy(&o.stdout).trim(),
-            String::from_utf8_lossy(&o.stderr).trim()
-        )),
-        Err(e) => Some(format!("contrib/arm64-lab/run.sh --check: {e}")),
-    }
-}
-
 fn boot(kernel: &str) -> LabOutput {
     // The downloads and the cross build (minutes when cold) before the lock: other
     // worktrees' latency tests wait only for the boot.
-    let prepared = Command::new(run_sh())
+    let prepared = Command::new(run_sh(LAB))
         .args(["--kernel", kernel, "--prepare"])
         .output()
         .expect("run contrib/arm64-lab/run.sh --prepare");
@@ -62,51 +42,19 @@ fn boot(kernel: &str) -> LabOutput {
         String::from_utf8_lossy(&prepared.stderr)
     );
     let binary = String::from_utf8_lossy(&prepared.stdout).trim().to_string();
-    // QEMU under TCG takes both CPUs: no latency test measures beside it.
-    let _lock = latency_lock();
-    let out = Command::new(run_sh())
-        .args(["--kernel", kernel, "--", "sh", "/lab/checks.sh"])
-        .env("LATSCOPE", binary)
-        .output()
-        .expect("run contrib/arm64-lab/run.sh");
-    let console = String::from_utf8_lossy(&out.stdout).replace('\r', "");
-    // Kept for a failing judgement's reader (the panic messages quote parts of it).
-    let _ = std::fs::write(
-        std::env::temp_dir().join(format!("latscope-arm64-lab-{kernel}.txt")),
-        &console,
-    );
-    assert!(
-        out.status.success(),
-        "run.sh --kernel {kernel}: {:?}\n{console}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    LabOutput::parse(console)
+    boot_lab(LAB, kernel, std::path::Path::new(&binary))
 }
 
 fn lab_stock_kernel() {
     let lab = boot("stock");
     judge(&lab);
-    assert!(
-        !lab.fact("kernel").contains("PREEMPT_RT"),
-        "{}",
-        lab.fact("kernel")
-    );
+    assert_preempt_rt(&lab, false, "timer");
 }
 
 fn lab_rt_kernel() {
     let lab = boot("rt");
     judge(&lab);
-    assert!(
-        lab.fact("kernel").contains("PREEMPT_RT"),
-        "{}",
-        lab.fact("kernel")
-    );
-    let model = lab.json("timer")["system"]["preemption_model"].clone();
-    assert!(
-        model.to_string().to_lowercase().contains("rt"),
-        "latscope's model: {model}"
-    );
+    assert_preempt_rt(&lab, true, "timer");
     let doctor = lab.section("doctor_txt");
     assert!(
         doctor.contains("PASS kernel.preempt_rt"),

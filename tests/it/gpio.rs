@@ -7,17 +7,18 @@
 //! and restored, and PREEMPT_RT on the RT guest. Counts and order only: under emulation
 //! the figures are emulation noise.
 
-use crate::common::lab_output::LabOutput;
+use crate::common::lab_output::{assert_preempt_rt, boot_lab, lab_unavailable, LabOutput};
+
+const LAB: &str = "gpio-lab";
 use crate::common::*;
 use serde_json::Value;
-use std::process::Command;
 
 pub fn cases() -> Vec<Case> {
     vec![
         case("refuses_without_gpio", refuses_without_gpio).unless(has_gpio()),
         case("bad_input_names_the_value", bad_input_names_the_value),
-        case("lab_stock_kernel", lab_stock_kernel).unless(lab_unavailable("stock")),
-        case("lab_rt_kernel", lab_rt_kernel).unless(lab_unavailable("rt")),
+        case("lab_stock_kernel", lab_stock_kernel).unless(lab_unavailable(LAB, "stock")),
+        case("lab_rt_kernel", lab_rt_kernel).unless(lab_unavailable(LAB, "rt")),
     ]
 }
 
@@ -28,27 +29,6 @@ fn has_gpio() -> Option<String> {
             p.display()
         )
     })
-}
-
-/// Why the lab cannot boot `kernel` here (None: it can): run.sh --check's answer (root,
-/// qemu, a static busybox, gcc/make, and either its downloads cached or apt's mirror
-/// reachable).
-fn lab_unavailable(kernel: &str) -> Option<String> {
-    let out = Command::new(format!(
-        "{}/contrib/gpio-lab/run.sh",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .args(["--kernel", kernel, "--check"])
-    .output();
-    match out {
-        Ok(o) if o.status.success() => None,
-        Ok(o) => Some(format!(
-            "the GPIO lab cannot boot here: {}{}",
-            String::from_utf8_lossy(&o.stdout).trim(),
-            String::from_utf8_lossy(&o.stderr).trim()
-        )),
-        Err(e) => Some(format!("contrib/gpio-lab/run.sh --check: {e}")),
-    }
 }
 
 fn refuses_without_gpio() {
@@ -86,54 +66,19 @@ fn bad_input_names_the_value() {
 }
 
 fn boot(kernel: &str) -> LabOutput {
-    // QEMU under TCG takes both CPUs: no latency test measures beside it.
-    let _lock = latency_lock();
-    let out = Command::new(format!(
-        "{}/contrib/gpio-lab/run.sh",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .args(["--kernel", kernel, "--", "sh", "/lab/checks.sh"])
-    .env("LATSCOPE", latscope_path())
-    .output()
-    .expect("run contrib/gpio-lab/run.sh");
-    let console = String::from_utf8_lossy(&out.stdout).replace('\r', "");
-    // Kept for a failing judgement's reader (the panic messages quote parts of it).
-    let _ = std::fs::write(
-        std::env::temp_dir().join(format!("latscope-gpio-lab-{kernel}.txt")),
-        &console,
-    );
-    assert!(
-        out.status.success(),
-        "run.sh --kernel {kernel}: {:?}\n{console}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    LabOutput::parse(console)
+    boot_lab(LAB, kernel, &latscope_path())
 }
 
 fn lab_stock_kernel() {
     let lab = boot("stock");
     judge(&lab);
-    assert!(
-        !lab.fact("kernel").contains("PREEMPT_RT"),
-        "{}",
-        lab.fact("kernel")
-    );
+    assert_preempt_rt(&lab, false, "counts");
 }
 
 fn lab_rt_kernel() {
     let lab = boot("rt");
     judge(&lab);
-    assert!(
-        lab.fact("kernel").contains("PREEMPT_RT"),
-        "{}",
-        lab.fact("kernel")
-    );
-    let model = lab.json("counts")["system"]["preemption_model"].clone();
-    assert!(
-        model.to_string().to_lowercase().contains("rt"),
-        "latscope's model: {model}"
-    );
+    assert_preempt_rt(&lab, true, "counts");
 }
 
 fn judge(lab: &LabOutput) {
