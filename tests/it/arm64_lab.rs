@@ -233,4 +233,32 @@ fn traced(lab: &LabOutput) {
     // A stop the guest never saw is the hypervisor's or the firmware's: Arm has no SMM.
     let text = trace.to_string();
     assert!(!text.contains("SMI"), "SMI named on arm64: {text}");
+    // Each IPI among the spikes' causes is named from its reason (printk_formats), never
+    // the bare `ipi` nor a vector Arm does not have.
+    let mut ipis = Vec::new();
+    causes_of_kind(trace, "ipi", &mut ipis);
+    for c in &ipis {
+        assert!(
+            c["name"] != "ipi" && !c.to_string().contains("vector -1"),
+            "{c}"
+        );
+    }
+    eprintln!(
+        "arm64 trace: {} IPI causes, named from their reason",
+        ipis.len()
+    );
+}
+
+/// Every object under `v` whose "kind" is `kind`.
+fn causes_of_kind(v: &Value, kind: &str, out: &mut Vec<Value>) {
+    match v {
+        Value::Object(m) => {
+            if m.get("kind").and_then(Value::as_str) == Some(kind) {
+                out.push(v.clone());
+            }
+            m.values().for_each(|x| causes_of_kind(x, kind, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| causes_of_kind(x, kind, out)),
+        _ => {}
+    }
 }

@@ -140,6 +140,8 @@ impl Cause {
             CauseKind::Softirq => format!("softirq {}", self.name),
             CauseKind::Vector | CauseKind::Ipi => match self.vector {
                 Some(v) => format!("{} (vector {v})", self.name),
+                // Arm's IPIs: `call_function IPI`.
+                None if self.kind == CauseKind::Ipi => format!("{} IPI", self.name),
                 None => self.name.clone(),
             },
             CauseKind::PageFault => self.name.clone(),
@@ -274,7 +276,8 @@ fn frame_cause(frame: Frame) -> Cause {
                 CauseKind::Vector
             };
             let mut c = Cause::new(kind, name);
-            c.vector = Some(vector);
+            // An Arm IPI has no vector number (ARM_IPI stands in for none).
+            c.vector = (vector != crate::trace::event::ARM_IPI).then_some(vector);
             c
         }
     }

@@ -7,6 +7,7 @@
 //! anyway, and brings the EventHeader machinery along; the subset we need is small.
 
 use crate::trace::event::{Event, EventKind, TaskRef};
+use crate::trace::record::kernel_strings::KernelStrings;
 use anyhow::{anyhow, bail, Context};
 use std::collections::HashMap;
 use std::path::Path;
@@ -358,6 +359,8 @@ pub struct Decoder {
     common_flags: Field,
     common_preempt_count: Field,
     common_pid: Field,
+    /// What `const char *` fields point at (Arm's IPI reasons); empty unless given.
+    kernel_strings: KernelStrings,
 }
 
 impl Decoder {
@@ -407,6 +410,7 @@ impl Decoder {
             common_flags: common("common_flags")?,
             common_preempt_count: common("common_preempt_count")?,
             common_pid: common("common_pid")?,
+            kernel_strings: KernelStrings::default(),
             formats: formats
                 .into_iter()
                 .map(|f| {
@@ -415,6 +419,12 @@ impl Decoder {
                 })
                 .collect(),
         })
+    }
+
+    /// Names the strings pointer fields point at (tracefs' printk_formats).
+    pub fn with_kernel_strings(mut self, strings: KernelStrings) -> Decoder {
+        self.kernel_strings = strings;
+        self
     }
 
     /// The format of an event id.
@@ -427,7 +437,8 @@ impl Decoder {
     pub fn decode(&self, ts_ns: u64, cpu: u32, data: &[u8]) -> Option<Event> {
         let id = self.common_type.uint(data)? as u16;
         let (fmt, typed) = self.formats.get(&id)?;
-        let kind = decode_kind(fmt, *typed, data).or_else(|| Some(other_kind(fmt, data)))?;
+        let kind = decode_kind(fmt, *typed, data, &self.kernel_strings)
+            .or_else(|| Some(other_kind(fmt, data)))?;
         Some(Event {
             ts_ns,
             cpu,
@@ -453,7 +464,12 @@ fn other_kind(fmt: &EventFormat, data: &[u8]) -> EventKind {
 }
 
 /// The typed variant, or `None` when a field it needs is missing (then `Other`).
-fn decode_kind(fmt: &EventFormat, typed: Typed, d: &[u8]) -> Option<EventKind> {
+fn decode_kind(
+    fmt: &EventFormat,
+    typed: Typed,
+    d: &[u8],
+    strings: &KernelStrings,
+) -> Option<EventKind> {
     let r = RecordFields { fmt, d };
     match typed {
         Typed::HrtimerStart
@@ -471,10 +487,11 @@ fn decode_kind(fmt: &EventFormat, typed: Typed, d: &[u8]) -> Option<EventKind> {
         Typed::PageFault(_) | Typed::IpiSendCpu | Typed::IpiSendCpumask | Typed::RseqUpdate => {
             decode_fault_ipi_rseq(&r, typed)
         }
-        // The reason is a pointer to a kernel string here (the text has it): the IPI is
-        // named `ipi`.
+        // The reason is a pointer to a kernel string (printk_formats says which); the IPI
+        // is named `ipi` when the kernel did not list it.
         Typed::ArmIpi(entry) => {
-            let name = crate::trace::event::arm_ipi_name(None).to_string();
+            let reason = r.u("reason").and_then(|addr| strings.get(addr));
+            let name = crate::trace::event::arm_ipi_name(reason).to_string();
             let vector = crate::trace::event::ARM_IPI;
             Some(if entry {
                 EventKind::VectorEntry { name, vector }

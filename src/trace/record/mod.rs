@@ -4,6 +4,7 @@
 
 pub mod format;
 pub mod instance;
+pub mod kernel_strings;
 pub mod ringbuf;
 pub mod session;
 pub mod tracefs;

@@ -5,6 +5,7 @@
 use crate::trace::event::{CpuLosses, Event, Losses};
 use crate::trace::record::format::{Decoder, HeaderPage};
 use crate::trace::record::instance::{Instance, DEFAULT_EVENTS};
+use crate::trace::record::kernel_strings::KernelStrings;
 use crate::trace::record::ringbuf::{self, DrainConfig, Drainer};
 use crate::trace::record::tracefs::{TraceError, Tracefs};
 use anyhow::Context;
@@ -140,13 +141,25 @@ impl TraceSession {
                     TraceError::io("events/header_page", std::io::Error::other(e.to_string()))
                 })
             })?;
-        let decoder = Decoder::load(&instance.dir().join("events"), instance.enabled_events())
+        let mut decoder = Decoder::load(&instance.dir().join("events"), instance.enabled_events())
             .map_err(|e| {
                 TraceError::io(
                     "reading event formats",
                     std::io::Error::other(format!("{e:#}")),
                 )
             })?;
+        // Arm's IPIs name their reason by a pointer into the kernel's strings (unnamed
+        // when printk_formats cannot be read).
+        if instance
+            .enabled_events()
+            .iter()
+            .any(|e| e == "ipi:ipi_entry")
+        {
+            let text =
+                crate::trace::record::format::read_tracefs_file(&root.join("printk_formats"))
+                    .unwrap_or_default();
+            decoder = decoder.with_kernel_strings(KernelStrings::parse(&text));
+        }
         let mut pipes = Vec::new();
         for &cpu in &cpus {
             let pipe = ringbuf::open_pipe(instance.dir(), cpu).map_err(|e| {
