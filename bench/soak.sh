@@ -11,6 +11,7 @@
 #   e.g. bench/soak.sh 3600 1
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 SECONDS_TOTAL=${1:-3600}
 CPU=${2:-1}
 EVERY=10
@@ -61,11 +62,8 @@ while [ "$(date +%s)" -lt "$end" ]; do
       kill -INT "$pid" 2>/dev/null || true
       break
     fi
-    if [ -r "/proc/$pid/status" ]; then
-      rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
-      fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
-      [ -n "$rss" ] && echo "$(($(date +%s) - start)),$preset,$pid,$rss,$fds" >>"$CSV"
-    fi
+    held=$(proc_rss_fds "$pid")
+    [ -n "$held" ] && echo "$(($(date +%s) - start)),$preset,$pid,$held" >>"$CSV"
     sleep "$EVERY"
   done
   set +e

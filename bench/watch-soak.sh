@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Soak of `latscope watch` (issue 39), time-compressed: a 100 µs period on one CPU for
 # SECONDS seconds (default 600: ~6 M samples), intervals rotated every minute. Every 5 s
-# the watch's resident memory (VmRSS) and open descriptors go into a CSV; at the end the
+# the watch's resident memory (VmRSS) and open descriptors go into a CSV, and its
+# /proc/PID/smaps is copied at one minute and near the end; at the end the
 # peak RSS after the first minute is compared with the RSS at one minute (flat: memory
 # bounded whatever the duration), and the interval files' sample counts are summed. Holds
 # the latency-test lock for its whole duration. Not for CI.
@@ -9,6 +10,7 @@
 # ROTATE=10s etc. for more rotations in a shorter soak, 1m by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 SECONDS_TOTAL=${1:-600}
 CPU=${2:-1}
 EVERY=5
@@ -31,9 +33,14 @@ pid=$!
 start=$(date +%s)
 echo "# watch (pid $pid) for $SECONDS_TOTAL s on CPU $CPU, --rotate $ROTATE; samples in $CSV"
 while kill -0 "$pid" 2>/dev/null; do
-  rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
-  fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
-  [ -n "$rss" ] && echo "$(($(date +%s) - start)),$rss,$fds" >>"$CSV"
+  elapsed=$(($(date +%s) - start))
+  held=$(proc_rss_fds "$pid")
+  [ -n "$held" ] && echo "$elapsed,$held" >>"$CSV"
+  # /proc/PID/smaps at one minute and the latest before the end: which mapping grew.
+  if [ "$elapsed" -ge 60 ]; then
+    [ -f "$OUT/smaps-1min" ] || cp "/proc/$pid/smaps" "$OUT/smaps-1min" 2>/dev/null || true
+    [ "$elapsed" -le $((SECONDS_TOTAL - EVERY)) ] && cp "/proc/$pid/smaps" "$OUT/smaps-last" 2>/dev/null || true
+  fi
   sleep "$EVERY"
 done
 set +e
@@ -48,6 +55,10 @@ awk -F, 'NR > 1 {
     last = $2; n++ }
   END { printf "rss samples %d  at 1 min %d KiB  peak after 1 min %d KiB  last %d KiB  growth %+d KiB  max fds %d\n",
         n, at60, peak, last, peak - at60, fdmax }' "$CSV"
+if [ -f "$OUT/smaps-1min" ] && [ -f "$OUT/smaps-last" ]; then
+  echo "mappings whose Rss changed from one minute to the end:"
+  smaps_rss_changes "$OUT/smaps-1min" "$OUT/smaps-last"
+fi
 python3 - "$OUT/watch" <<'PY'
 import glob, json, sys
 files = sorted(glob.glob(sys.argv[1] + "/*.json"))
