@@ -69,16 +69,23 @@ pub struct Cause {
 
 /// What stops a CPU without the guest seeing it: on x86 a hypervisor or System Management
 /// Mode (SMIs); on Arm and others a hypervisor or the firmware (EL3 calls, SDEI), never SMM.
+/// A macro, so that the label below is built from it at compile time.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-pub const CPU_STOPPER: &str = "hypervisor/SMI";
+macro_rules! cpu_stopper {
+    () => {
+        "hypervisor/SMI"
+    };
+}
 #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-pub const CPU_STOPPER: &str = "hypervisor/firmware";
+macro_rules! cpu_stopper {
+    () => {
+        "hypervisor/firmware"
+    };
+}
+pub const CPU_STOPPER: &str = cpu_stopper!();
 
 /// The label "no guest activity" silences are given.
-#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-pub const HYPERVISOR_LABEL: &str = "no guest activity: hypervisor/SMI";
-#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-pub const HYPERVISOR_LABEL: &str = "no guest activity: hypervisor/firmware";
+pub const HYPERVISOR_LABEL: &str = concat!("no guest activity: ", cpu_stopper!());
 
 impl Cause {
     fn new(kind: CauseKind, name: impl Into<String>) -> Self {
